@@ -1,0 +1,49 @@
+package lang
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// decodeBudgetBlock reads a row of the context budget table.
+func (l *loader) decodeBudgetBlock(b *hcl.Block) hcl.Diagnostics {
+	diags := validName("budget", b)
+	name := b.Labels[0]
+	if prev := l.pb.Budgets[name]; prev != nil {
+		return append(diags, duplicate("budget", name, prev.DeclRange, b))
+	}
+	bg := &Budget{Name: name, Enforcement: "json", DeclRange: b.DefRange}
+	l.pb.Budgets[name] = bg
+	content, d := b.Body.Content(budgetSchema)
+	diags = append(diags, d...)
+	for _, f := range []struct {
+		name string
+		dst  *int
+	}{{"max_response_lines", &bg.MaxResponseLines}, {"max_summary_lines", &bg.MaxSummaryLines}} {
+		a := content.Attributes[f.name]
+		if a == nil {
+			continue
+		}
+		v, d := constInt(a)
+		diags = append(diags, d...)
+		if !d.HasErrors() && v < 0 {
+			diags = append(diags, errDiag("Invalid budget", fmt.Sprintf("%s must not be negative.", f.name), a.Expr.Range()))
+		}
+		*f.dst = v
+	}
+	if a := content.Attributes["enforcement"]; a != nil {
+		v, d := constString(a)
+		diags = append(diags, d...)
+		if !d.HasErrors() && v != "json" && v != "summary" {
+			diags = append(diags, errDiag("Invalid enforcement",
+				fmt.Sprintf(`Enforcement is "json" (keep only the JSON block) or "summary" (keep the last max_summary_lines lines), not %q.`, v), a.Expr.Range()))
+		}
+		bg.Enforcement = v
+	}
+	if bg.MaxSummaryLines > bg.MaxResponseLines && bg.MaxResponseLines > 0 {
+		diags = append(diags, errDiag("Invalid budget",
+			fmt.Sprintf("max_summary_lines (%d) is larger than max_response_lines (%d).", bg.MaxSummaryLines, bg.MaxResponseLines), b.DefRange))
+	}
+	return diags
+}

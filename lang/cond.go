@@ -1,0 +1,232 @@
+package lang
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/parser"
+	"github.com/expr-lang/expr/types"
+	"github.com/expr-lang/expr/vm"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// Condition is an expr-lang boolean expression compiled once, at load
+// time, against the playbook's typed environment.
+type Condition struct {
+	Source  string
+	Program *vm.Program
+	Range   hcl.Range
+}
+
+// Eval runs the condition against env (the interpreter's run state, shaped
+// as the environment the condition was compiled against).
+func (c *Condition) Eval(env map[string]any) (bool, error) {
+	out, err := expr.Run(c.Program, env)
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.(bool)
+	if !ok {
+		return false, fmt.Errorf("condition returned %T, not bool", out)
+	}
+	return b, nil
+}
+
+// decodeCondition reads an attribute holding an expr-lang condition as a
+// string constant and compiles it against env.
+func (l *loader) decodeCondition(attr *hcl.Attribute, env types.Map) (*Condition, hcl.Diagnostics) {
+	src, diags := constString(attr)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	c, diags := compileCondition(src, attr.Expr, env)
+	for _, d := range diags {
+		fixLineStart(d.Subject, l.sources[d.Subject.Filename])
+	}
+	return c, diags
+}
+
+// fixLineStart fills in the byte offsets of a range built from a line
+// number alone, so that snippets show the right line.
+func fixLineStart(r *hcl.Range, src []byte) {
+	if r == nil || r.Start.Byte != 0 || r.Start.Line <= 1 || src == nil {
+		return
+	}
+	line := 1
+	for i, c := range src {
+		if c == '\n' {
+			line++
+			if line == r.Start.Line {
+				r.Start.Byte = i + 1
+				r.End.Byte = i + 2
+				return
+			}
+		}
+	}
+}
+
+// compileCondition compiles src; errors point into the HCL expression that
+// holds it, at expr's line and column when the string has no escapes.
+func compileCondition(src string, holder hcl.Expression, env types.Map) (*Condition, hcl.Diagnostics) {
+	rng := holder.Range()
+	if strings.TrimSpace(src) == "" {
+		return nil, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Empty condition",
+			Detail:   "A condition must be an expr-lang expression that yields true or false.",
+			Subject:  &rng,
+		}}
+	}
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return nil, hcl.Diagnostics{exprDiag("Invalid condition", src, err, holder, env, nil)}
+	}
+	prog, err := expr.Compile(src, expr.Env(env), expr.AsBool())
+	if err != nil {
+		return nil, hcl.Diagnostics{exprDiag("Invalid condition", src, err, holder, env, tree)}
+	}
+	return &Condition{Source: src, Program: prog, Range: rng}, nil
+}
+
+// exprDiag turns an expr error into a diagnostic located in the HCL file.
+// For "unknown field" errors it names what the value does have.
+func exprDiag(summary, src string, err error, holder hcl.Expression, env types.Map, tree *parser.Tree) *hcl.Diagnostic {
+	rng := holder.Range()
+	msg := err.Error()
+	var ferr *file.Error
+	if errors.As(err, &ferr) {
+		msg = ferr.Message
+		if sub, ok := refineRange(src, holder, ferr); ok {
+			rng = sub
+		}
+		if tree != nil && strings.HasPrefix(ferr.Message, "unknown field ") {
+			name := strings.TrimPrefix(ferr.Message, "unknown field ")
+			if keys, path := fieldsAt(tree.Node, env, ferr.From, name); keys != nil {
+				msg = fmt.Sprintf("%s has no field %q", path, name)
+				if s := suggest(name, keys); s != "" {
+					msg += fmt.Sprintf(". Did you mean %q?", s)
+				} else {
+					msg += fmt.Sprintf(". It has: %s.", strings.Join(keys, ", "))
+				}
+			}
+		}
+	}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail:   fmt.Sprintf("In the condition %q: %s", strings.Join(strings.Fields(src), " "), msg),
+		Subject:  &rng,
+	}
+}
+
+// refineRange narrows rng to the column expr reported, when the HCL string
+// is a one-line literal whose text is exactly src.
+func refineRange(src string, holder hcl.Expression, ferr *file.Error) (hcl.Range, bool) {
+	tmpl, ok := holder.(*hclsyntax.TemplateExpr)
+	if !ok || len(tmpl.Parts) != 1 {
+		return hcl.Range{}, false
+	}
+	rng := holder.Range()
+	if rng.Start.Line != rng.End.Line && ferr.Line >= 1 {
+		// A heredoc: its text starts on the line after the opening marker.
+		// Point at the whole line of the error.
+		line := rng.Start.Line + ferr.Line
+		if line >= rng.End.Line {
+			return hcl.Range{}, false
+		}
+		start := hcl.Pos{Line: line, Column: 1}
+		return hcl.Range{Filename: rng.Filename, Start: start, End: hcl.Pos{Line: line, Column: 2}}, true
+	}
+	if strings.Contains(src, "\n") || strings.ContainsAny(src, `\"`) {
+		return hcl.Range{}, false
+	}
+	if rng.Start.Line != rng.End.Line || rng.End.Column-rng.Start.Column != len(src)+2 {
+		return hcl.Range{}, false
+	}
+	col := ferr.Column
+	if col < 0 || col > len(src) {
+		return hcl.Range{}, false
+	}
+	start := rng.Start
+	start.Column += 1 + col
+	start.Byte += 1 + col
+	end := start
+	// Underline up to the end of the word at the error.
+	n := 1
+	for col+n < len(src) && isWordByte(src[col+n]) {
+		n++
+	}
+	end.Column += n
+	end.Byte += n
+	return hcl.Range{Filename: rng.Filename, Start: start, End: end}, true
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// fieldsAt finds the member access of name at offset from and returns the
+// keys its base has, with the base's dotted path.
+func fieldsAt(root ast.Node, env types.Map, from int, name string) ([]string, string) {
+	var keys []string
+	var path string
+	ast.Find(root, func(n ast.Node) bool {
+		m, ok := n.(*ast.MemberNode)
+		if !ok {
+			return false
+		}
+		prop, ok := m.Property.(*ast.StringNode)
+		if !ok || prop.Value != name || keys != nil {
+			return false
+		}
+		p, t := resolveStatic(m.Node, env)
+		if mt, ok := t.(types.Map); ok {
+			keys, path = sortedKeys(mt), p
+			return true
+		}
+		return false
+	})
+	_ = from
+	return keys, path
+}
+
+// resolveStatic resolves a chain of identifiers and constant member
+// accesses to its declared type.
+func resolveStatic(n ast.Node, env types.Map) (string, types.Type) {
+	switch n := n.(type) {
+	case *ast.IdentifierNode:
+		return n.Value, env[n.Value]
+	case *ast.MemberNode:
+		p, t := resolveStatic(n.Node, env)
+		prop, ok := n.Property.(*ast.StringNode)
+		mt, isMap := t.(types.Map)
+		if !ok || !isMap {
+			return "", nil
+		}
+		return p + "." + prop.Value, mt[prop.Value]
+	}
+	return "", nil
+}
+
+func sortedKeys(m types.Map) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != types.Extra {
+			keys = append(keys, k)
+		}
+	}
+	sortStrings(keys)
+	return keys
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,128 @@
+package lang
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// decode turns the top-level blocks of every file into the playbook. It
+// runs in passes: declarations first, then steps (whose conditions need
+// every step's returns type), then the graph, then cross-checks.
+func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	l.used = map[string]bool{}
+	l.stepBlocks = map[*Step]*hcl.Block{}
+	l.explicitNext = map[*Step]hcl.Range{}
+	l.gotoRanges = map[*Outcome]hcl.Range{}
+	l.usedInputs = map[string]bool{}
+	byType := map[string][]*hcl.Block{}
+	for _, c := range bodies {
+		for _, b := range c.Blocks {
+			byType[b.Type] = append(byType[b.Type], b)
+		}
+		for name, attr := range c.Attributes {
+			diags = append(diags, errDiag("Unexpected attribute",
+				fmt.Sprintf("Attributes are not allowed at the top level of a playbook; %q must be inside a block.", name), attr.NameRange))
+		}
+	}
+
+	diags = append(diags, l.decodePlaybookBlocks(byType["playbook"])...)
+	for _, b := range byType["input"] {
+		diags = append(diags, l.decodeInputBlock(b)...)
+	}
+	for _, b := range byType["budget"] {
+		diags = append(diags, l.decodeBudgetBlock(b)...)
+	}
+	for _, b := range byType["prompt"] {
+		diags = append(diags, l.decodePromptBlock(b)...)
+	}
+	for _, b := range byType["driver"] {
+		diags = append(diags, l.decodeDriverBlock(b)...)
+	}
+	for _, b := range byType["agent"] {
+		diags = append(diags, l.decodeAgentBlock(b)...)
+	}
+	for _, b := range byType["mode"] {
+		diags = append(diags, l.decodeModeBlock(b)...)
+	}
+	for _, b := range byType["limits"] {
+		diags = append(diags, errDiag("Block not supported yet", "The limits block is reserved; see spec/language.md.", b.DefRange))
+	}
+	for _, b := range byType["state"] {
+		diags = append(diags, errDiag("Block not supported yet", "The state block is reserved; see spec/language.md.", b.DefRange))
+	}
+
+	// Steps: declare all (names, returns), then decode bodies.
+	for _, b := range byType["step"] {
+		diags = append(diags, l.declareStep(b, false)...)
+	}
+	for i, b := range byType["on_failure"] {
+		if i > 0 {
+			diags = append(diags, errDiag("Duplicate on_failure block",
+				"A playbook has at most one on_failure block; put all its steps in one.", b.DefRange))
+			continue
+		}
+		diags = append(diags, l.declareOnFailure(b)...)
+	}
+	env := l.conditionEnv()
+	for _, s := range l.allSteps() {
+		diags = append(diags, l.decodeStepBody(s, l.stepBlocks[s], env)...)
+	}
+	for _, in := range l.pb.Inputs {
+		diags = append(diags, l.compileValidations(in)...)
+	}
+
+	for i, b := range byType["output"] {
+		if i > 0 {
+			diags = append(diags, errDiag("Duplicate output block",
+				"A playbook has at most one output block.", b.DefRange))
+			continue
+		}
+		diags = append(diags, l.decodeOutputBlock(b)...)
+	}
+
+	diags = append(diags, l.runRefChecks()...)
+	diags = append(diags, l.buildGraph()...)
+	diags = append(diags, l.checkUnused()...)
+	return diags
+}
+
+func (l *loader) allSteps() []*Step {
+	return append(append([]*Step(nil), l.pb.Steps...), l.pb.OnFailure...)
+}
+
+func (l *loader) stepByName(name string) *Step { return l.pb.steps[name] }
+
+func (l *loader) stepNames() []string { return mapKeys(l.pb.steps) }
+
+func (l *loader) inputNames() []string { return mapKeys(l.pb.inputs) }
+
+// duplicate reports a second declaration of kind "name".
+func duplicate(kind, name string, first hcl.Range, b *hcl.Block) *hcl.Diagnostic {
+	return errDiag(fmt.Sprintf("Duplicate %s", kind),
+		fmt.Sprintf("A %s named %q was already declared at %s. Names must be unique.", kind, name, first), b.LabelRanges[0])
+}
+
+// validName checks a block label is usable in references (steps.NAME).
+func validName(kind string, b *hcl.Block) hcl.Diagnostics {
+	name := b.Labels[0]
+	if !hclIdent(name) {
+		return hcl.Diagnostics{errDiag("Invalid name",
+			fmt.Sprintf("The %s name %q must start with a letter and contain only letters, digits and underscores (a dash would read as a minus in conditions).", kind, name), b.LabelRanges[0])}
+	}
+	return nil
+}
+
+func hclIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		ok := r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

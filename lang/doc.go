@@ -1,0 +1,13 @@
+// Package lang loads apl playbooks: it parses HCL files, decodes every block
+// into an immutable Playbook, compiles every expr-lang condition once against
+// a typed environment, builds the step graph and checks it.
+//
+// lang never runs anything. Values that depend on a run (prompt templates,
+// shell arguments, outputs) stay unevaluated hcl.Expressions; the interp
+// package evaluates them against its own run state, using the names and
+// functions this package defines (Functions, Scope roots). Every problem is
+// an hcl.Diagnostic with a source range; loading keeps going after an error
+// and returns a partial Playbook with all diagnostics.
+//
+// The language reference is spec/language.md.
+package lang

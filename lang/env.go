@@ -1,0 +1,265 @@
+package lang
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/expr-lang/expr/types"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// The names every expression sees. Conditions (expr-lang) and values (HCL)
+// share them; spec/language.md, "Names", lists them.
+const (
+	RootInputs = "inputs"
+	RootSteps  = "steps"
+	RootRun    = "run"
+	RootVars   = "vars"
+	RootItem   = "item"
+	RootValue  = "value" // inside an input's validation only
+)
+
+// StepFields are the attributes of steps.NAME besides output.
+var StepFields = map[string]cty.Type{
+	"status":     cty.String,
+	"attempts":   cty.Number,
+	"duration_s": cty.Number,
+	"error":      cty.String,
+	"exit_code":  cty.Number,
+}
+
+// RunFields are the attributes of run.
+var RunFields = map[string]cty.Type{
+	"id":             cty.String,
+	"mode":           cty.String,
+	"status":         cty.String,
+	"recommendation": cty.String,
+	"reason":         cty.String,
+	"elapsed_s":      cty.Number,
+	"tokens":         cty.Number,
+	"cost_usd":       cty.Number,
+	"workdir":        cty.String,
+}
+
+// exprType maps a cty type to the expr-lang type conditions are checked
+// against. Numbers are float64 at run time.
+func exprType(t cty.Type) types.Type {
+	switch {
+	case t == cty.NilType || t == cty.DynamicPseudoType:
+		return types.Any
+	case t == cty.Number:
+		return types.Float64
+	case t == cty.String:
+		return types.String
+	case t == cty.Bool:
+		return types.Bool
+	case t.IsListType() || t.IsSetType():
+		return types.Array(exprType(t.ElementType()))
+	case t.IsTupleType():
+		return types.Array(types.Any)
+	case t.IsMapType():
+		return types.Map{types.Extra: exprType(t.ElementType())}
+	case t.IsObjectType():
+		m := types.Map{}
+		for name, at := range t.AttributeTypes() {
+			m[name] = exprType(at)
+		}
+		return m
+	}
+	return types.Any
+}
+
+// conditionEnv is the typed environment of step and gate conditions.
+func (l *loader) conditionEnv() types.Map {
+	inputs := types.Map{}
+	for _, in := range l.pb.Inputs {
+		inputs[in.Name] = exprType(in.Type)
+	}
+	steps := types.Map{}
+	for _, s := range l.allSteps() {
+		fields := types.Map{"output": exprType(s.Returns)}
+		for name, t := range StepFields {
+			fields[name] = exprType(t)
+		}
+		fields["attempts"] = types.Int
+		fields["exit_code"] = types.Int
+		steps[s.Name] = fields
+	}
+	run := types.Map{}
+	for name, t := range RunFields {
+		run[name] = exprType(t)
+	}
+	run["tokens"] = types.Int
+	return types.Map{
+		RootInputs: inputs,
+		RootSteps:  steps,
+		RootRun:    run,
+		RootVars:   types.Map{types.Extra: types.Any},
+		RootItem:   types.Any,
+	}
+}
+
+// refScope says which roots an HCL expression may use.
+type refScope struct {
+	vars bool // prompt templates and agent vars see vars
+	item bool
+	what string // for messages: "a prompt template", "a shell command", ...
+}
+
+// checkRefs checks that every variable an HCL expression reads exists:
+// the root, the input, the step, and the fields of a step's declared
+// returns type.
+func (l *loader) checkRefs(expr hcl.Expression, scope refScope) hcl.Diagnostics {
+	if expr == nil {
+		return nil
+	}
+	var diags hcl.Diagnostics
+	for _, tr := range expr.Variables() {
+		diags = append(diags, l.checkTraversal(tr, scope)...)
+	}
+	return diags
+}
+
+func (l *loader) checkTraversal(tr hcl.Traversal, scope refScope) hcl.Diagnostics {
+	root := tr.RootName()
+	attrs := attrNames(tr[1:])
+	rng := tr.SourceRange()
+	roots := []string{RootInputs, RootSteps, RootRun, RootVars}
+	if scope.item {
+		roots = append(roots, RootItem)
+	}
+	switch root {
+	case RootInputs:
+		if len(attrs) == 0 {
+			return nil
+		}
+		if l.pb.inputs[attrs[0]] == nil {
+			return hcl.Diagnostics{errDiag("Reference to undeclared input",
+				fmt.Sprintf("There is no input named %q.%s", attrs[0], didYouMean(attrs[0], l.inputNames())), rng)}
+		}
+		return nil
+	case RootSteps:
+		return l.checkStepRef(attrs, rng)
+	case RootRun:
+		if len(attrs) > 0 {
+			if _, ok := RunFields[attrs[0]]; !ok {
+				return hcl.Diagnostics{errDiag("Unknown run attribute",
+					fmt.Sprintf("run has no attribute %q.%s", attrs[0], didYouMean(attrs[0], mapKeys(RunFields))), rng)}
+			}
+		}
+		return nil
+	case RootVars:
+		return nil
+	case RootItem:
+		if scope.item {
+			return nil
+		}
+	}
+	return hcl.Diagnostics{errDiag("Unknown variable",
+		fmt.Sprintf("%s cannot refer to %q; it may use %s.%s", upperFirst(scope.what), root,
+			strings.Join(roots, ", "), didYouMean(root, roots)), rng)}
+}
+
+func (l *loader) checkStepRef(attrs []string, rng hcl.Range) hcl.Diagnostics {
+	if len(attrs) == 0 {
+		return nil
+	}
+	s := l.stepByName(attrs[0])
+	if s == nil {
+		return hcl.Diagnostics{errDiag("Reference to undeclared step",
+			fmt.Sprintf("There is no step named %q.%s", attrs[0], didYouMean(attrs[0], l.stepNames())), rng)}
+	}
+	if len(attrs) == 1 {
+		return nil
+	}
+	field := attrs[1]
+	if field != "output" {
+		if _, ok := StepFields[field]; !ok {
+			names := append(mapKeys(StepFields), "output")
+			sort.Strings(names)
+			return hcl.Diagnostics{errDiag("Unknown step attribute",
+				fmt.Sprintf("steps.%s has no attribute %q.%s", s.Name, field, didYouMean(field, names)), rng)}
+		}
+		return nil
+	}
+	t := s.Returns
+	path := "steps." + s.Name + ".output"
+	for _, a := range attrs[2:] {
+		if t == cty.NilType || t == cty.DynamicPseudoType || !t.IsObjectType() {
+			return nil
+		}
+		if !t.HasAttribute(a) {
+			return hcl.Diagnostics{errDiag("Unknown output field",
+				fmt.Sprintf("%s has no field %q: step %q returns %s.%s", path, a, s.Name, typeString(s.Returns),
+					didYouMean(a, mapKeys(t.AttributeTypes()))), rng)}
+		}
+		t = t.AttributeType(a)
+		path += "." + a
+	}
+	return nil
+}
+
+// attrNames returns the leading attribute names of a relative traversal,
+// stopping at the first index step.
+func attrNames(tr hcl.Traversal) []string {
+	var out []string
+	for _, s := range tr {
+		switch s := s.(type) {
+		case hcl.TraverseAttr:
+			out = append(out, s.Name)
+		case hcl.TraverseIndex:
+			if s.Key.Type() == cty.String && s.Key.IsKnown() && !s.Key.IsNull() {
+				out = append(out, s.Key.AsString())
+				continue
+			}
+			return out
+		default:
+			return out
+		}
+	}
+	return out
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+type refCheck struct {
+	expr  hcl.Expression
+	scope refScope
+}
+
+// deferRefs queues a reference check until every step is declared.
+func (l *loader) deferRefs(expr hcl.Expression, scope refScope) {
+	if expr != nil {
+		l.refChecks = append(l.refChecks, refCheck{expr, scope})
+	}
+}
+
+// refName reads an attribute that names a block of kind: either a
+// reference (budget.research) or a string ("research").
+func refName(a *hcl.Attribute, kind string) (string, hcl.Range, hcl.Diagnostics) {
+	if tr, d := hcl.AbsTraversalForExpr(a.Expr); !d.HasErrors() {
+		names := attrNames(tr[1:])
+		if tr.RootName() == kind && len(names) == 1 && len(tr) == 2 {
+			return names[0], a.Expr.Range(), nil
+		}
+		if len(tr) == 1 {
+			return "", a.Expr.Range(), hcl.Diagnostics{errDiag("Invalid reference",
+				fmt.Sprintf("%s must name a %s block: %s.NAME or %q.", a.Name, kind, kind, "NAME"), a.Expr.Range())}
+		}
+	}
+	s, d := constString(a)
+	if d.HasErrors() {
+		return "", a.Expr.Range(), hcl.Diagnostics{errDiag("Invalid reference",
+			fmt.Sprintf("%s must name a %s block: %s.NAME or %q.", a.Name, kind, kind, "NAME"), a.Expr.Range())}
+	}
+	return s, a.Expr.Range(), nil
+}

@@ -1,0 +1,138 @@
+package lang
+
+import (
+	"fmt"
+
+	"github.com/expr-lang/expr/types"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// decodeGateBlock reads a gate: ordered rules, first match wins, and an
+// otherwise.
+func (l *loader) decodeGateBlock(s *Step, b *hcl.Block, env types.Map) (*Gate, hcl.Diagnostics) {
+	content, diags := b.Body.Content(gateSchema)
+	g := &Gate{DeclRange: b.DefRange}
+	seen := map[string]*Rule{}
+	for _, rb := range content.Blocks {
+		switch rb.Type {
+		case "rule":
+			name := rb.Labels[0]
+			r := &Rule{Name: name, DeclRange: rb.DefRange}
+			if prev := seen[name]; prev != nil {
+				diags = append(diags, duplicate("rule", name, prev.DeclRange, rb))
+			}
+			seen[name] = r
+			rc, d := rb.Body.Content(ruleSchema)
+			diags = append(diags, d...)
+			if a := rc.Attributes["when"]; a != nil {
+				c, d := l.decodeCondition(a, env)
+				diags = append(diags, d...)
+				r.When = c
+				l.noteConditionRefs(c)
+			}
+			o, d := l.decodeOutcome(s, rc, rb.DefRange, true)
+			diags = append(diags, d...)
+			r.Outcome = o
+			if g.Otherwise != nil {
+				diags = append(diags, warnDiag("Rule after otherwise",
+					fmt.Sprintf("Rule %q comes after the otherwise block; rules are tried in order, otherwise last, so write it before otherwise.", name), rb.DefRange))
+			}
+			g.Rules = append(g.Rules, r)
+		case "otherwise":
+			if g.Otherwise != nil {
+				diags = append(diags, errDiag("Duplicate otherwise", "A gate has at most one otherwise block.", rb.DefRange))
+				continue
+			}
+			rc, d := rb.Body.Content(otherwiseSchema)
+			diags = append(diags, d...)
+			o, d := l.decodeOutcome(s, rc, rb.DefRange, true)
+			diags = append(diags, d...)
+			g.Otherwise = &Rule{Name: "otherwise", Outcome: o, DeclRange: rb.DefRange}
+		}
+	}
+	if g.Otherwise == nil {
+		diags = append(diags, warnDiag("Gate without otherwise",
+			fmt.Sprintf("The gate of step %q has no otherwise block; when no rule matches, the run continues to the next step. Add otherwise { ... } to say so.", s.Name), b.DefRange))
+	}
+	return g, diags
+}
+
+// decodeOutcome reads the actions shared by rules, otherwise and
+// on_exhausted.
+func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allowExhausted bool) (*Outcome, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	o := &Outcome{DeclRange: rng}
+	scope := refScope{what: "a gate action"}
+	if a := c.Attributes["log"]; a != nil {
+		o.Log = a.Expr
+		l.deferRefs(a.Expr, scope)
+	}
+	if a := c.Attributes["set"]; a != nil {
+		o.Set = a.Expr
+		l.deferRefs(a.Expr, scope)
+		if _, d := hcl.ExprMap(a.Expr); d.HasErrors() {
+			diags = append(diags, errDiag("Invalid set", "set is an object of values to assign, e.g. set = { recommendation = \"halt\" }.", a.Expr.Range()))
+		}
+	}
+	for name, dst := range map[string]*hcl.Expression{"finish": &o.Finish, "fail": &o.Fail, "reason": &o.Reason} {
+		if a := c.Attributes[name]; a != nil {
+			*dst = a.Expr
+			l.deferRefs(a.Expr, scope)
+		}
+	}
+	var routes []*hcl.Attribute
+	for _, name := range []string{"goto", "finish", "fail"} {
+		if a := c.Attributes[name]; a != nil {
+			routes = append(routes, a)
+		}
+	}
+	if len(routes) > 1 {
+		diags = append(diags, errDiag("Conflicting gate actions",
+			fmt.Sprintf("%s and %s cannot both be set: an outcome goes to a step, finishes the run, or fails it.", routes[0].Name, routes[1].Name), routes[1].NameRange))
+	}
+	if a := c.Attributes["goto"]; a != nil {
+		v, d := constString(a)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			t, d := l.target(s, v, a.Expr.Range())
+			diags = append(diags, d...)
+			o.Goto = t
+			l.gotoRanges[o] = a.Expr.Range()
+		}
+	}
+	if a := c.Attributes["max"]; a != nil {
+		v, d := constInt(a)
+		diags = append(diags, d...)
+		if !d.HasErrors() && v < 1 {
+			diags = append(diags, errDiag("Invalid max", "max is how many times the goto may be taken in one run; it must be at least 1.", a.Expr.Range()))
+		}
+		if c.Attributes["goto"] == nil {
+			diags = append(diags, errDiag("max without goto", "max caps a goto; this outcome has no goto to cap.", a.NameRange))
+		}
+		o.Max = v
+	}
+	for _, eb := range c.Blocks {
+		if eb.Type != "on_exhausted" {
+			continue
+		}
+		if !allowExhausted || o.Max == 0 {
+			diags = append(diags, errDiag("on_exhausted without max",
+				"on_exhausted says what happens once a capped goto was taken max times; set max on this outcome.", eb.DefRange))
+			continue
+		}
+		ec, d := eb.Body.Content(exhaustedSchema)
+		diags = append(diags, d...)
+		eo, d := l.decodeOutcome(s, ec, eb.DefRange, false)
+		diags = append(diags, d...)
+		o.Exhausted = eo
+	}
+	if o.Max > 0 && o.Exhausted == nil {
+		diags = append(diags, errDiag("Cap without on_exhausted",
+			fmt.Sprintf("This goto may be taken %d times; say what happens after that with on_exhausted { fail = \"halt\" } (or finish, or goto).", o.Max), rng))
+	}
+	return o, diags
+}
+
+// Routes reports whether the outcome moves control somewhere other than
+// the step's next.
+func (o *Outcome) Routes() bool { return o.Goto != nil || o.Finish != nil || o.Fail != nil }

@@ -1,0 +1,239 @@
+package lang
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/expr-lang/expr/ast"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// buildGraph links steps (declared order unless `next` says otherwise),
+// collects every edge, rejects cycles without a capped edge and warns
+// about steps no path reaches.
+func (l *loader) buildGraph() hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, section := range [][]*Step{l.pb.Steps, l.pb.OnFailure} {
+		for i, s := range section {
+			if _, explicit := l.explicitNext[s]; !explicit && i+1 < len(section) {
+				s.Next = section[i+1]
+			}
+			s.Edges = l.edges(s)
+		}
+		diags = append(diags, l.checkCycles(section)...)
+	}
+	diags = append(diags, l.checkReachable(l.pb.Steps)...)
+	return diags
+}
+
+func (l *loader) edges(s *Step) []*Edge {
+	var out []*Edge
+	fallsThrough := s.Gate == nil || s.Gate.Otherwise == nil || !s.Gate.Otherwise.Outcome.Routes()
+	if s.Gate != nil {
+		for _, r := range s.Gate.Rules {
+			if r.Outcome != nil && !r.Outcome.Routes() {
+				fallsThrough = true
+			}
+		}
+	}
+	if fallsThrough && s.Next != nil {
+		rng := s.DeclRange
+		if r, ok := l.explicitNext[s]; ok {
+			rng = r
+		}
+		out = append(out, &Edge{From: s, To: s.Next, Kind: EdgeNext, Range: rng})
+	}
+	if s.Gate == nil {
+		return out
+	}
+	rules := append([]*Rule(nil), s.Gate.Rules...)
+	if s.Gate.Otherwise != nil {
+		rules = append(rules, s.Gate.Otherwise)
+	}
+	for _, r := range rules {
+		o := r.Outcome
+		if o == nil {
+			continue
+		}
+		if o.Goto != nil {
+			out = append(out, &Edge{From: s, To: o.Goto, Kind: EdgeGoto, Rule: r, Max: o.Max, Range: l.gotoRanges[o]})
+		}
+		if e := o.Exhausted; e != nil {
+			if e.Goto != nil {
+				out = append(out, &Edge{From: s, To: e.Goto, Kind: EdgeExhausted, Rule: r, Range: l.gotoRanges[e]})
+			} else if !e.Routes() && s.Next != nil && !fallsThrough {
+				out = append(out, &Edge{From: s, To: s.Next, Kind: EdgeExhausted, Rule: r, Range: e.DeclRange})
+			}
+		}
+	}
+	return out
+}
+
+// checkCycles finds strongly connected components of the graph without its
+// capped edges (Tarjan): any cycle left there could run forever.
+func (l *loader) checkCycles(steps []*Step) hcl.Diagnostics {
+	index := map[*Step]int{}
+	low := map[*Step]int{}
+	onStack := map[*Step]bool{}
+	var stack []*Step
+	var sccs [][]*Step
+	next := 0
+	var visit func(s *Step)
+	visit = func(s *Step) {
+		index[s], low[s] = next, next
+		next++
+		stack = append(stack, s)
+		onStack[s] = true
+		for _, e := range s.Edges {
+			if e.Max > 0 {
+				continue
+			}
+			t := e.To
+			if _, seen := index[t]; !seen {
+				visit(t)
+				low[s] = min(low[s], low[t])
+			} else if onStack[t] {
+				low[s] = min(low[s], index[t])
+			}
+		}
+		if low[s] == index[s] {
+			var scc []*Step
+			for {
+				t := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				onStack[t] = false
+				scc = append(scc, t)
+				if t == s {
+					break
+				}
+			}
+			sccs = append(sccs, scc)
+		}
+	}
+	for _, s := range steps {
+		if _, seen := index[s]; !seen {
+			visit(s)
+		}
+	}
+	var diags hcl.Diagnostics
+	for _, scc := range sccs {
+		in := map[*Step]bool{}
+		for _, s := range scc {
+			in[s] = true
+		}
+		// The edge that closes the cycle: the first uncapped edge inside the
+		// component that goes backwards (or to itself).
+		var back *Edge
+		for _, s := range steps {
+			if !in[s] {
+				continue
+			}
+			for _, e := range s.Edges {
+				if e.Max == 0 && in[e.To] && e.To.Index <= s.Index && back == nil {
+					back = e
+				}
+			}
+		}
+		if back == nil {
+			continue
+		}
+		names := make([]string, 0, len(scc))
+		for _, s := range steps {
+			if in[s] {
+				names = append(names, s.Name)
+			}
+		}
+		diags = append(diags, errDiag("Unbounded cycle",
+			fmt.Sprintf("Steps %s form a loop with no cap: it could run forever. Give the goto that goes back a cap, e.g. goto = %q with max = 3 and an on_exhausted block.",
+				strings.Join(names, " → "), back.To.Name), back.Range))
+	}
+	return diags
+}
+
+func (l *loader) checkReachable(steps []*Step) hcl.Diagnostics {
+	if len(steps) == 0 {
+		return nil
+	}
+	seen := map[*Step]bool{steps[0]: true}
+	queue := []*Step{steps[0]}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		for _, e := range s.Edges {
+			if !seen[e.To] {
+				seen[e.To] = true
+				queue = append(queue, e.To)
+			}
+		}
+	}
+	var diags hcl.Diagnostics
+	for _, s := range steps {
+		if !seen[s] {
+			diags = append(diags, warnDiag("Unreachable step",
+				fmt.Sprintf("No path from the first step reaches step %q, so it never runs.", s.Name), s.DeclRange))
+		}
+	}
+	return diags
+}
+
+// noteConditionRefs records which inputs a condition reads.
+func (l *loader) noteConditionRefs(c *Condition) {
+	if c == nil || c.Program == nil {
+		return
+	}
+	ast.Find(c.Program.Node(), func(n ast.Node) bool {
+		m, ok := n.(*ast.MemberNode)
+		if !ok {
+			return false
+		}
+		id, ok := m.Node.(*ast.IdentifierNode)
+		prop, ok2 := m.Property.(*ast.StringNode)
+		if ok && ok2 && id.Value == RootInputs {
+			l.usedInputs[prop.Value] = true
+		}
+		return false
+	})
+}
+
+// runRefChecks checks every queued HCL expression's references.
+func (l *loader) runRefChecks() hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, rc := range l.refChecks {
+		diags = append(diags, l.checkRefs(rc.expr, rc.scope)...)
+		for _, tr := range rc.expr.Variables() {
+			if tr.RootName() == RootInputs {
+				if names := attrNames(tr[1:]); len(names) > 0 {
+					l.usedInputs[names[0]] = true
+				}
+			}
+		}
+	}
+	return diags
+}
+
+// checkUnused warns about declarations nothing uses.
+func (l *loader) checkUnused() hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, in := range l.pb.Inputs {
+		if !l.usedInputs[in.Name] {
+			diags = append(diags, warnDiag("Unused input",
+				fmt.Sprintf("Input %q is declared but no expression reads inputs.%s.", in.Name, in.Name), in.DeclRange))
+		}
+	}
+	for _, n := range mapKeys(l.pb.Prompts) {
+		if !l.used["prompt."+n] {
+			diags = append(diags, warnDiag("Unused prompt", fmt.Sprintf("No agent step uses prompt %q.", n), l.pb.Prompts[n].DeclRange))
+		}
+	}
+	for _, n := range mapKeys(l.pb.Budgets) {
+		if !l.used["budget."+n] {
+			diags = append(diags, warnDiag("Unused budget", fmt.Sprintf("No agent or step uses budget %q.", n), l.pb.Budgets[n].DeclRange))
+		}
+	}
+	for _, n := range mapKeys(l.pb.Agents) {
+		if !l.used["agent."+n] {
+			diags = append(diags, warnDiag("Unused agent", fmt.Sprintf("No step uses agent %q.", n), l.pb.Agents[n].DeclRange))
+		}
+	}
+	return diags
+}

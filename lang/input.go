@@ -1,0 +1,143 @@
+package lang
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/expr-lang/expr/types"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/typeexpr"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+func (l *loader) decodeInputBlock(b *hcl.Block) hcl.Diagnostics {
+	diags := validName("input", b)
+	name := b.Labels[0]
+	if prev := l.pb.inputs[name]; prev != nil {
+		return append(diags, duplicate("input", name, prev.DeclRange, b))
+	}
+	// Without a type, an input takes its default's type, else string.
+	in := &Input{Name: name, Type: cty.String, Default: cty.NilVal, DeclRange: b.DefRange}
+	content, d := b.Body.Content(inputSchema)
+	diags = append(diags, d...)
+	if a := content.Attributes["type"]; a != nil {
+		t, d := decodeType(a)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			in.Type = t
+		}
+	} else if a := content.Attributes["default"]; a != nil {
+		if v, d := constValue(a); !d.HasErrors() && !v.IsNull() {
+			in.Type = v.Type()
+		}
+	}
+	if a := content.Attributes["description"]; a != nil {
+		v, d := constString(a)
+		diags = append(diags, d...)
+		in.Description = v
+	}
+	if a := content.Attributes["flag"]; a != nil {
+		v, d := constString(a)
+		diags = append(diags, d...)
+		in.Flag = strings.TrimLeft(v, "-")
+	}
+	if a := content.Attributes["sensitive"]; a != nil {
+		v, d := constBool(a)
+		diags = append(diags, d...)
+		in.Sensitive = v
+	}
+	if a := content.Attributes["default"]; a != nil {
+		v, d := constValue(a)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			cv, err := convert.Convert(v, in.Type)
+			if err != nil {
+				diags = append(diags, errDiag("Invalid default value",
+					fmt.Sprintf("The default of input %q is not a %s: %s.", name, typeString(in.Type), err), a.Expr.Range()))
+			} else {
+				in.Default = cv
+			}
+		}
+	}
+	for _, vb := range content.Blocks {
+		vc, d := vb.Body.Content(validationSchema)
+		diags = append(diags, d...)
+		if vc.Attributes["condition"] == nil || vc.Attributes["message"] == nil {
+			continue
+		}
+		msg, d := constString(vc.Attributes["message"])
+		diags = append(diags, d...)
+		in.Validations = append(in.Validations, &Validation{Message: msg, Condition: &Condition{Range: vc.Attributes["condition"].Expr.Range()}})
+		l.pendingValidations = append(l.pendingValidations, pendingValidation{in, len(in.Validations) - 1, vc.Attributes["condition"]})
+	}
+	l.pb.Inputs = append(l.pb.Inputs, in)
+	l.pb.inputs[name] = in
+	return diags
+}
+
+type pendingValidation struct {
+	in   *Input
+	i    int
+	attr *hcl.Attribute
+}
+
+// compileValidations compiles an input's validation conditions, which see
+// the input's own value as `value` and the other inputs as `inputs`.
+func (l *loader) compileValidations(in *Input) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	env := l.conditionEnv()
+	venv := types.Map{RootValue: exprType(in.Type), RootInputs: env[RootInputs]}
+	for _, p := range l.pendingValidations {
+		if p.in != in {
+			continue
+		}
+		c, d := l.decodeCondition(p.attr, venv)
+		diags = append(diags, d...)
+		if c != nil {
+			in.Validations[p.i].Condition = c
+		}
+	}
+	return diags
+}
+
+// decodeType reads an HCL type expression: string, number, bool,
+// list(string), object({ score = number, tags = optional(list(string)) }).
+func decodeType(a *hcl.Attribute) (cty.Type, hcl.Diagnostics) {
+	t, _, diags := typeexpr.TypeConstraintWithDefaults(a.Expr)
+	return t, diags
+}
+
+// ParseValue reads a command-line value for the input: strings are taken
+// as they are; other types are read with HCL syntax (7, true,
+// ["make lint"], { a = 1 }).
+func (in *Input) ParseValue(s string) (cty.Value, error) {
+	if in.Type == cty.String {
+		return cty.StringVal(s), nil
+	}
+	expr, diags := hclsyntax.ParseExpression([]byte(s), "--"+in.FlagName(), hcl.Pos{Line: 1, Column: 1})
+	if diags.HasErrors() {
+		return cty.NilVal, fmt.Errorf("%q is not valid HCL for a %s: %s", s, typeString(in.Type), diags[0].Detail)
+	}
+	v, diags := expr.Value(&hcl.EvalContext{Functions: Functions()})
+	if diags.HasErrors() {
+		if in.Type == cty.DynamicPseudoType {
+			return cty.StringVal(s), nil
+		}
+		return cty.NilVal, fmt.Errorf("%q is not a %s: %s", s, typeString(in.Type), diags[0].Detail)
+	}
+	return in.Convert(v)
+}
+
+// Convert converts v to the input's type, with an error that names it.
+func (in *Input) Convert(v cty.Value) (cty.Value, error) {
+	cv, err := convert.Convert(v, in.Type)
+	if err != nil {
+		return cty.NilVal, fmt.Errorf("input %q must be a %s: %s", in.Name, typeString(in.Type), err)
+	}
+	if cv.IsNull() {
+		return cty.NilVal, fmt.Errorf("input %q must not be null", in.Name)
+	}
+	return cv, nil
+}

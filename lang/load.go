@@ -1,0 +1,223 @@
+package lang
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+)
+
+// StdlibPrefix marks a playbook reference into the embedded stdlib:
+// "stdlib:phase-runner".
+const StdlibPrefix = "stdlib:"
+
+// Loader loads playbooks. The zero Loader loads from the file system only.
+type Loader struct {
+	// Stdlib holds the embedded playbooks, one directory per name.
+	Stdlib fs.FS
+	// Builtins names the builtins `call` blocks may use; nil skips the
+	// check.
+	Builtins []string
+}
+
+// Load loads a playbook from a file, a directory of .hcl files, or
+// "stdlib:NAME". It always returns the files it parsed (for rendering
+// diagnostics) and as much of the playbook as it could decode.
+func (ld *Loader) Load(ref string) (*Playbook, hcl.Diagnostics) {
+	srcs, dir, err := ld.read(ref)
+	if err != nil {
+		return &Playbook{Sources: map[string][]byte{}}, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot read playbook",
+			Detail:   err.Error(),
+		}}
+	}
+	return ld.LoadSources(srcs, dir)
+}
+
+// Load loads a playbook from the file system; see Loader.Load.
+func Load(ref string) (*Playbook, hcl.Diagnostics) { return (&Loader{}).Load(ref) }
+
+func (ld *Loader) read(ref string) (map[string][]byte, string, error) {
+	if name, ok := strings.CutPrefix(ref, StdlibPrefix); ok {
+		if ld.Stdlib == nil {
+			return nil, "", fmt.Errorf("no stdlib is available to load %q", ref)
+		}
+		entries, err := fs.ReadDir(ld.Stdlib, name)
+		if err != nil {
+			return nil, "", fmt.Errorf("there is no stdlib playbook %q", name)
+		}
+		srcs := map[string][]byte{}
+		for _, e := range entries {
+			if e.IsDir() || !isPlaybookFile(e.Name()) {
+				continue
+			}
+			b, err := fs.ReadFile(ld.Stdlib, path.Join(name, e.Name()))
+			if err != nil {
+				return nil, "", err
+			}
+			srcs[ref+"/"+e.Name()] = b
+		}
+		return srcs, ref, nil
+	}
+	info, err := os.Stat(ref)
+	if err != nil {
+		return nil, "", err
+	}
+	if !info.IsDir() {
+		b, err := os.ReadFile(ref)
+		if err != nil {
+			return nil, "", err
+		}
+		return map[string][]byte{ref: b}, filepath.Dir(ref), nil
+	}
+	entries, err := os.ReadDir(ref)
+	if err != nil {
+		return nil, "", err
+	}
+	srcs := map[string][]byte{}
+	for _, e := range entries {
+		if e.IsDir() || !isPlaybookFile(e.Name()) {
+			continue
+		}
+		p := filepath.Join(ref, e.Name())
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, "", err
+		}
+		srcs[p] = b
+	}
+	if len(srcs) == 0 {
+		return nil, "", fmt.Errorf("directory %s holds no .hcl playbook files", ref)
+	}
+	return srcs, ref, nil
+}
+
+// isPlaybookFile reports whether a file in a playbook directory is part of
+// the playbook (test files are not).
+func isPlaybookFile(name string) bool {
+	return strings.HasSuffix(name, ".hcl") && !strings.HasSuffix(name, "_test.hcl")
+}
+
+// LoadSources loads a playbook from in-memory files, keyed by file name.
+// dir is where file() paths resolve ("stdlib:NAME" for embedded ones).
+func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hcl.Diagnostics) {
+	l := &loader{
+		parser:   hclparse.NewParser(),
+		dir:      dir,
+		stdlib:   ld.Stdlib,
+		builtins: ld.Builtins,
+		sources:  map[string][]byte{},
+		pb: &Playbook{
+			Modes:   map[string]*Mode{},
+			Budgets: map[string]*Budget{},
+			Prompts: map[string]*Prompt{},
+			Agents:  map[string]*Agent{},
+			Drivers: map[string]*Driver{},
+			Dir:     dir,
+			steps:   map[string]*Step{},
+			inputs:  map[string]*Input{},
+		},
+	}
+	names := make([]string, 0, len(srcs))
+	for n := range srcs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var diags hcl.Diagnostics
+	var bodies []*hcl.BodyContent
+	for _, n := range names {
+		l.sources[n] = srcs[n]
+		f, d := l.parser.ParseHCL(srcs[n], n)
+		diags = append(diags, d...)
+		if f == nil || f.Body == nil {
+			continue
+		}
+		content, d := f.Body.Content(fileSchema)
+		diags = append(diags, d...)
+		bodies = append(bodies, content)
+	}
+	diags = append(diags, l.decode(bodies)...)
+	l.pb.Sources = l.sources
+	l.pb.Hash = hashSources(l.sources)
+	return l.pb, dedupe(diags)
+}
+
+// loader holds the state of one load.
+type loader struct {
+	parser  *hclparse.Parser
+	dir     string
+	stdlib  fs.FS
+	sources map[string][]byte
+	pb      *Playbook
+
+	stepBlocks map[*Step]*hcl.Block
+	used       map[string]bool // "prompt.x", "budget.y", "agent.z", "input.w"
+
+	pendingValidations []pendingValidation
+	refChecks          []refCheck
+	explicitNext       map[*Step]hcl.Range
+	builtins           []string
+	usedInputs         map[string]bool
+	gotoRanges         map[*Outcome]hcl.Range
+}
+
+// Files returns the parsed files, for rendering diagnostics with snippets.
+func (p *Playbook) Files() map[string]*hcl.File {
+	files := map[string]*hcl.File{}
+	for name, src := range p.Sources {
+		files[name] = &hcl.File{Bytes: src}
+	}
+	return files
+}
+
+func hashSources(srcs map[string][]byte) string {
+	names := make([]string, 0, len(srcs))
+	for n := range srcs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(n), len(srcs[n]))
+		h.Write(srcs[n])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// dedupe drops repeated diagnostics (same summary at the same place) and
+// sorts them by file and position.
+func dedupe(diags hcl.Diagnostics) hcl.Diagnostics {
+	seen := map[string]bool{}
+	var out hcl.Diagnostics
+	for _, d := range diags {
+		key := d.Summary + "|" + d.Detail
+		if d.Subject != nil {
+			key += "|" + d.Subject.String()
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, d)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].Subject, out[j].Subject
+		if a == nil || b == nil {
+			return a == nil && b != nil
+		}
+		if a.Filename != b.Filename {
+			return a.Filename < b.Filename
+		}
+		return a.Start.Byte < b.Start.Byte
+	})
+	return out
+}

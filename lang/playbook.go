@@ -1,0 +1,281 @@
+package lang
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Playbook is a loaded, checked playbook: the immutable program an
+// interpreter runs. Nothing in it changes after Load returns, so one
+// Playbook may back many runs at once.
+type Playbook struct {
+	Name        string
+	Description string
+	Version     string
+	// Label is the progress label template, e.g. "Phase ${inputs.phase}";
+	// nil when the playbook declares none.
+	Label hcl.Expression
+	// ExitCodes maps a run's final status to the process exit code.
+	ExitCodes map[string]int
+
+	Inputs  []*Input
+	Modes   map[string]*Mode
+	Budgets map[string]*Budget
+	Prompts map[string]*Prompt
+	Agents  map[string]*Agent
+	Drivers map[string]*Driver
+	// Steps are the main steps in declared order; OnFailure the steps run
+	// when the run fails.
+	Steps     []*Step
+	OnFailure []*Step
+	Output    *Output
+
+	// Sources holds every file's bytes by filename, for diagnostics.
+	Sources map[string][]byte
+	// Hash identifies the playbook's source text; resume refuses a run
+	// whose playbook changed.
+	Hash string
+	// Dir is the directory file() paths resolve against.
+	Dir string
+
+	DeclRange hcl.Range
+
+	steps  map[string]*Step
+	inputs map[string]*Input
+}
+
+// Step returns the step with the given name, or nil.
+func (p *Playbook) Step(name string) *Step { return p.steps[name] }
+
+// Input returns the input with the given name, or nil.
+func (p *Playbook) Input(name string) *Input { return p.inputs[name] }
+
+// ProgressSteps returns the steps that declare a progress label, in order;
+// their position is the N of "Step: PLAN (N/M)".
+func (p *Playbook) ProgressSteps() []*Step {
+	var out []*Step
+	for _, s := range p.Steps {
+		if s.Progress != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ExitCode returns the exit code for a final run status: the playbook's
+// exit_codes entry, else 0 for "completed" and 1 for anything else.
+func (p *Playbook) ExitCode(status string) int {
+	if c, ok := p.ExitCodes[status]; ok {
+		return c
+	}
+	if status == "completed" {
+		return 0
+	}
+	return 1
+}
+
+// Input is a declared input: a typed value given on the command line, by a
+// mode or by its default.
+type Input struct {
+	Name        string
+	Type        cty.Type
+	Default     cty.Value // cty.NilVal when the input is required
+	Description string
+	Flag        string // an extra flag name, e.g. "phase"
+	Sensitive   bool
+	Validations []*Validation
+	DeclRange   hcl.Range
+}
+
+// Required reports whether the input has no default.
+func (i *Input) Required() bool { return i.Default == cty.NilVal }
+
+// FlagName is the input's CLI flag: pass_threshold → pass-threshold.
+func (i *Input) FlagName() string { return strings.ReplaceAll(i.Name, "_", "-") }
+
+// Validation is a condition an input's value must meet.
+type Validation struct {
+	Condition *Condition
+	Message   string
+}
+
+// Mode is a named preset of input values, chosen with --mode.
+type Mode struct {
+	Name        string
+	Description string
+	Inputs      map[string]cty.Value
+	DeclRange   hcl.Range
+}
+
+// Budget is a context budget: how much of an agent's response the run
+// ingests (seed 000, "Context Budget Table").
+type Budget struct {
+	Name             string
+	MaxResponseLines int
+	MaxSummaryLines  int
+	Enforcement      string // "json" or "summary"
+	DeclRange        hcl.Range
+}
+
+// Prompt is a named prompt template.
+type Prompt struct {
+	Name        string
+	Description string
+	Template    hcl.Expression
+	DeclRange   hcl.Range
+}
+
+// Agent is an agent profile: who a step's agent action talks to.
+type Agent struct {
+	Name        string
+	Type        string // e.g. "gsd-planner"; APL_AGENT
+	Driver      string // a driver block name, or "" for the run's default
+	Model       string
+	Budget      string
+	System      string
+	Description string
+	DeclRange   hcl.Range
+}
+
+// Driver is a driver block: how agent calls are made. Its attributes are
+// constants, kept as values for the interpreter to hand to the agent
+// package.
+type Driver struct {
+	Name      string
+	Type      string
+	Config    map[string]cty.Value
+	DeclRange hcl.Range
+}
+
+// Output is the run's return object; each attribute is evaluated when the
+// run ends.
+type Output struct {
+	Attrs     []*NamedExpr
+	DeclRange hcl.Range
+}
+
+// NamedExpr is an attribute kept unevaluated, in source order.
+type NamedExpr struct {
+	Name  string
+	Expr  hcl.Expression
+	Range hcl.Range
+}
+
+// String renders the compiled graph, one step per line with its edges: the
+// form golden tests compare.
+func (p *Playbook) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "playbook %q\n", p.Name)
+	for _, in := range p.Inputs {
+		def := "required"
+		if !in.Required() {
+			def = "default " + formatValue(in.Default)
+		}
+		fmt.Fprintf(&b, "input %s: %s (%s)\n", in.Name, typeString(in.Type), def)
+	}
+	modes := make([]string, 0, len(p.Modes))
+	for n := range p.Modes {
+		modes = append(modes, n)
+	}
+	sort.Strings(modes)
+	for _, n := range modes {
+		fmt.Fprintf(&b, "mode %s: %s\n", n, formatInputs(p.Modes[n].Inputs))
+	}
+	for _, s := range p.Steps {
+		b.WriteString(s.String())
+		b.WriteByte('\n')
+		for _, e := range s.Edges {
+			fmt.Fprintf(&b, "  %s\n", e)
+		}
+	}
+	for _, s := range p.OnFailure {
+		b.WriteString("on_failure ")
+		b.WriteString(s.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func formatInputs(m map[string]cty.Value) string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + "=" + formatValue(m[n])
+	}
+	return strings.Join(parts, " ")
+}
+
+func (l *loader) decodePlaybookBlocks(blocks []*hcl.Block) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	if len(blocks) == 0 {
+		return hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Missing playbook block",
+			Detail:   `Every playbook declares itself once: playbook "name" { description = "..." }.`,
+		}}
+	}
+	for _, b := range blocks[1:] {
+		diags = append(diags, errDiag("Duplicate playbook block",
+			fmt.Sprintf("The playbook is already declared at %s.", blocks[0].DefRange), b.DefRange))
+	}
+	b := blocks[0]
+	p := l.pb
+	p.Name = b.Labels[0]
+	p.DeclRange = b.DefRange
+	content, d := b.Body.Content(playbookSchema)
+	diags = append(diags, d...)
+	if a := content.Attributes["description"]; a != nil {
+		v, d := constString(a)
+		diags = append(diags, d...)
+		p.Description = v
+	}
+	if a := content.Attributes["version"]; a != nil {
+		v, d := constString(a)
+		diags = append(diags, d...)
+		p.Version = v
+	}
+	if a := content.Attributes["label"]; a != nil {
+		p.Label = a.Expr
+		l.deferRefs(a.Expr, refScope{what: "the playbook label"})
+	}
+	if a := content.Attributes["exit_codes"]; a != nil {
+		v, d := constValue(a)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			codes, d := decodeExitCodes(v, a)
+			diags = append(diags, d...)
+			p.ExitCodes = codes
+		}
+	}
+	return diags
+}
+
+func decodeExitCodes(v cty.Value, a *hcl.Attribute) (map[string]int, hcl.Diagnostics) {
+	if v.IsNull() || !(v.Type().IsObjectType() || v.Type().IsMapType()) {
+		return nil, hcl.Diagnostics{errDiag("Invalid exit_codes",
+			`exit_codes maps run statuses to exit codes, e.g. { completed = 0, blocked = 2 }.`, a.Expr.Range())}
+	}
+	codes := map[string]int{}
+	for it := v.ElementIterator(); it.Next(); {
+		k, ev := it.Element()
+		if ev.Type() != cty.Number || ev.IsNull() || !ev.AsBigFloat().IsInt() {
+			return nil, hcl.Diagnostics{errDiag("Invalid exit_codes",
+				fmt.Sprintf("The exit code for status %q must be a whole number.", k.AsString()), a.Expr.Range())}
+		}
+		n, _ := ev.AsBigFloat().Int64()
+		if n < 0 || n > 125 {
+			return nil, hcl.Diagnostics{errDiag("Invalid exit_codes",
+				fmt.Sprintf("The exit code for status %q is %d; use 0 to 125 (126 and above mean other things to shells, and 130 is an interrupted run).", k.AsString(), n), a.Expr.Range())}
+		}
+		codes[k.AsString()] = int(n)
+	}
+	return codes, nil
+}

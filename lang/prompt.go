@@ -1,0 +1,82 @@
+package lang
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// decodePromptBlock reads a prompt template. `template = file("x.md")`
+// reads the file now, relative to the playbook, and parses it as a
+// template, so that its references are checked like inline ones.
+func (l *loader) decodePromptBlock(b *hcl.Block) hcl.Diagnostics {
+	diags := validName("prompt", b)
+	name := b.Labels[0]
+	if prev := l.pb.Prompts[name]; prev != nil {
+		return append(diags, duplicate("prompt", name, prev.DeclRange, b))
+	}
+	p := &Prompt{Name: name, DeclRange: b.DefRange}
+	l.pb.Prompts[name] = p
+	content, d := b.Body.Content(promptSchema)
+	diags = append(diags, d...)
+	if a := content.Attributes["description"]; a != nil {
+		v, d := constString(a)
+		diags = append(diags, d...)
+		p.Description = v
+	}
+	a := content.Attributes["template"]
+	if a == nil {
+		return diags
+	}
+	tmpl, d := l.templateExpr(a.Expr)
+	diags = append(diags, d...)
+	p.Template = tmpl
+	l.deferRefs(tmpl, refScope{vars: true, item: true, what: "a prompt template"})
+	return diags
+}
+
+// templateExpr returns expr itself, or for file("path") the parsed
+// contents of that file.
+func (l *loader) templateExpr(expr hcl.Expression) (hcl.Expression, hcl.Diagnostics) {
+	call, ok := expr.(*hclsyntax.FunctionCallExpr)
+	if !ok || call.Name != "file" {
+		return expr, nil
+	}
+	if len(call.Args) != 1 {
+		return nil, hcl.Diagnostics{errDiag("Invalid file call", "file takes one argument: a path relative to the playbook.", expr.Range())}
+	}
+	pv, d := call.Args[0].Value(nil)
+	if d.HasErrors() || pv.IsNull() || !pv.Type().Equals(ctyString) {
+		return nil, hcl.Diagnostics{errDiag("Invalid file call", "The path given to file must be a constant string.", call.Args[0].Range())}
+	}
+	rel := pv.AsString()
+	src, name, err := l.readRelative(rel)
+	if err != nil {
+		return nil, hcl.Diagnostics{errDiag("Cannot read prompt file", err.Error(), call.Args[0].Range())}
+	}
+	l.sources[name] = src
+	tmpl, diags := hclsyntax.ParseTemplate(src, name, hcl.Pos{Line: 1, Column: 1, Byte: 0})
+	return tmpl, diags
+}
+
+// readRelative reads a file next to the playbook, refusing paths that leave
+// the playbook's directory.
+func (l *loader) readRelative(rel string) ([]byte, string, error) {
+	if filepath.IsAbs(rel) || strings.HasPrefix(path.Clean(filepath.ToSlash(rel)), "../") {
+		return nil, "", fmt.Errorf("the path %q must be relative to the playbook and stay inside its directory", rel)
+	}
+	if name, ok := strings.CutPrefix(l.dir, StdlibPrefix); ok && l.stdlib != nil {
+		p := path.Join(name, filepath.ToSlash(rel))
+		b, err := fs.ReadFile(l.stdlib, p)
+		return b, l.dir + "/" + filepath.ToSlash(rel), err
+	}
+	p := filepath.Join(l.dir, rel)
+	b, err := os.ReadFile(p)
+	return b, p, err
+}
