@@ -1,0 +1,161 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/alecthomas/kong"
+	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/lang"
+	"github.com/apl-lang/apl/stdlib"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Exit codes. A playbook may map its own final statuses to codes with
+// exit_codes; these are apl's own.
+const (
+	exitOK          = 0
+	exitFailed      = 1 // the run failed; validate found errors; fmt --check found files to format
+	exitUsage       = 2 // bad command line or inputs, or a playbook that does not load
+	exitInternal    = 3 // apl could not do its own work (state not writable, ...)
+	exitWaiting     = 4 // the run paused for a human decision
+	exitInterrupted = 130
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+type cli struct {
+	Run      runCmd      `cmd:"" help:"Run a playbook. Its inputs are flags: apl run PLAYBOOK --phase 6.3 --pass-threshold 7."`
+	Resume   resumeCmd   `cmd:"" help:"Continue a run that was interrupted, killed or failed in a step."`
+	Validate validateCmd `cmd:"" help:"Check playbooks and report every problem with its location."`
+	Graph    graphCmd    `cmd:"" help:"Show a playbook's step graph as text, DOT or Mermaid."`
+	Fmt      fmtCmd      `cmd:"" help:"Format playbook files in the canonical HCL style."`
+	Stdlib   stdlibCmd   `cmd:"" help:"List or show the playbooks built into apl."`
+	Version  versionCmd  `cmd:"" help:"Print apl's version."`
+}
+
+// env is what every command gets: where to print, and how to load.
+type env struct {
+	stdout, stderr io.Writer
+	loader         *lang.Loader
+}
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+func exitWith(code int, err error) error { return &exitError{code, err} }
+
+// Main runs apl with args and returns its exit code. Tests call it
+// in-process.
+func Main(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "apl: internal error: %v\nPlease report this with the command you ran.\n", p)
+			code = exitInternal
+		}
+	}()
+	var c cli
+	exited := false
+	parser, err := kong.New(&c,
+		kong.Name("apl"),
+		kong.Description("apl runs playbooks: protocols for AI coding agents written as checked HCL.\n\nExit codes: 0 ok, 1 run failed or problems found, 2 usage error or invalid playbook, 3 internal error, 4 waiting for a human decision, 130 interrupted. A playbook may map its final statuses to other codes with exit_codes."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(int) { exited = true }),
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)
+	if err != nil {
+		fmt.Fprintf(stderr, "apl: %v\n", err)
+		return exitInternal
+	}
+	kctx, err := parser.Parse(args)
+	if exited {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "apl: %v\n", err)
+		return exitUsage
+	}
+	e := &env{stdout: stdout, stderr: stderr, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names()}}
+	err = kctx.Run(e)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintf(stderr, "apl: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "apl: %v\n", err)
+	return exitInternal
+}
+
+// load loads a playbook and prints its diagnostics; errors are a usage
+// failure.
+func (e *env) load(ref string, quiet bool) (*lang.Playbook, error) {
+	pb, diags := e.loader.Load(ref)
+	if diags.HasErrors() {
+		writeDiags(e.stderr, pb, diags)
+		return nil, exitWith(exitUsage, fmt.Errorf("%s: %s", ref, countDiags(diags)))
+	}
+	if !quiet && len(diags) > 0 {
+		writeDiags(e.stderr, pb, diags)
+	}
+	return pb, nil
+}
+
+func writeDiags(w io.Writer, pb *lang.Playbook, diags hcl.Diagnostics) {
+	width := 100
+	color := false
+	if f, ok := w.(*os.File); ok && isTerminal(f) {
+		color = os.Getenv("NO_COLOR") == ""
+	}
+	dw := hcl.NewDiagnosticTextWriter(w, pb.Files(), uint(width), color)
+	dw.WriteDiagnostics(diags)
+}
+
+func countDiags(diags hcl.Diagnostics) string {
+	errs, warns := 0, 0
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			errs++
+		} else {
+			warns++
+		}
+	}
+	return fmt.Sprintf("%s, %s", plural(errs, "error"), plural(warns, "warning"))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+type versionCmd struct{}
+
+func (versionCmd) Run(e *env) error {
+	fmt.Fprintf(e.stdout, "apl %s\n", version)
+	return nil
+}

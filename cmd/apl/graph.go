@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/apl-lang/apl/lang"
+)
+
+type graphCmd struct {
+	Path   string `arg:"" help:"A playbook file, directory, or stdlib:NAME."`
+	Format string `enum:"text,dot,mermaid" default:"text" help:"text, dot (Graphviz) or mermaid."`
+}
+
+func (c *graphCmd) Run(e *env) error {
+	pb, err := e.load(c.Path, true)
+	if err != nil {
+		return err
+	}
+	switch c.Format {
+	case "dot":
+		writeDot(e.stdout, pb)
+	case "mermaid":
+		writeMermaid(e.stdout, pb)
+	default:
+		writeText(e.stdout, pb)
+	}
+	return nil
+}
+
+// edgeLabel is an edge's condition and cap, for drawing.
+func edgeLabel(e *lang.Edge) string {
+	l := e.Label()
+	if e.Kind == lang.EdgeNext && l == "" {
+		return ""
+	}
+	return strings.Join(strings.Fields(l), " ")
+}
+
+// endings lists how a step can end the run: finish and fail outcomes.
+func endings(s *lang.Step) []string {
+	var out []string
+	if s.Gate == nil {
+		if s.Next == nil {
+			out = append(out, "end")
+		}
+		return out
+	}
+	rules := append([]*lang.Rule(nil), s.Gate.Rules...)
+	if s.Gate.Otherwise != nil {
+		rules = append(rules, s.Gate.Otherwise)
+	}
+	for _, r := range rules {
+		for _, o := range []*lang.Outcome{r.Outcome, r.Outcome.Exhausted} {
+			if o == nil {
+				continue
+			}
+			switch {
+			case o.Finish != nil:
+				out = append(out, "finish ("+r.Name+")")
+			case o.Fail != nil:
+				out = append(out, "fail ("+r.Name+")")
+			}
+		}
+	}
+	return out
+}
+
+func writeText(w io.Writer, pb *lang.Playbook) {
+	fmt.Fprintf(w, "playbook %s: %s\n", pb.Name, plural(len(pb.Steps), "step"))
+	for _, s := range pb.Steps {
+		fmt.Fprintf(w, "%s\n", s)
+		for _, e := range s.Edges {
+			l := edgeLabel(e)
+			if l != "" {
+				l = "  [" + l + "]"
+			}
+			fmt.Fprintf(w, "  -> %s%s\n", e.To.Name, l)
+		}
+		for _, end := range endings(s) {
+			fmt.Fprintf(w, "  -> (%s)\n", end)
+		}
+	}
+	if len(pb.OnFailure) > 0 {
+		fmt.Fprintf(w, "on_failure:\n")
+		for _, s := range pb.OnFailure {
+			fmt.Fprintf(w, "%s\n", s)
+		}
+	}
+}
+
+func writeDot(w io.Writer, pb *lang.Playbook) {
+	fmt.Fprintf(w, "digraph %q {\n  rankdir=TB;\n  node [shape=box];\n", pb.Name)
+	for _, s := range pb.Steps {
+		label := s.Name
+		if s.Action != nil {
+			label += "\\n" + s.Action.String()
+		}
+		fmt.Fprintf(w, "  %q [label=%q];\n", s.Name, label)
+	}
+	for _, s := range pb.Steps {
+		for _, e := range s.Edges {
+			attrs := fmt.Sprintf("label=%q", edgeLabel(e))
+			if e.Max > 0 {
+				attrs += ", style=dashed"
+			}
+			fmt.Fprintf(w, "  %q -> %q [%s];\n", s.Name, e.To.Name, attrs)
+		}
+	}
+	fmt.Fprintf(w, "}\n")
+}
+
+func writeMermaid(w io.Writer, pb *lang.Playbook) {
+	fmt.Fprintf(w, "flowchart TD\n")
+	for _, s := range pb.Steps {
+		fmt.Fprintf(w, "  %s[\"%s\"]\n", s.Name, mermaidText(s.Name))
+	}
+	for _, s := range pb.Steps {
+		for _, e := range s.Edges {
+			arrow := "-->"
+			if e.Max > 0 {
+				arrow = "-.->"
+			}
+			if l := edgeLabel(e); l != "" {
+				fmt.Fprintf(w, "  %s %s|\"%s\"| %s\n", s.Name, arrow, mermaidText(l), e.To.Name)
+			} else {
+				fmt.Fprintf(w, "  %s %s %s\n", s.Name, arrow, e.To.Name)
+			}
+		}
+	}
+}
+
+func mermaidText(s string) string {
+	return strings.NewReplacer(`"`, "#quot;", "|", "#124;", "<", "#lt;", ">", "#gt;").Replace(s)
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/apl-lang/apl/lang"
+	"github.com/hashicorp/hcl/v2"
+)
+
+type validateCmd struct {
+	Paths  []string `arg:"" name:"path" help:"Playbook files, directories of .hcl files, or stdlib:NAME."`
+	Format string   `enum:"text,json" default:"text" help:"Output format: text (with source snippets) or json (for editors and CI)."`
+}
+
+// jsonDiag is a diagnostic as validate --format json prints it.
+type jsonDiag struct {
+	Severity string     `json:"severity"`
+	Summary  string     `json:"summary"`
+	Detail   string     `json:"detail,omitempty"`
+	Range    *jsonRange `json:"range,omitempty"`
+}
+
+type jsonRange struct {
+	Filename string  `json:"filename"`
+	Start    jsonPos `json:"start"`
+	End      jsonPos `json:"end"`
+}
+
+type jsonPos struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+	Byte   int `json:"byte"`
+}
+
+type jsonResult struct {
+	Path         string     `json:"path"`
+	Playbook     string     `json:"playbook,omitempty"`
+	Valid        bool       `json:"valid"`
+	ErrorCount   int        `json:"error_count"`
+	WarningCount int        `json:"warning_count"`
+	Diagnostics  []jsonDiag `json:"diagnostics"`
+}
+
+func (c *validateCmd) Run(e *env) error {
+	var results []jsonResult
+	failed := false
+	for _, p := range c.Paths {
+		pb, diags := e.loader.Load(p)
+		res := jsonResult{Path: p, Playbook: pb.Name, Valid: !diags.HasErrors(), Diagnostics: []jsonDiag{}}
+		for _, d := range diags {
+			jd := jsonDiag{Severity: "warning", Summary: d.Summary, Detail: d.Detail}
+			if d.Severity == hcl.DiagError {
+				jd.Severity = "error"
+				res.ErrorCount++
+			} else {
+				res.WarningCount++
+			}
+			if r := d.Subject; r != nil {
+				jd.Range = &jsonRange{Filename: r.Filename,
+					Start: jsonPos{r.Start.Line, r.Start.Column, r.Start.Byte},
+					End:   jsonPos{r.End.Line, r.End.Column, r.End.Byte}}
+			}
+			res.Diagnostics = append(res.Diagnostics, jd)
+		}
+		if diags.HasErrors() {
+			failed = true
+		}
+		results = append(results, res)
+		if c.Format == "text" {
+			writeDiags(e.stdout, pb, diags)
+			fmt.Fprintf(e.stdout, "%s: %s\n", p, summaryLine(pb, diags))
+		}
+	}
+	if c.Format == "json" {
+		b, _ := json.MarshalIndent(results, "", "  ")
+		fmt.Fprintf(e.stdout, "%s\n", b)
+	}
+	if failed {
+		return exitWith(exitFailed, nil)
+	}
+	return nil
+}
+
+func summaryLine(pb *lang.Playbook, diags hcl.Diagnostics) string {
+	if diags.HasErrors() {
+		return "invalid: " + countDiags(diags)
+	}
+	s := fmt.Sprintf("ok: playbook %q, %s", pb.Name, plural(len(pb.Steps), "step"))
+	if len(diags) > 0 {
+		s += ", " + countDiags(diags)
+	}
+	return s
+}

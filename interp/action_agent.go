@@ -1,0 +1,148 @@
+package interp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/apl-lang/apl/builtins/agent"
+	"github.com/apl-lang/apl/lang"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// agentAction renders the prompt, calls the agent's driver, enforces the
+// budget and checks the answer against the step's returns type. An answer
+// that does not match is sent back once with the problems listed; a second
+// mismatch fails the step.
+func (r *run) agentAction(ctx context.Context, s *lang.Step, a *lang.AgentCall, rec *StepRecord) (cty.Value, error) {
+	drv, err := r.drivers(a.Agent)
+	if err != nil {
+		return cty.NilVal, fmt.Errorf("agent %q: %w", a.Agent.Name, err)
+	}
+	vars, err := r.promptVars(a)
+	if err != nil {
+		return cty.NilVal, err
+	}
+	prompt, err := evalString(a.Template, r.evalCtx(map[string]cty.Value{lang.RootVars: vars}))
+	if err != nil {
+		return cty.NilVal, fmt.Errorf("rendering the prompt: %w", err)
+	}
+	req := agent.Request{
+		Step: s.Name, Agent: a.Agent.Type, Model: a.Model, Prompt: prompt, System: a.Agent.System,
+		RunID: r.st.Meta.RunID, Workdir: r.workdir, Timeout: s.Timeout,
+	}
+	typed := s.Returns != cty.NilType
+	if typed {
+		req.Schema = agent.Schema(s.Returns)
+	}
+	const maxCalls = 2 // the first answer and one re-prompt
+	for call := 1; ; call++ {
+		rec.Calls++
+		req.Attempt = rec.Calls
+		out, problem, err := r.callAgent(ctx, s, a, drv, req, rec)
+		if err != nil || problem == nil {
+			return out, err
+		}
+		if call == maxCalls {
+			return cty.NilVal, fmt.Errorf("the answer does not match returns %s: %w", typeName(s.Returns), problem)
+		}
+		r.event(Event{Type: EventLog, Step: s.Name, Message: "answer rejected, asking again: " + problem.Error()})
+		schema, _ := json.Marshal(req.Schema)
+		req.Prompt = prompt + fmt.Sprintf("\n\nYour previous answer was rejected: %v\nAnswer again, ending with one JSON object that matches this JSON Schema:\n%s\n", problem, schema)
+	}
+}
+
+// callAgent makes one call. It returns the output, or a problem with the
+// answer's shape (worth asking again), or an error that fails the step.
+func (r *run) callAgent(ctx context.Context, s *lang.Step, a *lang.AgentCall, drv agent.Driver, req agent.Request, rec *StepRecord) (cty.Value, error, error) {
+	start := r.now()
+	resp, err := drv.Call(ctx, req)
+	r.st.Metrics.AgentCalls++
+	raw := resp.Raw
+	if raw == nil {
+		raw = []byte(resp.Text)
+	}
+	artifact, _ := r.dir.artifact(fmt.Sprintf("%s-%d.response", s.Name, req.Attempt), raw)
+	r.account(rec, resp)
+	span := Span{Step: s.Name, Action: "agent_spawn", Attempt: req.Attempt, Artifact: artifact,
+		InputSummary: a.Agent.Type + ": " + req.Prompt, OutputSummary: resp.Text}
+	if err != nil {
+		r.trace(span, start, err)
+		return cty.NilVal, nil, err
+	}
+	text := resp.Text
+	if b := a.Budget; b != nil {
+		bd, err := agent.EnforceBudget(text, agent.Budget{MaxResponseLines: b.MaxResponseLines, MaxSummaryLines: b.MaxSummaryLines, Enforcement: b.Enforcement})
+		if err != nil {
+			r.trace(span, start, err)
+			return cty.NilVal, nil, fmt.Errorf("budget %q: %w", b.Name, err)
+		}
+		if bd.Cut {
+			r.event(Event{Type: EventBudgetEnforced, Step: s.Name,
+				Message: fmt.Sprintf("response of %d lines exceeds max_response_lines=%d; kept %s (raw response in %s)", bd.Lines, b.MaxResponseLines, b.Enforcement, artifact)})
+		}
+		text = bd.Text
+	}
+	if s.Returns == cty.NilType {
+		r.trace(span, start, nil)
+		return cty.StringVal(text), nil, nil
+	}
+	resp.Text = text
+	js, err := agent.ExtractFromResponse(resp)
+	if err != nil {
+		r.trace(span, start, err)
+		return cty.NilVal, err, nil
+	}
+	v, err := agent.Decode(js, s.Returns)
+	r.trace(span, start, err)
+	if err != nil {
+		return cty.NilVal, err, nil
+	}
+	return v, nil, nil
+}
+
+// promptVars are what a prompt sees as vars: the run's vars, overlaid with
+// the agent block's own.
+func (r *run) promptVars(a *lang.AgentCall) (cty.Value, error) {
+	m := make(map[string]cty.Value, len(r.vars))
+	for k, v := range r.vars {
+		m[k] = v
+	}
+	if a.Vars != nil {
+		v, diags := a.Vars.Value(r.evalCtx(nil))
+		if diags.HasErrors() {
+			return cty.NilVal, diagsError(diags)
+		}
+		if v.IsNull() || !v.CanIterateElements() {
+			return cty.NilVal, fmt.Errorf("%s: vars must be an object", a.Vars.Range())
+		}
+		for it := v.ElementIterator(); it.Next(); {
+			k, ev := it.Element()
+			m[k.AsString()] = ev
+		}
+	}
+	return cty.ObjectVal(m), nil
+}
+
+// account adds a call's tokens and cost to the step and the run. Cost
+// stays null until some backend reports one.
+func (r *run) account(rec *StepRecord, resp agent.Response) {
+	n := resp.Usage.Total()
+	rec.Tokens += n
+	r.st.Metrics.TotalTokens += n
+	if resp.CostUSD != nil {
+		c := *resp.CostUSD
+		rec.CostUSD = addCost(rec.CostUSD, c)
+		r.st.Metrics.TotalCostUSD = addCost(r.st.Metrics.TotalCostUSD, c)
+	}
+}
+
+func addCost(p *float64, c float64) *float64 {
+	v := c
+	if p != nil {
+		v += *p
+	}
+	return &v
+}
+
+func typeName(t cty.Type) string { return t.FriendlyName() }

@@ -1,0 +1,139 @@
+package interp
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/lang"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// shellAction runs a shell action. A non-zero exit fails the step; the
+// exit code and parsed output are recorded either way.
+func (r *run) shellAction(ctx context.Context, s *lang.Step, a *lang.Shell, rec *StepRecord) (cty.Value, error) {
+	ectx := r.evalCtx(nil)
+	spec := builtins.ShellSpec{Parse: a.Parse, Timeout: s.Timeout}
+	var input string
+	if a.Command != nil {
+		v, diags := a.Command.Value(ectx)
+		if diags.HasErrors() {
+			return cty.NilVal, diagsError(diags)
+		}
+		argv, err := stringList(v)
+		if err != nil || len(argv) == 0 {
+			return cty.NilVal, fmt.Errorf("%s: command must be a non-empty list of strings", a.Command.Range())
+		}
+		spec.Command = argv
+		input = strings.Join(argv, " ")
+	} else {
+		script, err := renderScript(a.Script, ectx)
+		if err != nil {
+			return cty.NilVal, err
+		}
+		spec.Script = script
+		input = script
+	}
+	if a.Dir != nil {
+		dir, err := evalString(a.Dir, ectx)
+		if err != nil {
+			return cty.NilVal, err
+		}
+		spec.Dir = dir
+	}
+	if a.Env != nil {
+		v, diags := a.Env.Value(ectx)
+		if diags.HasErrors() {
+			return cty.NilVal, diagsError(diags)
+		}
+		env, err := stringMap(v)
+		if err != nil {
+			return cty.NilVal, fmt.Errorf("%s: env: %w", a.Env.Range(), err)
+		}
+		keys := make([]string, 0, len(env))
+		for k := range env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			spec.Env = append(spec.Env, k+"="+env[k])
+		}
+	}
+	if a.Stdin != nil {
+		in, err := evalString(a.Stdin, ectx)
+		if err != nil {
+			return cty.NilVal, err
+		}
+		spec.Stdin = in
+	}
+
+	start := r.now()
+	res, err := r.shell.Run(ctx, spec)
+	base := fmt.Sprintf("%s-%d", s.Name, rec.Attempts)
+	artifact := ""
+	if res.Stdout != "" {
+		artifact, _ = r.dir.artifact(base+".stdout", []byte(res.Stdout))
+	}
+	if res.Stderr != "" {
+		r.dir.artifact(base+".stderr", []byte(res.Stderr))
+	}
+	code := res.ExitCode
+	rec.ExitCode = &code
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("exit status %d%s", res.ExitCode, stderrExcerpt(res.Stderr))
+	}
+	r.trace(Span{Step: s.Name, Action: "command_run", Attempt: rec.Attempts, Artifact: artifact,
+		InputSummary: input, OutputSummary: fmt.Sprintf("exit %d: %s", res.ExitCode, res.Stdout)}, start, err)
+	out := res.Output
+	if out == cty.NilVal {
+		out = cty.NullVal(cty.DynamicPseudoType)
+	}
+	return out, err
+}
+
+// stderrExcerpt is the first 500 characters of stderr (seed 000's sandbox
+// policy), for error messages.
+func stderrExcerpt(stderr string) string {
+	stderr = strings.TrimSpace(stderr)
+	if stderr == "" {
+		return ""
+	}
+	if len(stderr) > 500 {
+		stderr = stderr[:500] + "..."
+	}
+	return ": " + stderr
+}
+
+func stringList(v cty.Value) ([]string, error) {
+	if v.IsNull() || !(v.Type().IsListType() || v.Type().IsTupleType() || v.Type().IsSetType()) {
+		return nil, fmt.Errorf("want a list of strings, got %s", v.Type().FriendlyName())
+	}
+	var out []string
+	for it := v.ElementIterator(); it.Next(); {
+		_, ev := it.Element()
+		s, err := toString(ev)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func stringMap(v cty.Value) (map[string]string, error) {
+	if v.IsNull() || !(v.Type().IsMapType() || v.Type().IsObjectType()) {
+		return nil, fmt.Errorf("want an object of strings, got %s", v.Type().FriendlyName())
+	}
+	out := map[string]string{}
+	for it := v.ElementIterator(); it.Next(); {
+		k, ev := it.Element()
+		s, err := toString(ev)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k.AsString(), err)
+		}
+		out[k.AsString()] = s
+	}
+	return out, nil
+}

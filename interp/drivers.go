@@ -1,0 +1,102 @@
+package interp
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/apl-lang/apl/builtins/agent"
+	"github.com/apl-lang/apl/lang"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// defaultDrivers serves each agent from its driver block or preset; with
+// an agent command set, every agent goes to that command instead.
+func defaultDrivers(pb *lang.Playbook, agentCmd []string) DriverFactory {
+	var mu sync.Mutex
+	cache := map[string]agent.Driver{}
+	return func(a *lang.Agent) (agent.Driver, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		key := a.Driver
+		if len(agentCmd) > 0 {
+			key = "\x00agent-cmd"
+		}
+		if d, ok := cache[key]; ok {
+			return d, nil
+		}
+		cfg, err := driverConfig(pb, a, agentCmd)
+		if err != nil {
+			return nil, err
+		}
+		d, err := agent.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		cache[key] = d
+		return d, nil
+	}
+}
+
+func driverConfig(pb *lang.Playbook, a *lang.Agent, agentCmd []string) (agent.Config, error) {
+	if len(agentCmd) > 0 {
+		return agent.Config{Type: agent.TypeCommand, Command: agentCmd}, nil
+	}
+	if a.Driver == "" {
+		return agent.Config{}, fmt.Errorf("agent %q has no driver: set driver in its agent block, or run with --agent-cmd", a.Name)
+	}
+	dr := pb.Drivers[a.Driver]
+	if dr == nil {
+		// A preset named directly: driver = "claude-code".
+		return agent.Config{Type: a.Driver}, nil
+	}
+	return DriverConfig(dr)
+}
+
+// DriverConfig converts a driver block's settings to the agent package's
+// Config.
+func DriverConfig(dr *lang.Driver) (agent.Config, error) {
+	cfg := agent.Config{Type: dr.Type}
+	for name, v := range dr.Config {
+		var err error
+		switch name {
+		case "command":
+			cfg.Command, err = stringList(v)
+		case "input":
+			cfg.Input, err = toString(v)
+		case "output":
+			cfg.Output, err = toString(v)
+		case "fields":
+			cfg.Fields, err = stringMap(v)
+		case "env":
+			cfg.Env, err = stringMap(v)
+		case "model":
+			cfg.Model, err = toString(v)
+		case "base_url":
+			cfg.BaseURL, err = toString(v)
+		case "api_key_env":
+			cfg.APIKeyEnv, err = toString(v)
+		case "max_tokens":
+			cfg.MaxTokens, err = toInt(v)
+		case "options":
+			o, ok := goValue(v).(map[string]any)
+			if !ok {
+				err = fmt.Errorf("want an object")
+			}
+			cfg.Options = o
+		default:
+			err = fmt.Errorf("unknown setting")
+		}
+		if err != nil {
+			return cfg, fmt.Errorf("driver %q: %s: %w", dr.Name, name, err)
+		}
+	}
+	return cfg, nil
+}
+
+func toInt(v cty.Value) (int, error) {
+	if v.IsNull() || v.Type() != cty.Number || !v.AsBigFloat().IsInt() {
+		return 0, fmt.Errorf("want a whole number")
+	}
+	i, _ := v.AsBigFloat().Int64()
+	return int(i), nil
+}

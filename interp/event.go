@@ -1,0 +1,39 @@
+package interp
+
+import "time"
+
+// Event kinds, as they appear in the state file's event log (seed 001,
+// section 3) and in Observer calls.
+const (
+	EventRunStarted     = "run_started"
+	EventRunResumed     = "run_resumed"
+	EventRunCompleted   = "run_completed"
+	EventRunFailed      = "run_failed"
+	EventRunInterrupted = "run_interrupted"
+	EventStepStarted    = "step_started"
+	EventStepCompleted  = "step_completed"
+	EventStepFailed     = "step_failed"
+	EventStepSkipped    = "step_skipped"
+	EventStepReused     = "step_reused"
+	EventGateDecision   = "gate_decision"
+	EventCapExhausted   = "cap_exhausted"
+	EventBudgetEnforced = "budget_enforced"
+	EventLog            = "log"
+)
+
+// Event is one entry of a run's event log.
+type Event struct {
+	Time  time.Time `json:"timestamp"`
+	Type  string    `json:"event"`
+	Step  string    `json:"step,omitempty"`
+	Label string    `json:"label,omitempty"` // the playbook's progress label, e.g. "Phase 6.3"
+	// Progress is the step's progress name and its place among the
+	// playbook's progress steps, when it has one.
+	Progress      string `json:"progress,omitempty"`
+	ProgressIndex int    `json:"progress_index,omitempty"`
+	ProgressTotal int    `json:"progress_total,omitempty"`
+	Attempt       int    `json:"attempt,omitempty"`
+	Message       string `json:"message,omitempty"`
+	// Details carries event-specific data (the rule chosen, a skip reason).
+	Details map[string]any `json:"details,omitempty"`
+}

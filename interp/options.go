@@ -1,0 +1,67 @@
+package interp
+
+import (
+	"context"
+	"time"
+
+	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/builtins/agent"
+	"github.com/apl-lang/apl/lang"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Options configure a run. The zero value of every field has a sensible
+// default, documented on the field.
+type Options struct {
+	// Workdir is the project root: commands run there and the run
+	// directory lives under it. Default: the current directory.
+	Workdir string
+	// RunsDir holds run directories. Default: Workdir/.apl/runs.
+	RunsDir string
+	// RunID names a new run. Default: a time-based id.
+	RunID string
+	// Inputs are explicitly given input values; they override the mode's.
+	Inputs map[string]cty.Value
+	// Mode names a mode block whose inputs preset values.
+	Mode string
+
+	// Shell runs shell actions. Default: builtins.Shell at Workdir.
+	Shell ShellRunner
+	// Funcs are the builtins `call` blocks reach. Default: builtins.Funcs().
+	Funcs builtins.Registry
+	// Drivers makes the driver for an agent profile. Default: the profile's
+	// driver block or preset, or AgentCommand when set.
+	Drivers DriverFactory
+	// AgentCommand, when set, sends every agent call to this command (the
+	// command driver contract; apl run --agent-cmd).
+	AgentCommand []string
+
+	// Observer receives progress events. Default: none.
+	Observer Observer
+	// Clock gives the time for records and traces. Default: time.Now.
+	Clock func() time.Time
+	// NoSync skips fsync on checkpoints (faster, not crash-safe).
+	NoSync bool
+	// Force resumes a run even though its playbook changed.
+	Force bool
+}
+
+// ShellRunner runs commands; builtins.Shell implements it.
+type ShellRunner interface {
+	Run(ctx context.Context, spec builtins.ShellSpec) (builtins.ShellResult, error)
+}
+
+// DriverFactory returns the driver that serves an agent profile.
+type DriverFactory func(a *lang.Agent) (agent.Driver, error)
+
+// Observer receives a run's events as they happen. Calls come from the
+// goroutine running the playbook, in order.
+type Observer interface {
+	Event(e Event)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(e Event)
+
+// Event implements Observer.
+func (f ObserverFunc) Event(e Event) { f(e) }

@@ -1,0 +1,139 @@
+package interp
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/builtins/agent"
+	"github.com/apl-lang/apl/lang"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// ChangedError is returned by Resume when the playbook's source differs
+// from the one the run started with; Options.Force overrides it.
+type ChangedError struct{ Was, Now string }
+
+func (e *ChangedError) Error() string {
+	return fmt.Sprintf("the playbook changed since the run began (hash %.12s, now %.12s); resume with --force to run the new version", e.Was, e.Now)
+}
+
+// ReadRun reads a run's state without running anything; it says which
+// file it used (the state file, or its backup when that was corrupt).
+func ReadRun(dir string) (*State, string, error) { return readState(dir) }
+
+// Resume continues the run in dir: completed steps are not run again and
+// their outputs are restored; the step that was in flight, or that failed,
+// runs again.
+func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*Result, error) {
+	st, used, err := readState(dir)
+	if err != nil {
+		return nil, err
+	}
+	if st.Meta.PlaybookHash != pb.Hash && !opts.Force {
+		return nil, &ChangedError{Was: st.Meta.PlaybookHash, Now: pb.Hash}
+	}
+	switch st.Meta.Status {
+	case StatusRunning, StatusInterrupted:
+	case StatusFailed:
+		if st.Meta.CurrentStep == "" {
+			return nil, fmt.Errorf("run %s failed by its own decision (%s); there is nothing to resume", st.Meta.RunID, failMessage(st.Meta))
+		}
+	default:
+		return nil, fmt.Errorf("run %s already ended with status %q; there is nothing to resume", st.Meta.RunID, st.Meta.Status)
+	}
+	if opts.Workdir == "" {
+		opts.Workdir = st.Meta.Workdir
+	}
+	opts.Mode = st.Meta.Mode
+	r, err := newRun(pb, opts)
+	if err != nil {
+		return nil, err
+	}
+	r.st = st
+	r.elapsed0 = st.Meta.LastCheckpoint.Sub(st.Meta.StartedAt)
+	if err := r.restore(); err != nil {
+		return nil, err
+	}
+	d, err := openRunDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	r.dir = d
+	if used != stateFile {
+		r.event(Event{Type: EventLog, Message: "state file unreadable; resumed from " + used})
+	}
+	r.label = r.renderLabel()
+	r.st.Meta.Status = StatusRunning
+	r.st.Meta.Reason, r.st.Meta.Recommendation = "", ""
+	r.st.Meta.OnFailure, r.st.Meta.OnFailureStep = false, ""
+	r.event(Event{Type: EventRunResumed, Step: st.Meta.CurrentStep, Message: "resuming at step " + st.Meta.CurrentStep})
+	for _, s := range pb.Steps {
+		rec := st.Steps[s.Name]
+		switch rec.Status {
+		case StepCompleted, StepSkipped:
+			r.event(Event{Type: EventStepReused, Step: s.Name, Message: fmt.Sprintf("%s earlier; not run again", rec.Status)})
+		case StepRunning, StepFailed:
+			// The attempt in flight when the run stopped did not finish.
+			if rec.Status == StepRunning && rec.Attempts > 0 {
+				rec.Attempts--
+			}
+			rec.Status = StepPending
+		}
+	}
+	if err := r.checkpoint(); err != nil {
+		return nil, err
+	}
+	return r.execute(ctx)
+}
+
+// restore rebuilds in-memory values from the state file: inputs, step
+// outputs (decoded with their returns types) and vars.
+func (r *run) restore() error {
+	vals := map[string]cty.Value{}
+	for _, in := range r.pb.Inputs {
+		raw, ok := r.st.Inputs[in.Name]
+		if !ok {
+			if in.Required() {
+				return fmt.Errorf("the run has no value for input %q", in.Name)
+			}
+			vals[in.Name] = in.Default
+			continue
+		}
+		v, err := agent.Decode(raw, in.Type)
+		if err != nil {
+			return fmt.Errorf("input %q in the state: %w", in.Name, err)
+		}
+		vals[in.Name] = v
+	}
+	r.inputs = cty.ObjectVal(vals)
+	for _, s := range r.allSteps() {
+		rec := r.st.Steps[s.Name]
+		if rec == nil {
+			rec = &StepRecord{Status: StepPending}
+			r.st.Steps[s.Name] = rec
+		}
+		if len(rec.Output) == 0 {
+			continue
+		}
+		var v cty.Value
+		var err error
+		if s.Returns != cty.NilType {
+			v, err = agent.Decode(rec.Output, s.Returns)
+		} else {
+			v, err = builtins.JSONToCty(rec.Output)
+		}
+		if err != nil {
+			return fmt.Errorf("output of step %q in the state: %w", s.Name, err)
+		}
+		r.outputs[s.Name] = v
+	}
+	for name, raw := range r.st.Vars {
+		v, err := builtins.JSONToCty(raw)
+		if err != nil {
+			return fmt.Errorf("var %q in the state: %w", name, err)
+		}
+		r.vars[name] = v
+	}
+	return nil
+}

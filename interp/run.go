@@ -1,0 +1,332 @@
+package interp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/lang"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// ErrInterrupted is returned when the run's context was cancelled (SIGINT,
+// SIGTERM): the step in flight was stopped and the state checkpointed, so
+// the run can be resumed.
+var ErrInterrupted = errors.New("run interrupted")
+
+// Result is how a run ended.
+type Result struct {
+	RunID          string
+	Dir            string // the run directory
+	Status         string // completed, failed, interrupted, or a playbook's finish status
+	Recommendation string
+	Reason         string
+	// Output is the playbook's output object; cty.NilVal when the playbook
+	// has no output block.
+	Output cty.Value
+	// OutputJSON is Output encoded as JSON ("{}" without an output block).
+	OutputJSON json.RawMessage
+}
+
+// run is one execution of a playbook: all the mutable data lives here.
+type run struct {
+	pb      *lang.Playbook
+	opts    Options
+	dir     *runDir
+	st      *State
+	workdir string
+	now     func() time.Time
+	shell   ShellRunner
+	funcs   builtins.Registry
+	drivers DriverFactory
+
+	inputs     cty.Value
+	outputs    map[string]cty.Value
+	vars       map[string]cty.Value
+	stepsCache cty.Value
+	label      string
+	started    time.Time // this process's start, for elapsed time
+	elapsed0   time.Duration
+	// failedInStep is set when a step (not a gate) failed the run, which
+	// keeps that step current so resume can retry it.
+	failedInStep bool
+}
+
+// Start begins a new run of pb.
+func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*Result, error) {
+	r, err := newRun(pb, opts)
+	if err != nil {
+		return nil, err
+	}
+	inputs, err := resolveInputs(pb, opts.Mode, opts.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	r.inputs = inputs
+	now := r.now()
+	id := opts.RunID
+	if id == "" {
+		id = newRunID(now)
+	}
+	dir, err := createRunDir(r.runsDir(), id)
+	if err != nil {
+		return nil, err
+	}
+	r.dir = dir
+	r.st = &State{
+		Meta: Meta{
+			Version: stateVersion, RunID: id, Playbook: pb.Name, PlaybookRef: ref,
+			PlaybookHash: pb.Hash, Mode: opts.Mode, Workdir: r.workdir, Status: StatusRunning,
+			StartedAt: now,
+		},
+		Inputs: map[string]json.RawMessage{},
+		Steps:  map[string]*StepRecord{},
+		Caps:   map[string]int{},
+		Vars:   map[string]json.RawMessage{},
+	}
+	for name, v := range inputs.AsValueMap() {
+		b, err := builtins.CtyToJSON(v)
+		if err != nil {
+			return nil, fmt.Errorf("input %q: %w", name, err)
+		}
+		r.st.Inputs[name] = b
+	}
+	for _, s := range r.allSteps() {
+		r.st.Steps[s.Name] = &StepRecord{Status: StepPending}
+	}
+	if len(pb.Steps) > 0 {
+		r.st.Meta.CurrentStep = pb.Steps[0].Name
+	}
+	r.label = r.renderLabel()
+	r.event(Event{Type: EventRunStarted, Message: fmt.Sprintf("run %s of %s", id, pb.Name)})
+	if err := r.checkpoint(); err != nil {
+		return nil, err
+	}
+	return r.execute(ctx)
+}
+
+func newRun(pb *lang.Playbook, opts Options) (*run, error) {
+	r := &run{pb: pb, opts: opts, outputs: map[string]cty.Value{}, vars: map[string]cty.Value{}}
+	r.now = opts.Clock
+	if r.now == nil {
+		r.now = time.Now
+	}
+	r.workdir = opts.Workdir
+	if r.workdir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		r.workdir = wd
+	}
+	abs, err := filepath.Abs(r.workdir)
+	if err != nil {
+		return nil, err
+	}
+	r.workdir = abs
+	r.shell = opts.Shell
+	if r.shell == nil {
+		r.shell = &builtins.Shell{Workdir: r.workdir, Policy: builtins.DefaultPolicy}
+	}
+	r.funcs = opts.Funcs
+	if r.funcs == nil {
+		r.funcs = builtins.Funcs()
+	}
+	r.drivers = opts.Drivers
+	if r.drivers == nil {
+		r.drivers = defaultDrivers(pb, opts.AgentCommand)
+	}
+	r.started = r.now()
+	return r, nil
+}
+
+func (r *run) runsDir() string {
+	if r.opts.RunsDir != "" {
+		return r.opts.RunsDir
+	}
+	return filepath.Join(r.workdir, ".apl", "runs")
+}
+
+func (r *run) allSteps() []*lang.Step {
+	return append(append([]*lang.Step(nil), r.pb.Steps...), r.pb.OnFailure...)
+}
+
+func (r *run) elapsed() time.Duration { return r.elapsed0 + r.now().Sub(r.started) }
+
+// execute walks the graph from the current step until the run ends, then
+// runs on_failure steps if it failed and evaluates the output.
+func (r *run) execute(ctx context.Context) (*Result, error) {
+	defer r.dir.close()
+	for r.st.Meta.Status == StatusRunning && r.st.Meta.CurrentStep != "" {
+		s := r.pb.Step(r.st.Meta.CurrentStep)
+		if s == nil {
+			return nil, fmt.Errorf("state names step %q, which the playbook does not have", r.st.Meta.CurrentStep)
+		}
+		next, err := r.step(ctx, s)
+		if err != nil {
+			if errors.Is(err, ErrInterrupted) {
+				return r.interrupted()
+			}
+			return nil, err
+		}
+		// A step that failed stays current, so that resume retries it.
+		if r.st.Meta.Status == StatusRunning || !r.failedInStep {
+			r.st.Meta.CurrentStep = next
+		}
+		if err := r.checkpoint(); err != nil {
+			return nil, err
+		}
+	}
+	if r.st.Meta.Status == StatusRunning {
+		r.st.Meta.Status = StatusCompleted
+	}
+	if r.st.Meta.Status == StatusFailed {
+		if err := r.runOnFailure(ctx); err != nil {
+			if errors.Is(err, ErrInterrupted) {
+				return r.interrupted()
+			}
+			return nil, err
+		}
+	}
+	return r.finish()
+}
+
+// interrupted checkpoints a run stopped by its context.
+func (r *run) interrupted() (*Result, error) {
+	r.st.Meta.Status = StatusInterrupted
+	r.event(Event{Type: EventRunInterrupted, Step: r.st.Meta.CurrentStep, Message: "interrupted; continue with apl resume"})
+	if err := r.checkpoint(); err != nil {
+		return nil, err
+	}
+	return &Result{RunID: r.st.Meta.RunID, Dir: r.dir.path, Status: StatusInterrupted, OutputJSON: json.RawMessage("{}")}, ErrInterrupted
+}
+
+// runOnFailure runs the on_failure steps once, in order. They see the
+// failure as run.status, run.recommendation and run.reason; their own
+// failures are recorded but do not change the run's outcome.
+func (r *run) runOnFailure(ctx context.Context) error {
+	if len(r.pb.OnFailure) == 0 {
+		return nil
+	}
+	if !r.st.Meta.OnFailure {
+		r.st.Meta.OnFailure = true
+		r.st.Meta.OnFailureStep = r.pb.OnFailure[0].Name
+	}
+	saved := r.st.Meta
+	for r.st.Meta.OnFailureStep != "" {
+		s := r.pb.Step(r.st.Meta.OnFailureStep)
+		if s == nil {
+			return fmt.Errorf("state names step %q, which the playbook does not have", r.st.Meta.OnFailureStep)
+		}
+		r.st.Meta.Status = StatusRunning
+		next, err := r.step(ctx, s)
+		r.st.Meta.Status, r.st.Meta.Recommendation, r.st.Meta.Reason = saved.Status, saved.Recommendation, saved.Reason
+		if err != nil {
+			return err
+		}
+		r.st.Meta.OnFailureStep = next
+		if err := r.checkpoint(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish evaluates the output block and writes the final state and
+// output.json.
+func (r *run) finish() (*Result, error) {
+	res := &Result{
+		RunID: r.st.Meta.RunID, Dir: r.dir.path, Status: r.st.Meta.Status,
+		Recommendation: r.st.Meta.Recommendation, Reason: r.st.Meta.Reason,
+		OutputJSON: json.RawMessage("{}"),
+	}
+	if r.pb.Output != nil {
+		ctx := r.evalCtx(nil)
+		vals := map[string]cty.Value{}
+		var errs []error
+		for _, a := range r.pb.Output.Attrs {
+			v, diags := a.Expr.Value(ctx)
+			if diags.HasErrors() {
+				errs = append(errs, fmt.Errorf("output %q: %w", a.Name, diagsError(diags)))
+				v = cty.NullVal(cty.DynamicPseudoType)
+			}
+			vals[a.Name] = v
+		}
+		res.Output = cty.ObjectVal(vals)
+		b, err := builtins.CtyToJSON(res.Output)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("output: %w", err))
+		} else {
+			res.OutputJSON = b
+		}
+		if err := errors.Join(errs...); err != nil {
+			r.event(Event{Type: EventLog, Message: "output incomplete: " + err.Error()})
+		}
+	}
+	r.st.Output = res.OutputJSON
+	switch r.st.Meta.Status {
+	case StatusCompleted:
+		r.event(Event{Type: EventRunCompleted, Message: "run completed"})
+	case StatusFailed:
+		r.event(Event{Type: EventRunFailed, Message: failMessage(r.st.Meta)})
+	default:
+		r.event(Event{Type: EventRunCompleted, Message: "run finished: " + r.st.Meta.Status})
+	}
+	r.st.Metrics.DurationS = r.elapsed().Seconds()
+	if err := r.checkpoint(); err != nil {
+		return nil, err
+	}
+	out := append(append([]byte(nil), res.OutputJSON...), '\n')
+	if err := os.WriteFile(filepath.Join(r.dir.path, "output.json"), out, 0o644); err != nil {
+		return nil, fmt.Errorf("write output: %w", err)
+	}
+	return res, nil
+}
+
+func failMessage(m Meta) string {
+	msg := "run failed"
+	if m.Recommendation != "" {
+		msg += " (recommendation: " + m.Recommendation + ")"
+	}
+	if m.Reason != "" {
+		msg += ": " + m.Reason
+	}
+	return msg
+}
+
+// checkpoint writes the state file.
+func (r *run) checkpoint() error {
+	r.st.Meta.LastCheckpoint = r.now()
+	if err := writeState(r.dir.path, r.st, !r.opts.NoSync); err != nil {
+		return fmt.Errorf("checkpoint run %s: %w", r.st.Meta.RunID, err)
+	}
+	return nil
+}
+
+// event appends to the event log and tells the observer.
+func (r *run) event(e Event) {
+	e.Time = r.now()
+	if e.Label == "" {
+		e.Label = r.label
+	}
+	r.st.Events = append(r.st.Events, e)
+	if r.opts.Observer != nil {
+		r.opts.Observer.Event(e)
+	}
+}
+
+func (r *run) renderLabel() string {
+	if r.pb.Label == nil {
+		return ""
+	}
+	s, err := evalString(r.pb.Label, r.evalCtx(nil))
+	if err != nil {
+		return ""
+	}
+	return s
+}

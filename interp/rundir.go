@@ -1,0 +1,177 @@
+package interp
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// runDir is a run's directory: state file and backup, trace.jsonl,
+// artifacts/ and output.json.
+type runDir struct {
+	path string
+
+	mu    sync.Mutex
+	trace *os.File
+}
+
+// newRunID makes a sortable, unique run id.
+func newRunID(now time.Time) string {
+	var b [3]byte
+	rand.Read(b[:])
+	return now.UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// createRunDir makes runs/<id>/ and its artifacts/ folder, keeps the
+// user's git tree clean with a .gitignore in .apl/, and points latest at
+// the new run.
+func createRunDir(runsDir, id string) (*runDir, error) {
+	dir := filepath.Join(runsDir, id)
+	if err := os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755); err != nil {
+		return nil, fmt.Errorf("create run directory: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, stateFile)); err == nil {
+		return nil, fmt.Errorf("run %s already exists in %s", id, runsDir)
+	}
+	ignoreGit(runsDir)
+	if err := pointLatest(runsDir, id); err != nil {
+		return nil, err
+	}
+	return openRunDir(dir)
+}
+
+func openRunDir(dir string) (*runDir, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "trace.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open trace: %w", err)
+	}
+	return &runDir{path: dir, trace: f}, nil
+}
+
+func (d *runDir) close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.trace == nil {
+		return nil
+	}
+	err := d.trace.Close()
+	d.trace = nil
+	return err
+}
+
+// ignoreGit writes a .gitignore that ignores everything in the directory
+// that holds the runs (.apl/ by default), so runs never dirty a git tree.
+func ignoreGit(runsDir string) {
+	root := filepath.Dir(runsDir)
+	if filepath.Base(runsDir) != "runs" {
+		root = runsDir
+	}
+	p := filepath.Join(root, ".gitignore")
+	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+		os.WriteFile(p, []byte("# apl run state; not for version control\n*\n"), 0o644)
+	}
+}
+
+// pointLatest makes runs/latest a symlink to the run (or, where symlinks
+// are not possible, a file holding its id).
+func pointLatest(runsDir, id string) error {
+	latest := filepath.Join(runsDir, "latest")
+	tmp := latest + ".tmp"
+	os.Remove(tmp)
+	if err := os.Symlink(id, tmp); err != nil {
+		if err := os.WriteFile(tmp, []byte(id+"\n"), 0o644); err != nil {
+			return fmt.Errorf("point latest at %s: %w", id, err)
+		}
+	}
+	if err := os.Rename(tmp, latest); err != nil {
+		return fmt.Errorf("point latest at %s: %w", id, err)
+	}
+	return nil
+}
+
+// ResolveRun finds a run directory from a run id, a path, or "" / "latest"
+// for the newest run.
+func ResolveRun(runsDir, ref string) (string, error) {
+	if ref == "" {
+		ref = "latest"
+	}
+	if st, err := os.Stat(ref); err == nil && st.IsDir() && strings.ContainsRune(ref, filepath.Separator) {
+		return ref, nil
+	}
+	p := filepath.Join(runsDir, ref)
+	if ref == "latest" {
+		if target, err := os.Readlink(p); err == nil {
+			return filepath.Join(runsDir, target), nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", fmt.Errorf("no runs in %s yet", runsDir)
+		}
+		return filepath.Join(runsDir, strings.TrimSpace(string(b))), nil
+	}
+	if _, err := os.Stat(filepath.Join(p, stateFile)); err != nil {
+		if _, err2 := os.Stat(filepath.Join(p, backupFile)); err2 != nil {
+			return "", fmt.Errorf("no run %q in %s", ref, runsDir)
+		}
+	}
+	return p, nil
+}
+
+// artifact writes one artifact file and returns its path relative to the
+// run directory.
+func (d *runDir) artifact(name string, data []byte) (string, error) {
+	rel := filepath.Join("artifacts", name)
+	if err := os.WriteFile(filepath.Join(d.path, rel), data, 0o644); err != nil {
+		return "", fmt.Errorf("write artifact %s: %w", name, err)
+	}
+	return rel, nil
+}
+
+// Span is one line of trace.jsonl (seed 001, section 6).
+type Span struct {
+	Timestamp     time.Time `json:"timestamp"`
+	RunID         string    `json:"run_id"`
+	Step          string    `json:"step"`
+	Action        string    `json:"action"`
+	InputSummary  string    `json:"input_summary"`
+	OutputSummary string    `json:"output_summary"`
+	DurationMS    int64     `json:"duration_ms"`
+	Status        string    `json:"status"`
+	Attempt       int       `json:"attempt,omitempty"`
+	Artifact      string    `json:"artifact,omitempty"`
+}
+
+func (d *runDir) span(s Span) error {
+	s.InputSummary = summarize(s.InputSummary)
+	s.OutputSummary = summarize(s.OutputSummary)
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.trace == nil {
+		return errors.New("trace closed")
+	}
+	_, err = d.trace.Write(append(b, '\n'))
+	return err
+}
+
+// summarize cuts s to 200 characters on one line, as seed 001 asks of
+// trace summaries.
+func summarize(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= 200 {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:197]) + "..."
+}
