@@ -1,0 +1,179 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// claudeBase is the default invocation of the claude-code preset.
+var claudeBase = []string{"claude", "-p", "--output-format", "json"}
+
+// claudeResult is the result object `claude -p --output-format json` prints.
+type claudeResult struct {
+	Type             string          `json:"type"`
+	Subtype          string          `json:"subtype"`
+	IsError          bool            `json:"is_error"`
+	Result           string          `json:"result"`
+	StructuredOutput json.RawMessage `json:"structured_output"`
+	SessionID        string          `json:"session_id"`
+	TotalCostUSD     *float64        `json:"total_cost_usd"`
+	Usage            struct {
+		InputTokens              int `json:"input_tokens"`
+		OutputTokens             int `json:"output_tokens"`
+		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	} `json:"usage"`
+	Errors []string `json:"errors"`
+}
+
+// newClaude builds the claude-code preset: `claude -p --output-format json`
+// with the prompt on stdin, plus --model, --append-system-prompt (the
+// append_system_prompt option and the Request's System, joined),
+// --allowedTools and --disallowedTools (comma-joined), --permission-mode,
+// --max-turns, --json-schema when the Request has a schema, and
+// --resume=<id> (one token) when it names a session.
+//
+// The result object decides success: is_error true or a subtype other than
+// "success" is a failure even when claude exits 0, and when claude exits
+// non-zero but prints a result object, that object is read and decides (so
+// the usage, cost and session of a failed run are still reported). Only a
+// non-zero exit without a result object falls back to the exit status.
+func newClaude(cfg Config) (Driver, error) {
+	d, err := baseCommand(cfg, claudeBase)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOptions(cfg, "append_system_prompt", "allowed_tools", "disallowed_tools", "permission_mode", "max_turns"); err != nil {
+		return nil, err
+	}
+	appendSystem, err := stringOption(cfg, "append_system_prompt")
+	if err != nil {
+		return nil, err
+	}
+	allowed, err := stringsOption(cfg, "allowed_tools")
+	if err != nil {
+		return nil, err
+	}
+	disallowed, err := stringsOption(cfg, "disallowed_tools")
+	if err != nil {
+		return nil, err
+	}
+	permission, err := stringOption(cfg, "permission_mode")
+	if err != nil {
+		return nil, err
+	}
+	maxTurns, err := intOption(cfg, "max_turns")
+	if err != nil {
+		return nil, err
+	}
+	d.ownSystem = true
+	d.flags = func(c *call) error {
+		stdin := c.prompt
+		c.stdin = &stdin
+		if c.model != "" {
+			c.argv = append(c.argv, "--model", c.model)
+		}
+		system := joinNonEmpty("\n\n", appendSystem, c.req.System)
+		if system != "" {
+			c.argv = append(c.argv, "--append-system-prompt", system)
+		}
+		if len(allowed) > 0 {
+			c.argv = append(c.argv, "--allowedTools", strings.Join(allowed, ","))
+		}
+		if len(disallowed) > 0 {
+			c.argv = append(c.argv, "--disallowedTools", strings.Join(disallowed, ","))
+		}
+		if permission != "" {
+			c.argv = append(c.argv, "--permission-mode", permission)
+		}
+		if maxTurns > 0 {
+			c.argv = append(c.argv, "--max-turns", strconv.Itoa(maxTurns))
+		}
+		if c.req.Schema != nil {
+			schema, _ := objectSchema(c.req.Schema)
+			data, err := json.Marshal(schema)
+			if err != nil {
+				return fmt.Errorf("driver claude-code: schema: %w", err)
+			}
+			c.argv = append(c.argv, "--json-schema", string(data))
+		}
+		if c.req.SessionID != "" {
+			c.argv = append(c.argv, "--resume="+c.req.SessionID)
+		}
+		return nil
+	}
+	d.parse = func(c *call, res ProcessResult) (Response, error) {
+		r, ok := parseClaudeResult(res.Stdout)
+		if !ok {
+			if res.ExitCode != 0 {
+				return Response{}, d.exitError(d.argv[0], res)
+			}
+			return Response{}, fmt.Errorf("driver claude-code: output is not a result object: %s", excerpt(string(res.Stdout), 200))
+		}
+		_, wrapped := objectSchema(c.req.Schema)
+		resp := Response{
+			Text:      r.Result,
+			SessionID: r.SessionID,
+			CostUSD:   r.TotalCostUSD,
+			Usage: Usage{
+				InputTokens:      r.Usage.InputTokens,
+				OutputTokens:     r.Usage.OutputTokens,
+				CacheReadTokens:  r.Usage.CacheReadInputTokens,
+				CacheWriteTokens: r.Usage.CacheCreationInputTokens,
+			},
+		}
+		if s := bytes.TrimSpace(r.StructuredOutput); len(s) > 0 && string(s) != "null" {
+			resp.Structured = unwrap(s, c.req.Schema != nil && wrapped)
+		}
+		if r.IsError || (r.Subtype != "" && r.Subtype != "success") {
+			detail := r.Result
+			if detail == "" {
+				detail = strings.Join(r.Errors, "; ")
+			}
+			return resp, fmt.Errorf("driver claude-code: run failed (subtype %q, exit status %d): %s",
+				r.Subtype, res.ExitCode, excerpt(detail, 500))
+		}
+		return resp, nil
+	}
+	return d, nil
+}
+
+// parseClaudeResult reads claude's result object from stdout. With
+// --verbose claude prints every message as an array; the result is then its
+// last element of type "result".
+func parseClaudeResult(stdout []byte) (claudeResult, bool) {
+	trimmed := bytes.TrimSpace(stdout)
+	var r claudeResult
+	if bytes.HasPrefix(trimmed, []byte("[")) {
+		var msgs []json.RawMessage
+		if json.Unmarshal(trimmed, &msgs) != nil {
+			return r, false
+		}
+		for i := len(msgs) - 1; i >= 0; i-- {
+			var m claudeResult
+			if json.Unmarshal(msgs[i], &m) == nil && m.Type == "result" {
+				return m, true
+			}
+		}
+		return r, false
+	}
+	if json.Unmarshal(trimmed, &r) != nil {
+		return r, false
+	}
+	// Some other JSON object is not a result.
+	return r, r.Type == "result" || r.Subtype != "" || r.SessionID != ""
+}
+
+// joinNonEmpty joins the non-empty parts with sep.
+func joinNonEmpty(sep string, parts ...string) string {
+	var keep []string
+	for _, p := range parts {
+		if p != "" {
+			keep = append(keep, p)
+		}
+	}
+	return strings.Join(keep, sep)
+}

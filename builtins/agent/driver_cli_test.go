@@ -1,0 +1,185 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// codexRun is a `codex exec --json` event stream, as codex prints it.
+const codexRun = `{"type":"thread.started","thread_id":"0199a213-81c0-7800-8aa1-bbab2a035a53"}
+{"type":"turn.started"}
+{"type":"item.completed","item":{"id":"item_0","type":"reasoning","text":"**Planning the change**"}}
+{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"bash -lc ls","aggregated_output":"","exit_code":null,"status":"in_progress"}}
+{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"bash -lc ls","aggregated_output":"go.mod\n","exit_code":0,"status":"completed"}}
+{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"draft"}}
+{"type":"item.completed","item":{"id":"item_3","type":"agent_message","text":"{\"verdict\":\"PASS\"}"}}
+{"type":"turn.completed","usage":{"input_tokens":24763,"cached_input_tokens":24448,"output_tokens":122}}`
+
+func TestCodex(t *testing.T) {
+	f := fakeCLI(t, "codex", `
+for a in "$@"; do case "$a" in *schema.json) cp "$a" "$FAKE_OUT/schema_copy" ;; esac; done
+`+heredoc(codexRun))
+	d := newDriver(t, Config{
+		Type: TypeCodex, Model: "gpt-5-codex",
+		Options: map[string]any{"sandbox": "workspace-write", "skip_git_repo_check": true},
+	})
+	req := baseRequest(t)
+	req.System = "sys"
+	req.SessionID = "thread-1"
+	req.Schema = map[string]any{"type": "object"}
+	resp, err := d.Call(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := f.argv(t)
+	if len(argv) == 0 {
+		t.Fatal("no argv")
+	}
+	schemaPath := ""
+	for i, a := range argv {
+		if a == "--output-schema" && i+1 < len(argv) {
+			schemaPath = argv[i+1]
+		}
+	}
+	wantArgv := []string{
+		"exec", "--json", "--model", "gpt-5-codex", "--sandbox", "workspace-write", "--skip-git-repo-check",
+		"--output-schema", schemaPath, "resume", "thread-1", "sys\n\n" + req.Prompt,
+	}
+	if diff := cmp.Diff(wantArgv, argv); diff != "" {
+		t.Errorf("argv (-want +got):\n%s", diff)
+	}
+	if got := f.read(t, "stdin"); got != "" {
+		t.Errorf("stdin = %q, want empty", got)
+	}
+	if got := f.read(t, "schema_copy"); got != `{"type":"object"}` {
+		t.Errorf("schema file = %q", got)
+	}
+	if env := f.env(t, "APL_RUN_ID"); env["APL_RUN_ID"] != "run-42" {
+		t.Errorf("env = %v", env)
+	}
+	resp.Raw = nil
+	want := Response{
+		Text:      `{"verdict":"PASS"}`,
+		SessionID: "0199a213-81c0-7800-8aa1-bbab2a035a53",
+		Usage:     Usage{InputTokens: 315, CacheReadTokens: 24448, OutputTokens: 122},
+	}
+	if diff := cmp.Diff(want, resp); diff != "" {
+		t.Errorf("Response (-want +got):\n%s", diff)
+	}
+}
+
+func TestCodexLongPromptGoesOnStdin(t *testing.T) {
+	f := fakeCLI(t, "codex", heredoc(`{"type":"item.completed","item":{"type":"agent_message","text":"ok"}}`))
+	d := newDriver(t, Config{Type: TypeCodex})
+	long := strings.Repeat("x", maxArgPrompt+1)
+	if _, err := d.Call(context.Background(), Request{Prompt: long}); err != nil {
+		t.Fatal(err)
+	}
+	if argv := f.argv(t); argv[len(argv)-1] != "-" {
+		t.Errorf("last argument = %.20q, want -", argv[len(argv)-1])
+	}
+	if got := f.read(t, "stdin"); got != long {
+		t.Errorf("stdin has %d bytes, want %d", len(got), len(long))
+	}
+}
+
+func TestCodexFailures(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want string
+	}{
+		{
+			name: "turn.failed",
+			body: heredoc(`{"type":"thread.started","thread_id":"t"}
+{"type":"turn.failed","error":{"message":"stream disconnected before completion"}}`),
+			want: "stream disconnected before completion",
+		},
+		{
+			name: "error event",
+			body: heredoc(`{"type":"error","message":"unexpected status 401 Unauthorized"}`),
+			want: "unexpected status 401 Unauthorized",
+		},
+		{
+			name: "non-zero exit",
+			body: "echo 'Not inside a trusted directory' >&2; exit 1",
+			want: "exited with status 1: stderr: Not inside a trusted directory",
+		},
+		{
+			name: "no events",
+			body: "echo hello",
+			want: "no JSON events",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fakeCLI(t, "codex", tt.body)
+			_, err := newDriver(t, Config{Type: TypeCodex}).Call(context.Background(), Request{Prompt: "p"})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestGemini(t *testing.T) {
+	tests := []struct {
+		name    string
+		body    string
+		want    Response
+		wantErr string
+	}{
+		{
+			name: "per-model stats",
+			body: heredoc(`{"response":"{\"ok\": true}","stats":{"models":{"gemini-2.5-pro":{"api":{"totalRequests":2},"tokens":{"prompt":24939,"candidates":20,"total":25113,"cached":21263,"thoughts":154,"tool":0}},"gemini-2.5-flash":{"tokens":{"prompt":100,"candidates":10,"cached":0,"thoughts":0}}},"tools":{"totalCalls":1}}}`),
+			want: Response{Text: `{"ok": true}`, Usage: Usage{InputTokens: 3776, CacheReadTokens: 21263, OutputTokens: 184}},
+		},
+		{
+			name: "flat stats",
+			body: heredoc(`{"response":"hi","stats":{"inputTokens":12,"outputTokens":8,"totalTokens":20}}`),
+			want: Response{Text: "hi", Usage: Usage{InputTokens: 12, OutputTokens: 8}},
+		},
+		{
+			name:    "error object",
+			body:    heredoc(`{"response":null,"error":{"type":"ApiError","message":"quota exceeded","code":429}}`) + "\nexit 1",
+			wantErr: "driver gemini: quota exceeded",
+		},
+		{
+			name:    "null error is not a failure but no response is",
+			body:    heredoc(`{"error":null,"stats":{}}`),
+			wantErr: "output has no response",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := fakeCLI(t, "gemini", tt.body)
+			d := newDriver(t, Config{Type: TypeGemini, Model: "gemini-2.5-pro", Options: map[string]any{"approval_mode": "yolo"}})
+			resp, err := d.Call(context.Background(), Request{Prompt: "the prompt", Step: "judge"})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Raw = nil
+			if diff := cmp.Diff(tt.want, resp); diff != "" {
+				t.Errorf("Response (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"--output-format", "json", "--model", "gemini-2.5-pro", "--approval-mode", "yolo"}, f.argv(t)); diff != "" {
+				t.Errorf("argv (-want +got):\n%s", diff)
+			}
+			if got := f.read(t, "stdin"); got != "the prompt" {
+				t.Errorf("stdin = %q", got)
+			}
+			if env := f.env(t, "APL_STEP"); env["APL_STEP"] != "judge" {
+				t.Errorf("env = %v", env)
+			}
+		})
+	}
+}

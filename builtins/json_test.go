@@ -1,0 +1,112 @@
+package builtins
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/zclconf/go-cty/cty"
+)
+
+func TestJSONToCty(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		want    cty.Value
+		wantErr string
+	}{
+		{in: `"s"`, want: cty.StringVal("s")},
+		{in: ` true `, want: cty.True},
+		{in: `null`, want: cty.NullVal(cty.DynamicPseudoType)},
+		{in: `12345678901234567890.5`, want: cty.MustParseNumberVal("12345678901234567890.5")},
+		{in: `[]`, want: cty.EmptyTupleVal},
+		{in: `{}`, want: cty.EmptyObjectVal},
+		{in: `[1, "a", null]`, want: cty.TupleVal([]cty.Value{cty.NumberIntVal(1), cty.StringVal("a"), cty.NullVal(cty.DynamicPseudoType)})},
+		{in: `{"a": {"b": [true]}, "c": "<&>"}`, want: cty.ObjectVal(map[string]cty.Value{
+			"a": cty.ObjectVal(map[string]cty.Value{"b": cty.TupleVal([]cty.Value{cty.True})}),
+			"c": cty.StringVal("<&>"),
+		})},
+		{in: ``, wantErr: "no JSON value"},
+		{in: `{"a":`, wantErr: "unexpected EOF"},
+		{in: `{} {}`, wantErr: "unexpected data after the JSON value"},
+		{in: `{}]`, wantErr: "unexpected data after the JSON value"},
+		{in: `nope`, wantErr: "invalid character"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := JSONToCty([]byte(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.RawEquals(tt.want) {
+				t.Errorf("got %#v, want %#v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCtyToJSON(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		in      cty.Value
+		want    string
+		wantErr string
+	}{
+		{name: "object sorted", in: cty.ObjectVal(map[string]cty.Value{"b": cty.NumberIntVal(2), "a": cty.StringVal("<x>")}), want: `{"a":"<x>","b":2}`},
+		{name: "dynamic null attr", in: cty.ObjectVal(map[string]cty.Value{"a": cty.NullVal(cty.DynamicPseudoType)}), want: `{"a":null}`},
+		{name: "typed null", in: cty.NullVal(cty.String), want: `null`},
+		{name: "list", in: cty.ListVal([]cty.Value{cty.StringVal("x")}), want: `["x"]`},
+		{name: "empty list", in: cty.ListValEmpty(cty.String), want: `[]`},
+		{name: "set", in: cty.SetVal([]cty.Value{cty.NumberIntVal(1)}), want: `[1]`},
+		{name: "map", in: cty.MapVal(map[string]cty.Value{"k": cty.True}), want: `{"k":true}`},
+		{name: "fraction", in: cty.NumberFloatVal(0.25), want: `0.25`},
+		{name: "big", in: cty.MustParseNumberVal("123456789012345678901234567890"), want: `123456789012345678901234567890`},
+		{name: "unknown", in: cty.ObjectVal(map[string]cty.Value{"a": cty.TupleVal([]cty.Value{cty.UnknownVal(cty.String)})}), wantErr: "a[0]: value is not known yet"},
+		{name: "marked", in: cty.StringVal("secret").Mark("sensitive"), wantErr: "marked"},
+		{name: "infinity", in: cty.PositiveInfinity, wantErr: "json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := CtyToJSON(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		`{"a":[1,"x",null,{"b":false}],"c":{}}`,
+		`[[],{},"é\n\"q\""]`,
+		`-0.5`,
+	} {
+		v, err := JSONToCty([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := CtyToJSON(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(out) != in {
+			t.Errorf("round trip of %s gave %s", in, out)
+		}
+	}
+}

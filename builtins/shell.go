@@ -1,0 +1,377 @@
+package builtins
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Defaults for a ShellSpec or Shell field left zero. The timeout is the
+// seeds' "60 seconds max per command".
+const (
+	DefaultTimeout   = 60 * time.Second
+	DefaultMaxOutput = 1 << 20
+	DefaultKillGrace = 2 * time.Second
+)
+
+// ErrTimeout is wrapped by the error Run returns when a command outlives its
+// timeout, so callers can tell "too slow" from "failed" with errors.Is.
+var ErrTimeout = errors.New("command timed out")
+
+// ShellSpec describes one command for Shell.Run: what the interpreter has
+// after evaluating a `shell` step's attributes.
+type ShellSpec struct {
+	// Command is an argv run without a shell, so no value in it is ever
+	// interpreted. Exactly one of Command and Script is set.
+	Command []string
+	// Script is run with `bash -c`. Nothing like -e or -o pipefail is
+	// implied: the script says what it wants. Values interpolated into it
+	// must have gone through ShellQuote.
+	Script string
+	// Dir is the working directory, relative to Shell.Workdir or absolute;
+	// either way it must lie inside Shell.Workdir.
+	Dir string
+	// Env holds extra KEY=VALUE pairs; they override the inherited
+	// environment.
+	Env []string
+	// Stdin is fed to the command; empty means it reads /dev/null.
+	Stdin string
+	// Timeout bounds the run; zero means DefaultTimeout.
+	Timeout time.Duration
+	// MaxOutput is how many bytes of each stream are kept; zero means
+	// DefaultMaxOutput. The rest is read and dropped so the command never
+	// blocks on a full pipe.
+	MaxOutput int
+	// Parse says how ShellResult.Output is derived from stdout: "" or
+	// "text" (the string), "lines" (a list of the non-blank lines) or
+	// "json" (any JSON value, see JSONToCty).
+	Parse string
+}
+
+// ShellResult is what a command did. A non-zero exit is a result, not an
+// error: verification steps exist to look at failing commands.
+type ShellResult struct {
+	// ExitCode is the exit status, or -1 if a signal ended the command or
+	// it never ran.
+	ExitCode        int
+	Stdout, Stderr  string
+	StdoutTruncated bool
+	StderrTruncated bool
+	Duration        time.Duration
+	// TimedOut is set when the timeout, not the command, ended the run.
+	TimedOut bool
+	// Output is stdout parsed as ShellSpec.Parse asks; a null of dynamic
+	// type when the run was cut short or parsing failed.
+	Output cty.Value
+}
+
+// Shell runs commands confined to a project directory. The zero Policy
+// blocks nothing; use DefaultPolicy for the seeds' rules.
+type Shell struct {
+	// Workdir is the project root: commands run there by default and a
+	// ShellSpec.Dir outside it is refused.
+	Workdir string
+	// Policy is checked before anything starts.
+	Policy Policy
+	// KillGrace is how long a stopped command gets between SIGTERM and
+	// SIGKILL, and how long its output pipes are drained after it exits
+	// before they are closed; zero means DefaultKillGrace.
+	KillGrace time.Duration
+}
+
+// Run runs spec and waits for it. The command gets its own process group;
+// a timeout or a cancelled ctx sends SIGTERM to the whole group and SIGKILL
+// after KillGrace, and when the command ends, anything it left running in
+// that group is killed too, so no step leaks background processes or keeps
+// its pipes open. Errors are reserved for refusals (*PolicyError, a Dir
+// outside Workdir, a bad spec), failures to start, a timeout (wrapping
+// ErrTimeout), cancellation (wrapping ctx.Err()) and output that does not
+// parse; in the last three the returned result is still filled in.
+func (s *Shell) Run(ctx context.Context, spec ShellSpec) (ShellResult, error) {
+	res := ShellResult{ExitCode: -1, Output: cty.NullVal(cty.DynamicPseudoType)}
+	argv, err := spec.argv()
+	if err != nil {
+		return res, err
+	}
+	if err := s.Policy.Check(spec.policyText()); err != nil {
+		return res, err
+	}
+	if err := spec.check(); err != nil {
+		return res, err
+	}
+	dir, err := ResolvePath(s.Workdir, spec.Dir)
+	if err != nil {
+		return res, fmt.Errorf("shell: dir: %w", err)
+	}
+
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p, err := openPipes(cmd, spec.Stdin != "")
+	if err != nil {
+		return res, fmt.Errorf("shell: %w", err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		p.closeAll()
+		return res, fmt.Errorf("shell: start %s: %w", argv[0], err)
+	}
+	p.closeChildEnds()
+
+	stdout := &capture{max: orDefault(spec.MaxOutput, DefaultMaxOutput)}
+	stderr := &capture{max: stdout.max}
+	var readers sync.WaitGroup
+	readers.Go(func() { io.Copy(stdout, p.outR) })
+	readers.Go(func() { io.Copy(stderr, p.errR) })
+	if p.inW != nil {
+		go func() {
+			io.WriteString(p.inW, spec.Stdin) // EPIPE just means the command did not read it all
+			p.inW.Close()
+		}()
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	timeout := orDefault(spec.Timeout, DefaultTimeout)
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var waitErr, stopped error
+	select {
+	case waitErr = <-done:
+	case <-timer.C:
+		stopped = fmt.Errorf("shell: %w after %s", ErrTimeout, timeout)
+		waitErr = s.stop(cmd.Process.Pid, done)
+	case <-ctx.Done():
+		stopped = fmt.Errorf("shell: command stopped: %w", ctx.Err())
+		waitErr = s.stop(cmd.Process.Pid, done)
+	}
+	// Reap whatever the command left behind in its group; ESRCH (nothing
+	// left) is the usual case.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	p.drain(&readers, s.grace())
+
+	res.Duration = time.Since(start)
+	res.ExitCode = cmd.ProcessState.ExitCode()
+	res.Stdout, res.StdoutTruncated = stdout.String()
+	res.Stderr, res.StderrTruncated = stderr.String()
+	res.TimedOut = errors.Is(stopped, ErrTimeout)
+	if stopped != nil {
+		return res, stopped
+	}
+	var exitErr *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &exitErr) {
+		return res, fmt.Errorf("shell: wait: %w", waitErr)
+	}
+	out, err := parseOutput(spec.Parse, res.Stdout, res.StdoutTruncated)
+	if err != nil {
+		return res, err
+	}
+	res.Output = out
+	return res, nil
+}
+
+// stop ends the process group politely, then firmly, and returns what Wait
+// returned for the leader.
+func (s *Shell) stop(pgid int, done <-chan error) error {
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	grace := time.NewTimer(s.grace())
+	defer grace.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-grace.C:
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		return <-done
+	}
+}
+
+func (s *Shell) grace() time.Duration { return orDefault(s.KillGrace, DefaultKillGrace) }
+
+func (spec ShellSpec) argv() ([]string, error) {
+	switch {
+	case len(spec.Command) > 0 && spec.Script != "":
+		return nil, errors.New("shell: set either command or script, not both")
+	case len(spec.Command) > 0:
+		if spec.Command[0] == "" {
+			return nil, errors.New("shell: command: the program name is empty")
+		}
+		return spec.Command, nil
+	case spec.Script != "":
+		return []string{"bash", "-c", spec.Script}, nil
+	}
+	return nil, errors.New("shell: one of command or script is required")
+}
+
+// policyText is what the blocklist is matched against.
+func (spec ShellSpec) policyText() string {
+	if spec.Script != "" {
+		return spec.Script
+	}
+	return strings.Join(spec.Command, " ")
+}
+
+func (spec ShellSpec) check() error {
+	switch spec.Parse {
+	case "", "text", "lines", "json":
+	default:
+		return fmt.Errorf("shell: parse: %q is not one of \"text\", \"lines\", \"json\"", spec.Parse)
+	}
+	for _, kv := range spec.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fmt.Errorf("shell: env: %q is not KEY=VALUE", kv)
+		}
+	}
+	if spec.Timeout < 0 || spec.MaxOutput < 0 {
+		return errors.New("shell: timeout and max output must not be negative")
+	}
+	return nil
+}
+
+func parseOutput(mode, stdout string, truncated bool) (cty.Value, error) {
+	switch mode {
+	case "lines":
+		var lines []cty.Value
+		for _, l := range strings.Split(stdout, "\n") {
+			l = strings.TrimSuffix(l, "\r")
+			if strings.TrimSpace(l) != "" {
+				lines = append(lines, cty.StringVal(l))
+			}
+		}
+		if len(lines) == 0 {
+			return cty.ListValEmpty(cty.String), nil
+		}
+		return cty.ListVal(lines), nil
+	case "json":
+		if truncated {
+			return cty.NullVal(cty.DynamicPseudoType), fmt.Errorf("shell: parse json: stdout was cut at %d bytes, so it cannot be parsed", len(stdout))
+		}
+		v, err := JSONToCty([]byte(stdout))
+		if err != nil {
+			return cty.NullVal(cty.DynamicPseudoType), fmt.Errorf("shell: parse json: %v; stdout begins %q", err, head(stdout, 80))
+		}
+		return v, nil
+	}
+	return cty.StringVal(stdout), nil
+}
+
+// pipes are made by hand rather than by exec so that Wait returns as soon as
+// the command exits: exec's copying goroutines would otherwise wait for
+// every grandchild holding a pipe.
+type pipes struct {
+	outR, outW, errR, errW, inR, inW *os.File
+}
+
+func openPipes(cmd *exec.Cmd, stdin bool) (*pipes, error) {
+	p := &pipes{}
+	var err error
+	if p.outR, p.outW, err = os.Pipe(); err != nil {
+		return nil, err
+	}
+	if p.errR, p.errW, err = os.Pipe(); err != nil {
+		p.closeAll()
+		return nil, err
+	}
+	if stdin {
+		if p.inR, p.inW, err = os.Pipe(); err != nil {
+			p.closeAll()
+			return nil, err
+		}
+		cmd.Stdin = p.inR
+	}
+	cmd.Stdout, cmd.Stderr = p.outW, p.errW
+	return p, nil
+}
+
+func (p *pipes) closeChildEnds() {
+	for _, f := range []*os.File{p.outW, p.errW, p.inR} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+func (p *pipes) closeAll() {
+	p.closeChildEnds()
+	for _, f := range []*os.File{p.outR, p.errR, p.inW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// drain waits for the readers to see EOF, which happens once every process
+// holding the pipes is gone. A process that escaped the group (setsid) may
+// hold them forever, so after grace the pipes are closed under it.
+func (p *pipes) drain(readers *sync.WaitGroup, grace time.Duration) {
+	finished := make(chan struct{})
+	go func() { readers.Wait(); close(finished) }()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-finished:
+	case <-t.C:
+		p.outR.Close()
+		p.errR.Close()
+		<-finished
+	}
+	p.closeAll()
+}
+
+// capture keeps the first max bytes written to it and swallows the rest.
+type capture struct {
+	max       int
+	buf       []byte
+	truncated bool
+}
+
+func (c *capture) Write(b []byte) (int, error) {
+	room := c.max - len(c.buf)
+	if len(b) > room {
+		c.truncated = true
+		c.buf = append(c.buf, b[:max(room, 0)]...)
+	} else {
+		c.buf = append(c.buf, b...)
+	}
+	return len(b), nil
+}
+
+// String returns what was kept, without a rune split by the cut.
+func (c *capture) String() (string, bool) {
+	b := c.buf
+	if c.truncated {
+		for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
+			if utf8.RuneStart(b[len(b)-i]) {
+				if !utf8.FullRune(b[len(b)-i:]) {
+					b = b[:len(b)-i]
+				}
+				break
+			}
+		}
+	}
+	return string(b), c.truncated
+}
+
+func orDefault[T int | time.Duration](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+func head(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
