@@ -34,10 +34,14 @@ type ExecGit struct {
 // GitError is a git command that failed, with what it printed on stderr,
 // which is usually the only useful explanation.
 type GitError struct {
-	Args     []string
+	// Args are git's arguments, without the program name.
+	Args []string
+	// ExitCode is git's exit status, -1 if it did not exit normally.
 	ExitCode int
-	Stderr   string
-	Err      error
+	// Stderr is everything git printed there.
+	Stderr string
+	// Err is the underlying error from os/exec.
+	Err error
 }
 
 func (e *GitError) Error() string {

@@ -63,11 +63,17 @@ type ShellSpec struct {
 type ShellResult struct {
 	// ExitCode is the exit status, or -1 if a signal ended the command or
 	// it never ran.
-	ExitCode        int
-	Stdout, Stderr  string
+	ExitCode int
+	// Stdout and Stderr hold the first MaxOutput bytes of each stream,
+	// never ending in a partial UTF-8 sequence.
+	Stdout, Stderr string
+	// StdoutTruncated and StderrTruncated report that a stream was longer
+	// than MaxOutput, so a caller never mistakes a prefix for the whole.
 	StdoutTruncated bool
 	StderrTruncated bool
-	Duration        time.Duration
+	// Duration is the wall time from start until the command and its
+	// group were gone.
+	Duration time.Duration
 	// TimedOut is set when the timeout, not the command, ended the run.
 	TimedOut bool
 	// Output is stdout parsed as ShellSpec.Parse asks; a null of dynamic
@@ -112,6 +118,10 @@ func (s *Shell) Run(ctx context.Context, spec ShellSpec) (ShellResult, error) {
 	dir, err := ResolvePath(s.Workdir, spec.Dir)
 	if err != nil {
 		return res, fmt.Errorf("shell: dir: %w", err)
+	}
+
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("shell: command not started: %w", err)
 	}
 
 	cmd := exec.Command(argv[0], argv[1:]...)

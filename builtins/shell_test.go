@@ -279,6 +279,20 @@ func TestShellContextCancel(t *testing.T) {
 	assertGone(t, readPid(t, filepath.Join(dir, "pid")))
 }
 
+func TestShellCancelledBeforeStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := (&Shell{Workdir: dir}).Run(ctx, ShellSpec{Script: "touch ran"})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the command ran after cancellation (stat: %v)", err)
+	}
+}
+
 func readPid(t *testing.T, file string) int {
 	t.Helper()
 	data, err := os.ReadFile(file)

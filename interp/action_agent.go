@@ -56,6 +56,7 @@ func (r *run) agentAction(ctx context.Context, s *lang.Step, a *lang.AgentCall, 
 // answer's shape (worth asking again), or an error that fails the step.
 func (r *run) callAgent(ctx context.Context, s *lang.Step, a *lang.AgentCall, drv agent.Driver, req agent.Request, rec *StepRecord) (cty.Value, error, error) {
 	start := r.now()
+	r.dir.artifact(fmt.Sprintf("%s-%d.prompt", s.Name, req.Attempt), []byte(req.Prompt))
 	resp, err := drv.Call(ctx, req)
 	r.st.Metrics.AgentCalls++
 	raw := resp.Raw

@@ -1,8 +1,17 @@
 // Package agent calls AI agents: it defines the Driver interface and the
 // drivers (command, claude-code, codex, gemini, openai, anthropic, and the
-// record/replay wrappers), and the response handling every agent step needs
-// regardless of driver: JSON extraction and context-budget enforcement.
+// record/replay cassette wrapper), and the response handling every agent
+// step needs regardless of driver: JSON extraction (ExtractJSON),
+// context-budget enforcement (EnforceBudget) and typed returns (Schema to
+// ask for a shape, Decode to check and convert the answer).
 //
-// agent does not render prompts or check returns types against a playbook;
-// the interpreter hands it a finished Request and reads the Response.
+// Files: config.go builds drivers (New); driver_*.go hold one driver each,
+// with process.go running the CLI ones and driver_http.go the HTTP
+// transport and its retries; cassette.go records and replays.
+//
+// agent does not render prompts, read HCL or decide what a failure means
+// for the run: the interpreter hands it a finished Request and a cty type,
+// and reads the Response, the budgeted text and the decoded value. It never
+// prints; API keys are read from the environment at each call and kept out
+// of errors, responses and cassettes.
 package agent

@@ -232,3 +232,21 @@ func TestSchemaWrapRoundTrip(t *testing.T) {
 		t.Errorf("objectSchema(object) wrapped it")
 	}
 }
+
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"alignment_score": 8.5, "verdict": "PASS", "passed": true, "scorecard": []}`, `[1, "a", null]`, `{"a": {"b": [{}]}}`, `1e999999`} {
+		f.Add(s)
+	}
+	types := []cty.Type{
+		rateType, cty.DynamicPseudoType, cty.List(cty.DynamicPseudoType), cty.Set(cty.DynamicPseudoType),
+		cty.Map(cty.List(cty.Number)), cty.Set(cty.Object(map[string]cty.Type{"a": cty.DynamicPseudoType})),
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		for _, typ := range types {
+			v, err := Decode(json.RawMessage(raw), typ)
+			if err == nil && !v.Type().Equals(typ.WithoutOptionalAttributesDeep()) && typ.Equals(rateType) {
+				t.Fatalf("Decode(%q) = value of type %#v", raw, v.Type())
+			}
+		}
+	})
+}

@@ -1,0 +1,37 @@
+# apl — see README.md. Every target works on a clean machine with only Go.
+
+GO      ?= go
+PKGS    := ./...
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: build test lint fuzz bench update run clean
+
+build:
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/apl ./cmd/apl
+
+test: lint
+	$(GO) test -count=1 $(PKGS)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+# Short fuzzing runs of the loader and the gate compiler.
+fuzz:
+	$(GO) test ./lang -run '^$$' -fuzz FuzzLoad -fuzztime 30s
+	$(GO) test ./lang -run '^$$' -fuzz FuzzCondition -fuzztime 30s
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Rewrite golden files after an intended change.
+update:
+	$(GO) test ./lang ./cmd/apl -update
+
+# Run the phase-gates example offline, with the example agent.
+run: build
+	./bin/apl run examples/phase-gates --phase 6.3 --agent-cmd examples/phase-gates/agent.sh
+
+clean:
+	rm -rf bin .apl
