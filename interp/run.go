@@ -223,7 +223,6 @@ func (r *run) runOnFailure(ctx context.Context) error {
 		if s == nil {
 			return fmt.Errorf("state names step %q, which the playbook does not have", r.st.Meta.OnFailureStep)
 		}
-		r.st.Meta.Status = StatusRunning
 		next, err := r.step(ctx, s)
 		r.st.Meta.Status, r.st.Meta.Recommendation, r.st.Meta.Reason = saved.Status, saved.Recommendation, saved.Reason
 		if err != nil {

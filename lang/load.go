@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclparse"
 )
 
 // StdlibPrefix marks a playbook reference into the embedded stdlib:
@@ -111,11 +110,11 @@ func isPlaybookFile(name string) bool {
 // dir is where file() paths resolve ("stdlib:NAME" for embedded ones).
 func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hcl.Diagnostics) {
 	l := &loader{
-		parser:   hclparse.NewParser(),
-		dir:      dir,
-		stdlib:   ld.Stdlib,
-		builtins: ld.Builtins,
-		sources:  map[string][]byte{},
+		rewritten: map[string]bool{},
+		dir:       dir,
+		stdlib:    ld.Stdlib,
+		builtins:  ld.Builtins,
+		sources:   map[string][]byte{},
 		pb: &Playbook{
 			Modes:   map[string]*Mode{},
 			Budgets: map[string]*Budget{},
@@ -136,7 +135,7 @@ func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hc
 	var bodies []*hcl.BodyContent
 	for _, n := range names {
 		l.sources[n] = srcs[n]
-		f, d := l.parser.ParseHCL(srcs[n], n)
+		f, d := l.parseFile(srcs[n], n)
 		diags = append(diags, d...)
 		if f == nil || f.Body == nil {
 			continue
@@ -146,6 +145,7 @@ func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hc
 		bodies = append(bodies, content)
 	}
 	diags = append(diags, l.decode(bodies)...)
+	l.fixRanges(diags)
 	l.pb.Sources = l.sources
 	l.pb.Hash = hashSources(l.sources)
 	return l.pb, dedupe(diags)
@@ -153,11 +153,12 @@ func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hc
 
 // loader holds the state of one load.
 type loader struct {
-	parser  *hclparse.Parser
-	dir     string
-	stdlib  fs.FS
-	sources map[string][]byte
-	pb      *Playbook
+	// rewritten marks files whose one-line blocks were split to parse.
+	rewritten map[string]bool
+	dir       string
+	stdlib    fs.FS
+	sources   map[string][]byte
+	pb        *Playbook
 
 	stepBlocks map[*Step]*hcl.Block
 	used       map[string]bool // "prompt.x", "budget.y", "agent.z", "input.w"
