@@ -30,9 +30,6 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
-	if st.Meta.PlaybookHash != pb.Hash && !opts.Force {
-		return nil, &ChangedError{Was: st.Meta.PlaybookHash, Now: pb.Hash}
-	}
 	switch st.Meta.Status {
 	case StatusRunning, StatusInterrupted:
 	case StatusFailed:
@@ -41,6 +38,10 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 		}
 	default:
 		return nil, fmt.Errorf("run %s already ended with status %q; there is nothing to resume", st.Meta.RunID, st.Meta.Status)
+	}
+	changed := st.Meta.PlaybookHash != pb.Hash
+	if changed && !opts.Force {
+		return nil, &ChangedError{Was: st.Meta.PlaybookHash, Now: pb.Hash}
 	}
 	if opts.Workdir == "" {
 		opts.Workdir = st.Meta.Workdir
@@ -62,6 +63,10 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 	r.dir = d
 	if used != stateFile {
 		r.event(Event{Type: EventLog, Message: "state file unreadable; resumed from " + used})
+	}
+	if changed {
+		r.event(Event{Type: EventLog, Message: fmt.Sprintf("the playbook changed since the run began; resuming with the new version (--force), hash %.12s", pb.Hash)})
+		r.st.Meta.PlaybookHash = pb.Hash
 	}
 	r.label = r.renderLabel()
 	r.st.Meta.Status = StatusRunning

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apl-lang/apl/lang"
@@ -24,11 +25,20 @@ func load(t testing.TB, src string) *lang.Playbook {
 }
 
 // recorder collects events.
-type recorder struct{ events []Event }
+type recorder struct {
+	mu     sync.Mutex
+	events []Event
+}
 
-func (r *recorder) Event(e Event) { r.events = append(r.events, e) }
+func (r *recorder) Event(e Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
 
 func (r *recorder) steps(kind string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var out []string
 	for _, e := range r.events {
 		if e.Type == kind {

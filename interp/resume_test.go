@@ -1,0 +1,242 @@
+package interp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// chainPlaybook is n shell steps; each appends its name to log.txt and
+// takes a little while, so that a kill lands inside some step.
+func chainPlaybook(n int) string {
+	var b strings.Builder
+	b.WriteString("playbook \"chain\" {}\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "step \"s%02d\" {\n  shell { script = \"echo s%02d >> log.txt; sleep 0.02\" }\n}\n", i, i)
+	}
+	return b.String()
+}
+
+// TestHelperChild is not a test: TestResumeAfterKill runs the test binary
+// with APL_TEST_CHILD set to start a run in a separate process it can kill.
+func TestHelperChild(t *testing.T) {
+	work := os.Getenv("APL_TEST_CHILD")
+	if work == "" {
+		t.Skip("helper process")
+	}
+	pb := load(t, chainPlaybook(20))
+	_, err := Start(context.Background(), pb, "chain", Options{Workdir: work, RunID: "killed"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// TestResumeAfterKill kills a 20-step run with SIGKILL at random moments,
+// resumes it, and checks every step ran exactly once, except at most the
+// one in flight when the kill landed.
+func TestResumeAfterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	pb := load(t, chainPlaybook(20))
+	for i := range 6 {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			work := t.TempDir()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
+			cmd.Env = append(os.Environ(), "APL_TEST_CHILD="+work)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Wait until the run has begun, then kill it somewhere inside.
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				if _, err := os.Stat(filepath.Join(work, "log.txt")); err == nil || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			time.Sleep(time.Duration(rand.IntN(400)) * time.Millisecond)
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+
+			dir := filepath.Join(work, ".apl", "runs", "killed")
+			res, err := Resume(context.Background(), pb, dir, Options{NoSync: true})
+			if err != nil {
+				t.Fatalf("resume: %v", err)
+			}
+			if res.Status != StatusCompleted {
+				t.Fatalf("status %s: %s", res.Status, res.Reason)
+			}
+			log, err := os.ReadFile(filepath.Join(work, "log.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			counts := map[string]int{}
+			for _, l := range strings.Fields(string(log)) {
+				counts[l]++
+			}
+			twice := 0
+			for i := 1; i <= 20; i++ {
+				name := fmt.Sprintf("s%02d", i)
+				switch counts[name] {
+				case 1:
+				case 2:
+					twice++
+				default:
+					t.Errorf("step %s ran %d times", name, counts[name])
+				}
+			}
+			if twice > 1 {
+				t.Errorf("%d steps ran twice; at most the one in flight may:\n%s", twice, log)
+			}
+		})
+	}
+}
+
+// failingPlaybook fails in its second step until need.txt exists.
+const failingPlaybook = `
+playbook "resume" {}
+step "first" {
+  shell { script = "echo first >> log.txt" }
+}
+step "second" {
+  shell { script = "test -f need.txt && echo second >> log.txt" }
+}
+step "third" {
+  shell { script = "echo third >> log.txt" }
+}
+`
+
+func TestResumeRetriesFailedStepAndReusesOthers(t *testing.T) {
+	pb := load(t, failingPlaybook)
+	res, _, work := start(t, pb, nil)
+	if res.Status != StatusFailed {
+		t.Fatalf("status %s", res.Status)
+	}
+	os.WriteFile(filepath.Join(work, "need.txt"), nil, 0o644)
+	rec := &recorder{}
+	res, err := Resume(context.Background(), pb, res.Dir, Options{NoSync: true, Observer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusCompleted {
+		t.Fatalf("status %s: %s", res.Status, res.Reason)
+	}
+	if got := strings.Join(rec.steps(EventStepReused), ","); got != "first" {
+		t.Errorf("reused %q, want first", got)
+	}
+	if got := strings.Join(rec.steps(EventStepStarted), ","); got != "second,third" {
+		t.Errorf("ran %q, want second,third", got)
+	}
+	log, _ := os.ReadFile(filepath.Join(work, "log.txt"))
+	if string(log) != "first\nsecond\nthird\n" {
+		t.Errorf("log %q", log)
+	}
+	st, _, _ := ReadRun(res.Dir)
+	if st.Steps["second"].Attempts != 2 || st.Steps["first"].Attempts != 1 {
+		t.Errorf("attempts first=%d second=%d", st.Steps["first"].Attempts, st.Steps["second"].Attempts)
+	}
+}
+
+func TestResumeFallsBackToBackup(t *testing.T) {
+	pb := load(t, failingPlaybook)
+	res, _, work := start(t, pb, nil)
+	if err := os.WriteFile(filepath.Join(res.Dir, stateFile), []byte(`{"_meta": {"run_id": "tru`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(work, "need.txt"), nil, 0o644)
+	rec := &recorder{}
+	res, err := Resume(context.Background(), pb, res.Dir, Options{NoSync: true, Observer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusCompleted {
+		t.Fatalf("status %s: %s", res.Status, res.Reason)
+	}
+	found := false
+	for _, e := range rec.events {
+		if e.Type == EventLog && strings.Contains(e.Message, "resumed from "+backupFile) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no event says the backup was used")
+	}
+	log, _ := os.ReadFile(filepath.Join(work, "log.txt"))
+	if strings.Count(string(log), "first") != 1 || !strings.HasSuffix(string(log), "third\n") {
+		t.Errorf("log %q", log)
+	}
+}
+
+func TestResumeRefusesChangedPlaybook(t *testing.T) {
+	pb := load(t, failingPlaybook)
+	res, _, work := start(t, pb, nil)
+	changed := load(t, failingPlaybook+"\n# a comment changes the hash\n")
+	_, err := Resume(context.Background(), changed, res.Dir, Options{NoSync: true})
+	var ce *ChangedError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err %v, want ChangedError", err)
+	}
+	os.WriteFile(filepath.Join(work, "need.txt"), nil, 0o644)
+	res, err = Resume(context.Background(), changed, res.Dir, Options{NoSync: true, Force: true})
+	if err != nil || res.Status != StatusCompleted {
+		t.Fatalf("forced resume: %v %v", err, res)
+	}
+	if _, err := Resume(context.Background(), changed, res.Dir, Options{NoSync: true}); err == nil || !strings.Contains(err.Error(), "nothing to resume") {
+		t.Errorf("resuming a completed run: %v", err)
+	}
+}
+
+func TestInterruptStopsStepAndResumes(t *testing.T) {
+	pb := load(t, `
+playbook "int" {}
+step "slow" {
+  shell { script = "if [ -f done.txt ]; then exit 0; fi; sleep 30" }
+}
+step "after" {
+  shell { script = "echo after > after.txt" }
+}
+`)
+	work := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	rec := &recorder{}
+	go func() {
+		for {
+			time.Sleep(10 * time.Millisecond)
+			if len(rec.steps(EventStepStarted)) > 0 {
+				cancel()
+				return
+			}
+		}
+	}()
+	begin := time.Now()
+	res, err := Start(ctx, pb, "int", Options{Workdir: work, Observer: ObserverFunc(func(e Event) { rec.Event(e) }), NoSync: true})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err %v, want ErrInterrupted", err)
+	}
+	if time.Since(begin) > 10*time.Second {
+		t.Errorf("interrupt took %s; the step was not stopped", time.Since(begin))
+	}
+	st, _, _ := ReadRun(res.Dir)
+	if st.Meta.Status != StatusInterrupted || st.Meta.CurrentStep != "slow" || st.Steps["slow"].Attempts != 0 {
+		t.Fatalf("state after interrupt: %+v slow=%+v", st.Meta, st.Steps["slow"])
+	}
+	os.WriteFile(filepath.Join(work, "done.txt"), nil, 0o644)
+	res, err = Resume(context.Background(), pb, res.Dir, Options{NoSync: true})
+	if err != nil || res.Status != StatusCompleted {
+		t.Fatalf("resume: %v %+v", err, res)
+	}
+	if _, err := os.Stat(filepath.Join(work, "after.txt")); err != nil {
+		t.Errorf("step after did not run: %v", err)
+	}
+}
