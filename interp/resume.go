@@ -61,6 +61,7 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 		return nil, err
 	}
 	r.dir = d
+	r.store = newStore(dir, !opts.NoSync)
 	if used != stateFile {
 		r.event(Event{Type: EventLog, Message: "state file unreadable; resumed from " + used})
 	}
@@ -86,8 +87,10 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 			rec.Status = StepPending
 		}
 	}
-	if err := r.checkpoint(); err != nil {
-		return nil, err
+	// Records changed above: start from a full snapshot.
+	r.st.Meta.LastCheckpoint = r.now()
+	if err := r.store.snapshot(r.st); err != nil {
+		return nil, fmt.Errorf("checkpoint run %s: %w", r.st.Meta.RunID, err)
 	}
 	return r.execute(ctx)
 }

@@ -38,6 +38,7 @@ type run struct {
 	pb      *lang.Playbook
 	opts    Options
 	dir     *runDir
+	store   *store
 	st      *State
 	workdir string
 	now     func() time.Time
@@ -78,6 +79,7 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*R
 		return nil, err
 	}
 	r.dir = dir
+	r.store = newStore(dir.path, !opts.NoSync)
 	r.st = &State{
 		Meta: Meta{
 			Version: stateVersion, RunID: id, Playbook: pb.Name, PlaybookRef: ref,
@@ -162,6 +164,7 @@ func (r *run) elapsed() time.Duration { return r.elapsed0 + r.now().Sub(r.starte
 // runs on_failure steps if it failed and evaluates the output.
 func (r *run) execute(ctx context.Context) (*Result, error) {
 	defer r.dir.close()
+	defer r.store.close()
 	for r.st.Meta.Status == StatusRunning && r.st.Meta.CurrentStep != "" {
 		s := r.pb.Step(r.st.Meta.CurrentStep)
 		if s == nil {
@@ -277,8 +280,11 @@ func (r *run) finish() (*Result, error) {
 		r.event(Event{Type: EventRunCompleted, Message: "run finished: " + r.st.Meta.Status})
 	}
 	r.st.Metrics.DurationS = r.elapsed().Seconds()
-	if err := r.checkpoint(); err != nil {
-		return nil, err
+	// The final state is written whole, so state.json alone tells how the
+	// run ended.
+	r.st.Meta.LastCheckpoint = r.now()
+	if err := r.store.snapshot(r.st); err != nil {
+		return nil, fmt.Errorf("checkpoint run %s: %w", r.st.Meta.RunID, err)
 	}
 	out := append(append([]byte(nil), res.OutputJSON...), '\n')
 	if err := os.WriteFile(filepath.Join(r.dir.path, "output.json"), out, 0o644); err != nil {
@@ -298,10 +304,13 @@ func failMessage(m Meta) string {
 	return msg
 }
 
-// checkpoint writes the state file.
-func (r *run) checkpoint() error {
+// checkpoint persists the state after a transition, durably.
+func (r *run) checkpoint() error { return r.commit(true) }
+
+// commit persists the state; durable asks for an fsync.
+func (r *run) commit(durable bool) error {
 	r.st.Meta.LastCheckpoint = r.now()
-	if err := writeState(r.dir.path, r.st, !r.opts.NoSync); err != nil {
+	if err := r.store.commit(r.st, durable); err != nil {
 		return fmt.Errorf("checkpoint run %s: %w", r.st.Meta.RunID, err)
 	}
 	return nil

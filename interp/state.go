@@ -2,10 +2,6 @@ package interp
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -47,7 +43,9 @@ type State struct {
 
 // Meta is the run's header.
 type Meta struct {
-	Version        int    `json:"version"`
+	Version int `json:"version"`
+	// Seq counts the state's writes; journal entries carry it.
+	Seq            int    `json:"seq"`
 	RunID          string `json:"run_id"`
 	Playbook       string `json:"playbook"`
 	PlaybookRef    string `json:"playbook_ref"`
@@ -98,81 +96,3 @@ const (
 	stateFile  = "state.json"
 	backupFile = "state.json.bak"
 )
-
-// writeState writes the state atomically: a temp file in the same
-// directory, fsync, then the current file becomes the backup and the temp
-// file takes its place.
-func writeState(dir string, st *State, sync bool) error {
-	data, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode state: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, ".state-*.tmp")
-	if err != nil {
-		return fmt.Errorf("write state: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write state: %w", err)
-	}
-	if sync {
-		if err := tmp.Sync(); err != nil {
-			tmp.Close()
-			return fmt.Errorf("write state: %w", err)
-		}
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write state: %w", err)
-	}
-	cur := filepath.Join(dir, stateFile)
-	if err := os.Rename(cur, filepath.Join(dir, backupFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("keep state backup: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), cur); err != nil {
-		return fmt.Errorf("write state: %w", err)
-	}
-	if sync {
-		if d, err := os.Open(dir); err == nil {
-			d.Sync()
-			d.Close()
-		}
-	}
-	return nil
-}
-
-// readState reads a run's state, falling back to the backup when the state
-// file is missing or corrupt. It says which file it used.
-func readState(dir string) (*State, string, error) {
-	var firstErr error
-	for _, name := range []string{stateFile, backupFile} {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			if firstErr == nil {
-				firstErr = err
-			}
-			continue
-		}
-		var st State
-		if err := json.Unmarshal(data, &st); err != nil {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("%s is corrupt: %w", name, err)
-			}
-			continue
-		}
-		if st.Meta.Version != stateVersion {
-			return nil, "", fmt.Errorf("%s has state format %d; this apl reads format %d", name, st.Meta.Version, stateVersion)
-		}
-		if st.Steps == nil {
-			st.Steps = map[string]*StepRecord{}
-		}
-		if st.Caps == nil {
-			st.Caps = map[string]int{}
-		}
-		if st.Vars == nil {
-			st.Vars = map[string]json.RawMessage{}
-		}
-		return &st, name, nil
-	}
-	return nil, "", fmt.Errorf("no readable state in %s: %w", dir, firstErr)
-}

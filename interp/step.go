@@ -51,8 +51,11 @@ func (r *run) step(ctx context.Context, s *lang.Step) (string, error) {
 	rec.StartedAt = &start
 	rec.CompletedAt = nil
 	r.stepsCache = cty.NilVal
+	r.store.touch(s.Name)
 	r.event(r.progressEvent(s, Event{Type: EventStepStarted, Step: s.Name, Attempt: rec.Attempts}))
-	if err := r.checkpoint(); err != nil {
+	// Losing this transition to a power cut costs nothing that resume
+	// would not redo, so it is written but not synced.
+	if err := r.commit(false); err != nil {
 		return "", err
 	}
 
@@ -68,8 +71,10 @@ func (r *run) step(ctx context.Context, s *lang.Step) (string, error) {
 		rec.Attempts--
 		rec.Status = StepPending
 		rec.StartedAt = nil
+		r.store.touch(s.Name)
 		return "", ErrInterrupted
 	}
+	r.store.touch(s.Name)
 	rec.CompletedAt = &end
 	rec.DurationS = end.Sub(start).Seconds()
 	r.st.Metrics.StepsRun++
@@ -121,6 +126,7 @@ func (r *run) skip(s *lang.Step, rec *StepRecord) {
 	}
 	rec.Status = StepSkipped
 	rec.SkipReason = reason
+	r.store.touch(s.Name)
 	r.stepsCache = cty.NilVal
 	r.event(r.progressEvent(s, Event{Type: EventStepSkipped, Step: s.Name, Message: reason}))
 }

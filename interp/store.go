@@ -1,0 +1,258 @@
+package interp
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// A run's state is kept as a snapshot (state.json) plus a journal
+// (state.journal): every transition appends one line holding what changed,
+// and every compactEvery transitions the whole state is written as a new
+// snapshot. A transition then costs one small append (and one fsync when
+// durable), not a rewrite of a state that grows with its event log.
+//
+// Snapshots are written atomically: a temp file, fsync, then the current
+// snapshot and journal become state.json.bak and state.journal.bak and the
+// temp file takes the snapshot's place. Every journal line carries a
+// sequence number; reading applies the lines newer than the snapshot and
+// stops at a torn last line. If state.json is unreadable, the backup pair
+// plus the current journal give the same state.
+const (
+	journalFile       = "state.journal"
+	journalBackupFile = "state.journal.bak"
+	compactEvery      = 64
+)
+
+// journalEntry is one transition: the records that changed and the events
+// added since the previous entry.
+type journalEntry struct {
+	Seq     int                        `json:"seq"`
+	Meta    Meta                       `json:"meta"`
+	Steps   map[string]*StepRecord     `json:"steps,omitempty"`
+	Caps    map[string]int             `json:"caps,omitempty"`
+	Vars    map[string]json.RawMessage `json:"vars,omitempty"`
+	Events  []Event                    `json:"events,omitempty"`
+	Metrics Metrics                    `json:"metrics"`
+	Output  json.RawMessage            `json:"output,omitempty"`
+}
+
+// store persists one run's state.
+type store struct {
+	dir       string
+	sync      bool
+	journal   *os.File
+	sinceSnap int
+	events    int             // events already persisted
+	touched   map[string]bool // steps changed since the last entry
+	buf       bytes.Buffer
+}
+
+func newStore(dir string, sync bool) *store {
+	return &store{dir: dir, sync: sync, touched: map[string]bool{}}
+}
+
+func (s *store) touch(step string) { s.touched[step] = true }
+
+// commit persists the state's changes since the last commit. durable asks
+// for an fsync; without it the write still survives the process being
+// killed, only not the machine losing power.
+func (s *store) commit(st *State, durable bool) error {
+	if s.journal == nil {
+		return s.snapshot(st)
+	}
+	st.Meta.Seq++
+	e := journalEntry{Seq: st.Meta.Seq, Meta: st.Meta, Caps: st.Caps, Metrics: st.Metrics, Output: st.Output}
+	if len(s.touched) > 0 {
+		e.Steps = make(map[string]*StepRecord, len(s.touched))
+		for name := range s.touched {
+			e.Steps[name] = st.Steps[name]
+		}
+	}
+	if len(st.Vars) > 0 {
+		e.Vars = st.Vars
+	}
+	e.Events = st.Events[s.events:]
+	s.buf.Reset()
+	if err := json.NewEncoder(&s.buf).Encode(e); err != nil {
+		return fmt.Errorf("encode state: %w", err)
+	}
+	if _, err := s.journal.Write(s.buf.Bytes()); err != nil {
+		return fmt.Errorf("append to %s: %w", journalFile, err)
+	}
+	if durable && s.sync {
+		if err := s.journal.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", journalFile, err)
+		}
+	}
+	s.events = len(st.Events)
+	clear(s.touched)
+	s.sinceSnap++
+	// Compact after journaling, so that the journal that becomes the
+	// backup holds every transition up to the new snapshot.
+	if s.sinceSnap >= compactEvery {
+		return s.snapshot(st)
+	}
+	return nil
+}
+
+// snapshot writes the whole state and starts a new journal.
+func (s *store) snapshot(st *State) error {
+	st.Meta.Seq++
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode state: %w", err)
+	}
+	tmp, err := os.CreateTemp(s.dir, ".state-*.tmp")
+	if err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if err == nil && s.sync {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	if s.journal != nil {
+		s.journal.Close()
+		s.journal = nil
+	}
+	cur := filepath.Join(s.dir, stateFile)
+	if err := os.Rename(cur, filepath.Join(s.dir, backupFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("keep state backup: %w", err)
+	}
+	if err := os.Rename(filepath.Join(s.dir, journalFile), filepath.Join(s.dir, journalBackupFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("keep journal backup: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), cur); err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	if s.sync {
+		if d, err := os.Open(s.dir); err == nil {
+			d.Sync()
+			d.Close()
+		}
+	}
+	j, err := os.OpenFile(filepath.Join(s.dir, journalFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", journalFile, err)
+	}
+	s.journal = j
+	s.sinceSnap = 0
+	s.events = len(st.Events)
+	clear(s.touched)
+	return nil
+}
+
+func (s *store) close() error {
+	if s.journal == nil {
+		return nil
+	}
+	err := s.journal.Close()
+	s.journal = nil
+	return err
+}
+
+// readState reads a run's state: the snapshot and its journal, or, when
+// the snapshot is missing or corrupt, the backup snapshot with both
+// journals. It says which snapshot it used.
+func readState(dir string) (*State, string, error) {
+	var firstErr error
+	candidates := []struct {
+		snap     string
+		journals []string
+	}{
+		{stateFile, []string{journalFile}},
+		{backupFile, []string{journalBackupFile, journalFile}},
+	}
+	for _, c := range candidates {
+		st, err := readSnapshot(filepath.Join(dir, c.snap))
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		for _, j := range c.journals {
+			if err := replay(st, filepath.Join(dir, j)); err != nil {
+				return nil, "", err
+			}
+		}
+		return st, c.snap, nil
+	}
+	return nil, "", fmt.Errorf("no readable state in %s: %w", dir, firstErr)
+}
+
+func readSnapshot(path string) (*State, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("%s is corrupt: %w", filepath.Base(path), err)
+	}
+	if st.Meta.Version != stateVersion {
+		return nil, fmt.Errorf("%s has state format %d; this apl reads format %d", filepath.Base(path), st.Meta.Version, stateVersion)
+	}
+	if st.Steps == nil {
+		st.Steps = map[string]*StepRecord{}
+	}
+	if st.Caps == nil {
+		st.Caps = map[string]int{}
+	}
+	if st.Vars == nil {
+		st.Vars = map[string]json.RawMessage{}
+	}
+	return &st, nil
+}
+
+// replay applies the journal's entries newer than the state. A line that
+// does not parse can only be the last one, torn by a crash; replay stops
+// there.
+func replay(st *State, path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+	for sc.Scan() {
+		var e journalEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			break
+		}
+		if e.Seq <= st.Meta.Seq {
+			continue
+		}
+		st.Meta = e.Meta
+		for name, rec := range e.Steps {
+			st.Steps[name] = rec
+		}
+		if e.Caps != nil {
+			st.Caps = e.Caps
+		}
+		for k, v := range e.Vars {
+			st.Vars[k] = v
+		}
+		st.Events = append(st.Events, e.Events...)
+		st.Metrics = e.Metrics
+		if e.Output != nil {
+			st.Output = e.Output
+		}
+	}
+	return sc.Err()
+}

@@ -1,0 +1,131 @@
+package interp
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func newTestState() *State {
+	return &State{
+		Meta:   Meta{Version: stateVersion, RunID: "r", Status: StatusRunning},
+		Inputs: map[string]json.RawMessage{},
+		Steps:  map[string]*StepRecord{},
+		Caps:   map[string]int{},
+		Vars:   map[string]json.RawMessage{},
+	}
+}
+
+// transition changes the state the way a step does and commits it.
+func transition(t testing.TB, s *store, st *State, i int) {
+	t.Helper()
+	name := fmt.Sprintf("s%d", i%7)
+	rec := st.Steps[name]
+	if rec == nil {
+		rec = &StepRecord{}
+		st.Steps[name] = rec
+	}
+	rec.Attempts++
+	rec.Status = StepCompleted
+	rec.Output = json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))
+	st.Meta.CurrentStep = name
+	st.Caps[name+"/again"] = i % 3
+	st.Vars["last"] = json.RawMessage(fmt.Sprint(i))
+	st.Events = append(st.Events, Event{Type: EventStepCompleted, Step: name, Attempt: rec.Attempts})
+	st.Metrics.StepsRun++
+	s.touch(name)
+	if err := s.commit(st, i%2 == 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStoreJournalAndCompaction(t *testing.T) {
+	for _, n := range []int{1, compactEvery - 1, compactEvery + 1, 3*compactEvery + 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			dir := t.TempDir()
+			s := newStore(dir, true)
+			st := newTestState()
+			if err := s.snapshot(st); err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				transition(t, s, st, i)
+			}
+			s.close()
+			got, used, err := readState(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if used != stateFile {
+				t.Errorf("read %s", used)
+			}
+			if diff := cmp.Diff(asJSON(t, st), asJSON(t, got)); diff != "" {
+				t.Errorf("state read back differs (-want +got):\n%s", diff)
+			}
+			// A snapshot lost after compaction: the backup and both journals
+			// still give the same state.
+			if n > compactEvery {
+				os.WriteFile(filepath.Join(dir, stateFile), []byte("{torn"), 0o644)
+				got, used, err := readState(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if used != backupFile {
+					t.Errorf("read %s, want the backup", used)
+				}
+				if diff := cmp.Diff(asJSON(t, st), asJSON(t, got)); diff != "" {
+					t.Errorf("state from backup differs (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+func TestStoreIgnoresTornLastLine(t *testing.T) {
+	dir := t.TempDir()
+	s := newStore(dir, false)
+	st := newTestState()
+	s.snapshot(st)
+	for i := range 5 {
+		transition(t, s, st, i)
+	}
+	want, _, err := readState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transition(t, s, st, 5)
+	s.close()
+	// Tear the last entry in half, as a crash mid-write would.
+	p := filepath.Join(dir, journalFile)
+	b, _ := os.ReadFile(p)
+	last := len(b) - 1
+	for last > 0 && b[last-1] != '\n' {
+		last--
+	}
+	os.WriteFile(p, b[:last+(len(b)-last)/2], 0o644)
+	got, _, err := readState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(asJSON(t, want), asJSON(t, got)); diff != "" {
+		t.Errorf("torn entry was not ignored (-want +got):\n%s", diff)
+	}
+}
+
+// asJSON renders a state compactly, so that states that differ only in the
+// layout of raw JSON compare equal.
+func asJSON(t testing.TB, st *State) string {
+	t.Helper()
+	b, err := json.MarshalIndent(st, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	json.Unmarshal(b, &v)
+	b, _ = json.MarshalIndent(v, "", " ")
+	return string(b)
+}
