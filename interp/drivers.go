@@ -3,6 +3,7 @@ package interp
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/lang"
@@ -42,7 +43,7 @@ func driverConfig(pb *lang.Playbook, a *lang.Agent, agentCmd []string) (agent.Co
 		return agent.Config{Type: agent.TypeCommand, Command: agentCmd}, nil
 	}
 	if a.Driver == "" {
-		return agent.Config{}, fmt.Errorf("agent %q has no driver: set driver in its agent block, or run with --agent-cmd", a.Name)
+		return agent.Config{}, fmt.Errorf("no driver: set driver in the agent block, or run with --agent-cmd")
 	}
 	dr := pb.Drivers[a.Driver]
 	if dr == nil {
@@ -77,6 +78,15 @@ func DriverConfig(dr *lang.Driver) (agent.Config, error) {
 			cfg.APIKeyEnv, err = toString(v)
 		case "max_tokens":
 			cfg.MaxTokens, err = toInt(v)
+		case "timeout":
+			var d string
+			if d, err = toString(v); err == nil {
+				cfg.Timeout, err = time.ParseDuration(d)
+			}
+		case "retries":
+			cfg.Retry.Max, err = toInt(v)
+		case "prices":
+			cfg.Prices, err = prices(v)
 		case "options":
 			o, ok := goValue(v).(map[string]any)
 			if !ok {
@@ -91,6 +101,43 @@ func DriverConfig(dr *lang.Driver) (agent.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// prices reads { "model" = { input = 3, output = 15 } } in USD per
+// million tokens.
+func prices(v cty.Value) (map[string]agent.Price, error) {
+	m, ok := goValue(v).(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("want an object of models")
+	}
+	out := map[string]agent.Price{}
+	for model, pv := range m {
+		pm, ok := pv.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: want { input = N, output = N }", model)
+		}
+		var p agent.Price
+		for k, x := range pm {
+			f, ok := x.(float64)
+			if !ok {
+				return nil, fmt.Errorf("%s.%s: want a number", model, k)
+			}
+			switch k {
+			case "input":
+				p.InputPerMTok = f
+			case "output":
+				p.OutputPerMTok = f
+			case "cache_read":
+				p.CacheReadPerMTok = f
+			case "cache_write":
+				p.CacheWritePerMTok = f
+			default:
+				return nil, fmt.Errorf("%s: unknown price %q (input, output, cache_read, cache_write)", model, k)
+			}
+		}
+		out[model] = p
+	}
+	return out, nil
 }
 
 func toInt(v cty.Value) (int, error) {

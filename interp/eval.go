@@ -101,10 +101,12 @@ func (r *run) exprEnv(item cty.Value) map[string]any {
 			"output":     out,
 		}
 	}
+	run := goValue(r.runValue()).(map[string]any)
+	run["tokens"] = r.st.Metrics.TotalTokens
 	env := map[string]any{
 		lang.RootInputs: goValue(r.inputs),
 		lang.RootSteps:  steps,
-		lang.RootRun:    goValue(r.runValue()),
+		lang.RootRun:    run,
 		lang.RootVars:   goValue(cty.ObjectVal(r.vars)),
 	}
 	if item != cty.NilVal {
@@ -114,7 +116,7 @@ func (r *run) exprEnv(item cty.Value) map[string]any {
 }
 
 // goValue converts a cty value to the plain Go values expr works on:
-// numbers become float64 (whole numbers that fit become int).
+// numbers become float64, as conditions are type-checked to expect.
 func goValue(v cty.Value) any {
 	if v == cty.NilVal || v.IsNull() || !v.IsKnown() {
 		return nil

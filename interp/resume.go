@@ -30,10 +30,11 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
+	inOnFailure := st.Meta.OnFailure && st.Meta.OnFailureStep != ""
 	switch st.Meta.Status {
 	case StatusRunning, StatusInterrupted:
 	case StatusFailed:
-		if st.Meta.CurrentStep == "" {
+		if st.Meta.CurrentStep == "" && !inOnFailure {
 			return nil, fmt.Errorf("run %s failed by its own decision (%s); there is nothing to resume", st.Meta.RunID, failMessage(st.Meta))
 		}
 	default:
@@ -70,10 +71,16 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 		r.st.Meta.PlaybookHash = pb.Hash
 	}
 	r.label = r.renderLabel()
-	r.st.Meta.Status = StatusRunning
-	r.st.Meta.Reason, r.st.Meta.Recommendation = "", ""
-	r.st.Meta.OnFailure, r.st.Meta.OnFailureStep = false, ""
-	r.event(Event{Type: EventRunResumed, Step: st.Meta.CurrentStep, Message: "resuming at step " + st.Meta.CurrentStep})
+	if inOnFailure {
+		// The run failed and was stopped in its on_failure steps: it stays
+		// failed and those steps go on.
+		r.event(Event{Type: EventRunResumed, Step: st.Meta.OnFailureStep, Message: "resuming on_failure at step " + st.Meta.OnFailureStep})
+	} else {
+		r.st.Meta.Status = StatusRunning
+		r.st.Meta.Reason, r.st.Meta.Recommendation = "", ""
+		r.st.Meta.OnFailure, r.st.Meta.OnFailureStep = false, ""
+		r.event(Event{Type: EventRunResumed, Step: st.Meta.CurrentStep, Message: "resuming at step " + st.Meta.CurrentStep})
+	}
 	for _, s := range pb.Steps {
 		rec := st.Steps[s.Name]
 		switch rec.Status {

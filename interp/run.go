@@ -201,7 +201,11 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 
 // interrupted checkpoints a run stopped by its context.
 func (r *run) interrupted() (*Result, error) {
-	r.st.Meta.Status = StatusInterrupted
+	// A run interrupted in its on_failure steps has already failed; it
+	// stays failed, and resume continues those steps.
+	if !r.st.Meta.OnFailure {
+		r.st.Meta.Status = StatusInterrupted
+	}
 	r.event(Event{Type: EventRunInterrupted, Step: r.st.Meta.CurrentStep, Message: "interrupted; continue with apl resume"})
 	if err := r.checkpoint(); err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/lang"
 	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
 )
 
 // StepError is a step's failure, located at the step's declaration.
@@ -78,6 +79,17 @@ func (r *run) step(ctx context.Context, s *lang.Step) (string, error) {
 	rec.CompletedAt = &end
 	rec.DurationS = end.Sub(start).Seconds()
 	r.st.Metrics.StepsRun++
+	if out != cty.NilVal && err == nil && s.Returns != cty.NilType {
+		if _, isAgent := s.Action.(*lang.AgentCall); !isAgent {
+			// Agent answers were checked already; shell and call outputs
+			// are held to the declared type here.
+			cv, cerr := convert.Convert(out, s.Returns)
+			if cerr != nil {
+				err = fmt.Errorf("output does not match returns %s: %v", typeName(s.Returns), cerr)
+			}
+			out = cv
+		}
+	}
 	if out != cty.NilVal {
 		if oerr := r.setOutput(s, out); oerr != nil && err == nil {
 			err = oerr

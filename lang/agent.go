@@ -56,6 +56,11 @@ func (l *loader) decodeAgentBlock(b *hcl.Block) hcl.Diagnostics {
 	return diags
 }
 
+// DriverSettings are the attributes a driver block may set besides type;
+// spec/language.md, "driver", says what each means.
+var DriverSettings = []string{"command", "input", "output", "fields", "env", "model", "base_url",
+	"api_key_env", "max_tokens", "options", "timeout", "prices", "retries"}
+
 // decodeDriverBlock reads a driver: its type and constant settings, which
 // the interpreter hands to the agent package.
 func (l *loader) decodeDriverBlock(b *hcl.Block) hcl.Diagnostics {
@@ -72,6 +77,11 @@ func (l *loader) decodeDriverBlock(b *hcl.Block) hcl.Diagnostics {
 		v, d := constValue(a)
 		diags = append(diags, d...)
 		if d.HasErrors() {
+			continue
+		}
+		if an != "type" && !contains(DriverSettings, an) {
+			diags = append(diags, errDiag("Unsupported argument",
+				fmt.Sprintf("A driver block has no setting %q.%s", an, didYouMean(an, DriverSettings)), a.NameRange))
 			continue
 		}
 		if an == "type" {

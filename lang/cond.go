@@ -7,6 +7,8 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/checker/nature"
+	"github.com/expr-lang/expr/conf"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/types"
@@ -39,7 +41,7 @@ func (c *Condition) Eval(env map[string]any) (bool, error) {
 
 // decodeCondition reads an attribute holding an expr-lang condition as a
 // string constant and compiles it against env.
-func (l *loader) decodeCondition(attr *hcl.Attribute, env types.Map) (*Condition, hcl.Diagnostics) {
+func (l *loader) decodeCondition(attr *hcl.Attribute, env *condEnv) (*Condition, hcl.Diagnostics) {
 	src, diags := constString(attr)
 	if diags.HasErrors() {
 		return nil, diags
@@ -72,7 +74,7 @@ func fixLineStart(r *hcl.Range, src []byte) {
 
 // compileCondition compiles src; errors point into the HCL expression that
 // holds it, at expr's line and column when the string has no escapes.
-func compileCondition(src string, holder hcl.Expression, env types.Map) (*Condition, hcl.Diagnostics) {
+func compileCondition(src string, holder hcl.Expression, env *condEnv) (*Condition, hcl.Diagnostics) {
 	rng := holder.Range()
 	if strings.TrimSpace(src) == "" {
 		return nil, hcl.Diagnostics{{
@@ -86,16 +88,35 @@ func compileCondition(src string, holder hcl.Expression, env types.Map) (*Condit
 	if err != nil {
 		return nil, hcl.Diagnostics{exprDiag("Invalid condition", src, err, holder, env, nil)}
 	}
-	prog, err := expr.Compile(src, expr.Env(env), expr.AsBool())
+	prog, err := expr.Compile(src, env.option(), expr.AsBool())
 	if err != nil {
 		return nil, hcl.Diagnostics{exprDiag("Invalid condition", src, err, holder, env, tree)}
 	}
 	return &Condition{Source: src, Program: prog, Range: rng}, nil
 }
 
+// condEnv is a typed environment with its expr type computed once: a
+// playbook's environment grows with its steps, and converting it for every
+// condition made loading quadratic.
+type condEnv struct {
+	types  types.Map
+	nature nature.Nature
+}
+
+func newCondEnv(m types.Map) *condEnv { return &condEnv{types: m, nature: m.Nature()} }
+
+// option is expr.Env for the precomputed environment.
+func (e *condEnv) option() expr.Option {
+	return func(c *conf.Config) {
+		c.EnvObject = e.types
+		c.Env = e.nature
+		c.Strict = e.nature.Strict
+	}
+}
+
 // exprDiag turns an expr error into a diagnostic located in the HCL file.
 // For "unknown field" errors it names what the value does have.
-func exprDiag(summary, src string, err error, holder hcl.Expression, env types.Map, tree *parser.Tree) *hcl.Diagnostic {
+func exprDiag(summary, src string, err error, holder hcl.Expression, env *condEnv, tree *parser.Tree) *hcl.Diagnostic {
 	rng := holder.Range()
 	msg := err.Error()
 	var ferr *file.Error
@@ -106,7 +127,7 @@ func exprDiag(summary, src string, err error, holder hcl.Expression, env types.M
 		}
 		if tree != nil && strings.HasPrefix(ferr.Message, "unknown field ") {
 			name := strings.TrimPrefix(ferr.Message, "unknown field ")
-			if keys, path := fieldsAt(tree.Node, env, ferr.From, name); keys != nil {
+			if keys, path := fieldsAt(tree.Node, env.types, name); keys != nil {
 				msg = fmt.Sprintf("%s has no field %q", path, name)
 				if s := suggest(name, keys); s != "" {
 					msg += fmt.Sprintf(". Did you mean %q?", s)
@@ -172,7 +193,7 @@ func isWordByte(c byte) bool {
 
 // fieldsAt finds the member access of name at offset from and returns the
 // keys its base has, with the base's dotted path.
-func fieldsAt(root ast.Node, env types.Map, from int, name string) ([]string, string) {
+func fieldsAt(root ast.Node, env types.Map, name string) ([]string, string) {
 	var keys []string
 	var path string
 	ast.Find(root, func(n ast.Node) bool {
@@ -191,7 +212,6 @@ func fieldsAt(root ast.Node, env types.Map, from int, name string) ([]string, st
 		}
 		return false
 	})
-	_ = from
 	return keys, path
 }
 

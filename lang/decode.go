@@ -70,7 +70,7 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 		diags = append(diags, l.decodeStepBody(s, l.stepBlocks[s], env)...)
 	}
 	for _, in := range l.pb.Inputs {
-		diags = append(diags, l.compileValidations(in)...)
+		diags = append(diags, l.compileValidations(in, env)...)
 	}
 
 	for i, b := range byType["output"] {
@@ -109,7 +109,7 @@ func validName(kind string, b *hcl.Block) hcl.Diagnostics {
 	name := b.Labels[0]
 	if !hclIdent(name) {
 		return hcl.Diagnostics{errDiag("Invalid name",
-			fmt.Sprintf("The %s name %q must start with a letter and contain only letters, digits and underscores (a dash would read as a minus in conditions).", kind, name), b.LabelRanges[0])}
+			fmt.Sprintf("The %s name %q must start with a letter or an underscore and contain only letters, digits and underscores (a dash would read as a minus in conditions).", kind, name), b.LabelRanges[0])}
 	}
 	return nil
 }

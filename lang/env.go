@@ -7,6 +7,7 @@ import (
 
 	"github.com/expr-lang/expr/types"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -72,7 +73,7 @@ func exprType(t cty.Type) types.Type {
 }
 
 // conditionEnv is the typed environment of step and gate conditions.
-func (l *loader) conditionEnv() types.Map {
+func (l *loader) conditionEnv() *condEnv {
 	inputs := types.Map{}
 	for _, in := range l.pb.Inputs {
 		inputs[in.Name] = exprType(in.Type)
@@ -92,13 +93,12 @@ func (l *loader) conditionEnv() types.Map {
 		run[name] = exprType(t)
 	}
 	run["tokens"] = types.Int
-	return types.Map{
+	return newCondEnv(types.Map{
 		RootInputs: inputs,
 		RootSteps:  steps,
 		RootRun:    run,
 		RootVars:   types.Map{types.Extra: types.Any},
-		RootItem:   types.Any,
-	}
+	})
 }
 
 // refScope says which roots an HCL expression may use.
@@ -119,6 +119,31 @@ func (l *loader) checkRefs(expr hcl.Expression, scope refScope) hcl.Diagnostics 
 	for _, tr := range expr.Variables() {
 		diags = append(diags, l.checkTraversal(tr, scope)...)
 	}
+	return append(diags, checkFunctions(expr)...)
+}
+
+// checkFunctions reports calls of functions that do not exist.
+func checkFunctions(expr hcl.Expression) hcl.Diagnostics {
+	node, ok := expr.(hclsyntax.Node)
+	if !ok {
+		return nil
+	}
+	var diags hcl.Diagnostics
+	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+		call, ok := n.(*hclsyntax.FunctionCallExpr)
+		if !ok {
+			return nil
+		}
+		if _, ok := functions[call.Name]; ok {
+			return nil
+		}
+		detail := fmt.Sprintf("There is no function named %q.%s", call.Name, didYouMean(call.Name, mapKeys(functions)))
+		if call.Name == "file" {
+			detail = "file() is read when the playbook loads and may only be the whole template of a prompt: template = file(\"prompts/x.md\")."
+		}
+		diags = append(diags, errDiag("Call to unknown function", detail, call.NameRange))
+		return nil
+	})
 	return diags
 }
 

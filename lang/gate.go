@@ -3,13 +3,13 @@ package lang
 import (
 	"fmt"
 
-	"github.com/expr-lang/expr/types"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // decodeGateBlock reads a gate: ordered rules, first match wins, and an
 // otherwise.
-func (l *loader) decodeGateBlock(s *Step, b *hcl.Block, env types.Map) (*Gate, hcl.Diagnostics) {
+func (l *loader) decodeGateBlock(s *Step, b *hcl.Block, env *condEnv) (*Gate, hcl.Diagnostics) {
 	content, diags := b.Body.Content(gateSchema)
 	g := &Gate{DeclRange: b.DefRange}
 	seen := map[string]*Rule{}
@@ -80,6 +80,12 @@ func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allow
 			l.deferRefs(a.Expr, scope)
 		}
 	}
+	if a := c.Attributes["finish"]; a != nil {
+		if v, d := a.Expr.Value(nil); !d.HasErrors() && v.Type() == cty.String && !v.IsNull() && reservedStatus[v.AsString()] {
+			diags = append(diags, errDiag("Reserved status",
+				fmt.Sprintf("A run cannot finish as %q: apl sets that status itself. Use completed, a status of your own (mapped with exit_codes), or fail = \"...\" to fail.", v.AsString()), a.Expr.Range()))
+		}
+	}
 	var routes []*hcl.Attribute
 	for _, name := range []string{"goto", "finish", "fail"} {
 		if a := c.Attributes[name]; a != nil {
@@ -100,7 +106,10 @@ func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allow
 			l.gotoRanges[o] = a.Expr.Range()
 		}
 	}
-	if a := c.Attributes["max"]; a != nil {
+	if a := c.Attributes["max"]; a != nil && !allowExhausted {
+		diags = append(diags, errDiag("max in on_exhausted",
+			"An on_exhausted outcome runs once the cap is used up; it cannot have a cap of its own. Remove max here.", a.NameRange))
+	} else if a != nil {
 		v, d := constInt(a)
 		diags = append(diags, d...)
 		if !d.HasErrors() && v < 1 {
@@ -132,6 +141,9 @@ func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allow
 	}
 	return o, diags
 }
+
+// reservedStatus are run statuses only the interpreter sets.
+var reservedStatus = map[string]bool{"running": true, "failed": true, "interrupted": true, "waiting": true}
 
 // Routes reports whether the outcome moves control somewhere other than
 // the step's next.

@@ -28,7 +28,9 @@ func (l *loader) buildGraph() hcl.Diagnostics {
 
 func (l *loader) edges(s *Step) []*Edge {
 	var out []*Edge
-	fallsThrough := s.Gate == nil || s.Gate.Otherwise == nil || !s.Gate.Otherwise.Outcome.Routes()
+	// A skipped step (its when is false) goes to next whatever its gate
+	// says, so that edge exists too.
+	fallsThrough := s.When != nil || s.Gate == nil || s.Gate.Otherwise == nil || !s.Gate.Otherwise.Outcome.Routes()
 	if s.Gate != nil {
 		for _, r := range s.Gate.Rules {
 			if r.Outcome != nil && !r.Outcome.Routes() {

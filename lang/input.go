@@ -43,11 +43,6 @@ func (l *loader) decodeInputBlock(b *hcl.Block) hcl.Diagnostics {
 		diags = append(diags, d...)
 		in.Flag = strings.TrimLeft(v, "-")
 	}
-	if a := content.Attributes["sensitive"]; a != nil {
-		v, d := constBool(a)
-		diags = append(diags, d...)
-		in.Sensitive = v
-	}
 	if a := content.Attributes["default"]; a != nil {
 		v, d := constValue(a)
 		diags = append(diags, d...)
@@ -85,10 +80,9 @@ type pendingValidation struct {
 
 // compileValidations compiles an input's validation conditions, which see
 // the input's own value as `value` and the other inputs as `inputs`.
-func (l *loader) compileValidations(in *Input) hcl.Diagnostics {
+func (l *loader) compileValidations(in *Input, env *condEnv) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	env := l.conditionEnv()
-	venv := types.Map{RootValue: exprType(in.Type), RootInputs: env[RootInputs]}
+	venv := newCondEnv(types.Map{RootValue: exprType(in.Type), RootInputs: env.types[RootInputs]})
 	for _, p := range l.pendingValidations {
 		if p.in != in {
 			continue

@@ -86,7 +86,6 @@ type Input struct {
 	Default     cty.Value // cty.NilVal when the input is required
 	Description string
 	Flag        string // an extra flag name, e.g. "phase"
-	Sensitive   bool
 	Validations []*Validation
 	DeclRange   hcl.Range
 }

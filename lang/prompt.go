@@ -37,7 +37,7 @@ func (l *loader) decodePromptBlock(b *hcl.Block) hcl.Diagnostics {
 	tmpl, d := l.templateExpr(a.Expr)
 	diags = append(diags, d...)
 	p.Template = tmpl
-	l.deferRefs(tmpl, refScope{vars: true, item: true, what: "a prompt template"})
+	l.deferRefs(tmpl, refScope{vars: true, what: "a prompt template"})
 	return diags
 }
 

@@ -37,7 +37,6 @@ var inputSchema = &hcl.BodySchema{
 		{Name: "default"},
 		{Name: "description"},
 		{Name: "flag"},
-		{Name: "sensitive"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "validation"}},
 }

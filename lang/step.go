@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/expr-lang/expr/types"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
@@ -58,7 +57,7 @@ func (l *loader) declareOnFailure(b *hcl.Block) hcl.Diagnostics {
 
 // decodeStepBody decodes a declared step's attributes, its action and its
 // gate.
-func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env types.Map) hcl.Diagnostics {
+func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnostics {
 	content, diags := b.Body.Content(stepSchema)
 	if a := content.Attributes["description"]; a != nil {
 		v, d := constString(a)
@@ -164,7 +163,7 @@ func (l *loader) decodeAction(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
 func (l *loader) decodeShellBlock(b *hcl.Block) (Action, hcl.Diagnostics) {
 	content, diags := b.Body.Content(shellSchema)
 	sh := &Shell{Parse: "text", DeclRange: b.DefRange}
-	scope := refScope{item: true, what: "a shell action"}
+	scope := refScope{what: "a shell action"}
 	cmd, script := content.Attributes["command"], content.Attributes["script"]
 	switch {
 	case cmd != nil && script != nil:
@@ -232,12 +231,12 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 			tmpl, d := l.templateExpr(a.Expr)
 			diags = append(diags, d...)
 			call.Template = tmpl
-			l.deferRefs(tmpl, refScope{vars: true, item: true, what: "a prompt"})
+			l.deferRefs(tmpl, refScope{vars: true, what: "a prompt"})
 		}
 	}
 	if a := content.Attributes["vars"]; a != nil {
 		call.Vars = a.Expr
-		l.deferRefs(a.Expr, refScope{vars: true, item: true, what: "agent vars"})
+		l.deferRefs(a.Expr, refScope{vars: true, what: "agent vars"})
 	}
 	if a := content.Attributes["budget"]; a != nil {
 		v, rng, d := refName(a, "budget")
@@ -267,7 +266,7 @@ func (l *loader) decodeCallBlock(b *hcl.Block) (Action, hcl.Diagnostics) {
 	}
 	for _, a := range sortedAttrs(attrs) {
 		c.Args = append(c.Args, &NamedExpr{Name: a.Name, Expr: a.Expr, Range: a.Range})
-		l.deferRefs(a.Expr, refScope{item: true, what: "a builtin call"})
+		l.deferRefs(a.Expr, refScope{what: "a builtin call"})
 	}
 	return c, diags
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/alecthomas/kong"
 	"github.com/apl-lang/apl/builtins"
@@ -69,10 +70,16 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	}()
 	var c cli
 	exited := false
+	helpOut := stdout
+	if len(args) == 0 {
+		// Plain apl is a usage error that shows the usage, as go does.
+		args, helpOut = []string{"--help"}, stderr
+	}
+	args, runArgs := splitRun(args)
 	parser, err := kong.New(&c,
 		kong.Name("apl"),
 		kong.Description("apl runs playbooks: protocols for AI coding agents written as checked HCL.\n\nExit codes: 0 ok, 1 run failed or problems found, 2 usage error or invalid playbook, 3 internal error, 4 waiting for a human decision, 130 interrupted. A playbook may map its final statuses to other codes with exit_codes."),
-		kong.Writers(stdout, stderr),
+		kong.Writers(helpOut, stderr),
 		kong.Exit(func(int) { exited = true }),
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
@@ -83,11 +90,17 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	kctx, err := parser.Parse(args)
 	if exited {
+		if helpOut == stderr {
+			return exitUsage
+		}
 		return exitOK
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "apl: %v\n", err)
 		return exitUsage
+	}
+	if runArgs != nil {
+		c.Run.Args = runArgs
 	}
 	e := &env{stdout: stdout, stderr: stderr, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names()}}
 	err = kctx.Run(e)
@@ -105,18 +118,28 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	return exitInternal
 }
 
-// load loads a playbook and prints its diagnostics; errors are a usage
-// failure.
-func (e *env) load(ref string, quiet bool) (*lang.Playbook, error) {
+// load loads a playbook. Its errors are printed and make a usage failure;
+// its warnings are returned, for the caller to print unless told to be
+// quiet.
+func (e *env) load(ref string) (*lang.Playbook, hcl.Diagnostics, error) {
 	pb, diags := e.loader.Load(ref)
 	if diags.HasErrors() {
 		writeDiags(e.stderr, pb, diags)
-		return nil, exitWith(exitUsage, fmt.Errorf("%s: %s", ref, countDiags(diags)))
+		return nil, nil, exitWith(exitUsage, fmt.Errorf("%s: %s", ref, countDiags(diags)))
 	}
-	if !quiet && len(diags) > 0 {
-		writeDiags(e.stderr, pb, diags)
+	return pb, diags, nil
+}
+
+// splitRun splits apl run PLAYBOOK ARGS... after the playbook. ARGS are
+// the playbook's own flags, which only runCmd can parse, once it has loaded
+// the playbook; kong, given them, would act on --help itself and split
+// --existing-plan=false into a flag and an argument. apl run --help, with
+// no playbook, stays kong's.
+func splitRun(args []string) (kongArgs, runArgs []string) {
+	if len(args) < 2 || args[0] != "run" || strings.HasPrefix(args[1], "-") {
+		return args, nil
 	}
-	return pb, nil
+	return args[:2], args[2:]
 }
 
 func writeDiags(w io.Writer, pb *lang.Playbook, diags hcl.Diagnostics) {

@@ -25,15 +25,22 @@ func (c *fmtCmd) Run(e *env) error {
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
+	// A file that does not parse is reported and left alone; the others
+	// are still formatted, so one run shows every file to fix.
 	changed := 0
+	var broken []string
+	unread := false
 	for _, f := range files {
 		src, err := os.ReadFile(f)
 		if err != nil {
-			return exitWith(exitUsage, err)
+			fmt.Fprintf(e.stderr, "apl: %v\n", err)
+			unread = true
+			continue
 		}
 		if _, diags := hclsyntax.ParseConfig(src, f, hcl.Pos{Line: 1, Column: 1}); diags.HasErrors() {
 			writeDiagsSrc(e, f, src, diags)
-			return exitWith(exitUsage, fmt.Errorf("%s does not parse; fix it before formatting", f))
+			broken = append(broken, f)
+			continue
 		}
 		out := hclwrite.Format(src)
 		if string(out) == string(src) {
@@ -51,6 +58,14 @@ func (c *fmtCmd) Run(e *env) error {
 			}
 			fmt.Fprintln(e.stdout, f)
 		}
+	}
+	switch {
+	case len(broken) == 1:
+		return exitWith(exitUsage, fmt.Errorf("%s does not parse; fix it before formatting", broken[0]))
+	case len(broken) > 1:
+		return exitWith(exitUsage, fmt.Errorf("%d files do not parse: %s; fix them before formatting", len(broken), strings.Join(broken, ", ")))
+	case unread:
+		return exitWith(exitUsage, nil)
 	}
 	if changed > 0 && (c.Check || c.Diff) {
 		return exitWith(exitFailed, nil)

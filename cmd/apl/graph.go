@@ -14,7 +14,7 @@ type graphCmd struct {
 }
 
 func (c *graphCmd) Run(e *env) error {
-	pb, err := e.load(c.Path, true)
+	pb, _, err := e.load(c.Path)
 	if err != nil {
 		return err
 	}
@@ -91,25 +91,34 @@ func writeText(w io.Writer, pb *lang.Playbook) {
 }
 
 func writeDot(w io.Writer, pb *lang.Playbook) {
-	fmt.Fprintf(w, "digraph %q {\n  rankdir=TB;\n  node [shape=box];\n", pb.Name)
+	fmt.Fprintf(w, "digraph %s {\n  rankdir=TB;\n  node [shape=box];\n", dotString(pb.Name))
 	for _, s := range pb.Steps {
 		label := s.Name
 		if s.Action != nil {
-			label += "\\n" + s.Action.String()
+			label += "\n" + s.Action.String()
 		}
-		fmt.Fprintf(w, "  %q [label=%q];\n", s.Name, label)
+		fmt.Fprintf(w, "  %s [label=%s];\n", dotString(s.Name), dotString(label))
 	}
 	for _, s := range pb.Steps {
 		for _, e := range s.Edges {
-			attrs := fmt.Sprintf("label=%q", edgeLabel(e))
+			attrs := "label=" + dotString(edgeLabel(e))
 			if e.Max > 0 {
 				attrs += ", style=dashed"
 			}
-			fmt.Fprintf(w, "  %q -> %q [%s];\n", s.Name, e.To.Name, attrs)
+			fmt.Fprintf(w, "  %s -> %s [%s];\n", dotString(s.Name), dotString(e.To.Name), attrs)
 		}
 	}
 	fmt.Fprintf(w, "}\n")
 }
+
+// dotString quotes s as a DOT string. DOT is not Go: it knows only \" and
+// \\ (and, in labels, \n for a line break), so %q's escapes would be drawn
+// as they are.
+func dotString(s string) string {
+	return `"` + dotEscaper.Replace(s) + `"`
+}
+
+var dotEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", "")
 
 func writeMermaid(w io.Writer, pb *lang.Playbook) {
 	fmt.Fprintf(w, "flowchart TD\n")

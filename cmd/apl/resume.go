@@ -38,7 +38,7 @@ func (c *resumeCmd) Run(e *env) error {
 	if ref == "" {
 		ref = st.Meta.PlaybookRef
 	}
-	pb, err := e.load(ref, true)
+	pb, _, err := e.load(ref)
 	if err != nil {
 		return err
 	}

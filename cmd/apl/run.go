@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -18,12 +19,16 @@ import (
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
 
 type runCmd struct {
-	Playbook string   `arg:"" help:"A playbook file, a directory of .hcl files, or stdlib:NAME."`
-	Args     []string `arg:"" optional:"" passthrough:"" help:"The playbook's inputs as flags (--phase 6.3, --existing-plan, --var name=value) and run options (--mode, --json, --quiet, --agent-cmd, --workdir, --runs-dir). 'apl run PLAYBOOK --help' lists them."`
+	Playbook string `arg:"" help:"A playbook file, a directory of .hcl files, or stdlib:NAME."`
+	// Args are the arguments after the playbook, as they were given: Main
+	// keeps them from kong (see splitRun) and Run parses them.
+	Args []string `arg:"" optional:"" passthrough:"" help:"The playbook's inputs as flags (--phase 6.3, --existing-plan, --var name=value) and run options (--mode, --json, --quiet, --agent-cmd, --workdir, --runs-dir). 'apl run PLAYBOOK --help' lists them."`
 }
 
 // runOptions are the flags of apl run that are not playbook inputs.
@@ -40,11 +45,11 @@ type runOptions struct {
 }
 
 func (c *runCmd) Run(e *env) error {
-	pb, err := e.load(c.Playbook, false)
+	pb, warnings, err := e.load(c.Playbook)
 	if err != nil {
 		return err
 	}
-	opts, inputs, help, err := parseRunArgs(pb, c.Args)
+	opts, inputs, help, err := parseRunArgs(pb, c.Playbook, c.Args)
 	if help {
 		printRunHelp(e.stdout, pb, c.Playbook)
 		return nil
@@ -52,9 +57,15 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
+	if !opts.quiet && len(warnings) > 0 {
+		writeDiags(e.stderr, pb, warnings)
+	}
 	agentCmd, err := splitCommand(opts.agentCmd)
 	if err != nil {
 		return exitWith(exitUsage, fmt.Errorf("--agent-cmd: %w", err))
+	}
+	if err := checkRunPlace(opts); err != nil {
+		return exitWith(exitUsage, err)
 	}
 	ropts := interp.Options{
 		Workdir: opts.workdir, RunsDir: opts.runsDir, RunID: opts.runID, Inputs: inputs,
@@ -65,6 +76,35 @@ func (c *runCmd) Run(e *env) error {
 	defer stop()
 	res, err := interp.Start(ctx, pb, c.Playbook, ropts)
 	return report(e, pb, res, err, opts.json)
+}
+
+// checkRunPlace checks the user's --workdir and --run-id before the run
+// starts. interp.Start would fail on them too, but with errors that cmd
+// cannot tell from I/O failures (exit 3), and these are the user's
+// mistakes (exit 2).
+func checkRunPlace(o runOptions) error {
+	if o.workdir != "" {
+		if st, err := os.Stat(o.workdir); err != nil || !st.IsDir() {
+			return fmt.Errorf("--workdir %s: no such directory", o.workdir)
+		}
+	}
+	id := o.runID
+	if id == "" {
+		return nil
+	}
+	// A run id names a directory in the runs directory, next to latest.
+	if id == "." || id == ".." || id == "latest" || strings.ContainsAny(id, `/\`) {
+		return fmt.Errorf("--run-id %q: a run id is a plain name, not . .. latest or a path", id)
+	}
+	runsDir := o.runsDir
+	if runsDir == "" {
+		// interp's default: WORKDIR/.apl/runs.
+		runsDir = filepath.Join(o.workdir, ".apl", "runs")
+	}
+	if _, err := os.Stat(filepath.Join(runsDir, id)); err == nil {
+		return fmt.Errorf("run %s already exists in %s; choose another --run-id", id, runsDir)
+	}
+	return nil
 }
 
 // report prints how a run ended and turns it into an exit code.
@@ -115,7 +155,8 @@ func relPath(p string) string {
 
 // parseRunArgs reads the flags after the playbook: run options and one
 // flag per input (pass_threshold → --pass-threshold, plus its alias).
-func parseRunArgs(pb *lang.Playbook, args []string) (runOptions, map[string]cty.Value, bool, error) {
+// ref is the playbook as the user named it, for hints.
+func parseRunArgs(pb *lang.Playbook, ref string, args []string) (runOptions, map[string]cty.Value, bool, error) {
 	var o runOptions
 	fs := flag.NewFlagSet("apl run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -158,7 +199,7 @@ func parseRunArgs(pb *lang.Playbook, args []string) (runOptions, map[string]cty.
 		if errors.Is(err, flag.ErrHelp) {
 			return o, nil, true, nil
 		}
-		return o, nil, false, flagError(pb, err)
+		return o, nil, false, flagError(pb, ref, err)
 	}
 	if fs.NArg() > 0 {
 		return o, nil, false, fmt.Errorf("unexpected argument %q: inputs are given as flags, e.g. --%s VALUE", fs.Arg(0), firstInputFlag(pb))
@@ -179,7 +220,7 @@ func parseRunArgs(pb *lang.Playbook, args []string) (runOptions, map[string]cty.
 		if in == nil {
 			return o, nil, false, fmt.Errorf("--var %s: playbook %q has no input %q%s", name, pb.Name, name, suggestInput(pb, name))
 		}
-		v, err := in.ParseValue(s)
+		v, err := parseInput(in, s)
 		if err != nil {
 			return o, nil, false, fmt.Errorf("--%s: %w", in.FlagName(), err)
 		}
@@ -196,12 +237,29 @@ func (f boolFlag) String() string     { return "" }
 func (f boolFlag) Set(s string) error { return f(s) }
 func (f boolFlag) IsBoolFlag() bool   { return true }
 
-func flagError(pb *lang.Playbook, err error) error {
+func flagError(pb *lang.Playbook, ref string, err error) error {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return fmt.Errorf("unknown flag --%s%s; 'apl run %s --help' lists the flags", name, suggestInput(pb, strings.ReplaceAll(name, "-", "_")), pb.Name)
+		return fmt.Errorf("unknown flag --%s%s; 'apl run %s --help' lists the flags", name, suggestFlag(pb, name), ref)
 	}
 	return errors.New(strings.ReplaceAll(msg, " -", " --"))
+}
+
+// suggestFlag suggests the input flag closest to an unknown one, by either
+// of its names.
+func suggestFlag(pb *lang.Playbook, name string) string {
+	best, dist := "", 3
+	for _, in := range pb.Inputs {
+		for _, f := range inputFlags(in) {
+			if d := levenshtein.Distance(name, f, nil); d < dist {
+				best, dist = f, d
+			}
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean --%s?)", best)
 }
 
 func suggestInput(pb *lang.Playbook, name string) string {
@@ -217,11 +275,55 @@ func suggestInput(pb *lang.Playbook, name string) string {
 	return fmt.Sprintf(" (did you mean --%s?)", best)
 }
 
+// inputFlags lists the flags that set an input, its alias first.
+func inputFlags(in *lang.Input) []string {
+	if in.Flag != "" && in.Flag != in.FlagName() {
+		return []string{in.Flag, in.FlagName()}
+	}
+	return []string{in.FlagName()}
+}
+
+// firstInputFlag is the flag for the example in a hint: the first input's
+// alias if it has one, as the playbook's author chose it for users.
 func firstInputFlag(pb *lang.Playbook) string {
 	if len(pb.Inputs) == 0 {
 		return "name"
 	}
-	return pb.Inputs[0].FlagName()
+	return inputFlags(pb.Inputs[0])[0]
+}
+
+// parseInput reads a command-line value for an input. lang's ParseValue
+// reads every value that is not a string as an HCL expression, so its
+// errors speak of HCL: abc for a number is "Variables may not be used
+// here". Numbers and bools are read here, and HCL's errors for lists and
+// objects are rephrased, so that messages speak of what the user typed.
+func parseInput(in *lang.Input, s string) (cty.Value, error) {
+	switch {
+	case in.Type == cty.Number:
+		v, err := cty.ParseNumberVal(strings.TrimSpace(s))
+		if err != nil || v.AsBigFloat().IsInf() {
+			return cty.NilVal, fmt.Errorf("%q is not a number", s)
+		}
+		return in.Convert(v)
+	case in.Type == cty.Bool:
+		b, err := strconv.ParseBool(strings.TrimSpace(s))
+		if err != nil {
+			return cty.NilVal, fmt.Errorf("%q is not a bool: use true or false", s)
+		}
+		return in.Convert(cty.BoolVal(b))
+	case in.Type == cty.String || in.Type == cty.DynamicPseudoType:
+		return in.ParseValue(s)
+	}
+	what := typeLabel(in.Type)
+	expr, diags := hclsyntax.ParseExpression([]byte(s), "--"+in.FlagName(), hcl.InitialPos)
+	if diags.HasErrors() {
+		return cty.NilVal, fmt.Errorf("%q is not valid HCL for a %s: %s", s, what, diags[0].Summary)
+	}
+	if vars := expr.Variables(); len(vars) > 0 {
+		word := vars[0].RootName()
+		return cty.NilVal, fmt.Errorf("%q is not valid HCL for a %s: %s is not quoted", s, what, word)
+	}
+	return in.ParseValue(s)
 }
 
 func printRunHelp(w io.Writer, pb *lang.Playbook, ref string) {
