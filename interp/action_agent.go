@@ -23,7 +23,7 @@ func (r *run) agentAction(ctx context.Context, s *lang.Step, a *lang.AgentCall, 
 	if err != nil {
 		return cty.NilVal, err
 	}
-	prompt, err := evalString(a.Template, r.evalCtx(map[string]cty.Value{lang.RootVars: vars}))
+	prompt, err := evalString(a.Template, r.evalCtx(map[string]cty.Value{lang.RootVars: vars}, a.Template))
 	if err != nil {
 		return cty.NilVal, fmt.Errorf("rendering the prompt: %w", err)
 	}
@@ -110,7 +110,7 @@ func (r *run) promptVars(a *lang.AgentCall) (cty.Value, error) {
 		m[k] = v
 	}
 	if a.Vars != nil {
-		v, diags := a.Vars.Value(r.evalCtx(nil))
+		v, diags := a.Vars.Value(r.evalCtx(nil, a.Vars))
 		if diags.HasErrors() {
 			return cty.NilVal, diagsError(diags)
 		}

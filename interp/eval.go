@@ -13,13 +13,32 @@ import (
 )
 
 // evalCtx is the HCL evaluation context of the run's current state:
-// inputs, steps, run, vars, plus any extra names (item, prompt vars).
-func (r *run) evalCtx(extra map[string]cty.Value) *hcl.EvalContext {
-	vars := map[string]cty.Value{
-		lang.RootInputs: r.inputs,
-		lang.RootSteps:  r.stepsValue(),
-		lang.RootRun:    r.runValue(),
-		lang.RootVars:   cty.ObjectVal(r.vars),
+// inputs, steps, run, vars, plus any extra names (prompt vars). Only the
+// roots that exprs read are built: steps grows with the playbook, and
+// building it for every expression made long runs quadratic.
+func (r *run) evalCtx(extra map[string]cty.Value, exprs ...hcl.Expression) *hcl.EvalContext {
+	need := map[string]bool{}
+	for _, e := range exprs {
+		if e == nil {
+			continue
+		}
+		for _, tr := range e.Variables() {
+			need[tr.RootName()] = true
+		}
+	}
+	all := len(exprs) == 0
+	vars := map[string]cty.Value{}
+	if all || need[lang.RootInputs] {
+		vars[lang.RootInputs] = r.inputs
+	}
+	if all || need[lang.RootSteps] {
+		vars[lang.RootSteps] = r.stepsValue()
+	}
+	if all || need[lang.RootRun] {
+		vars[lang.RootRun] = r.runValue()
+	}
+	if all || need[lang.RootVars] {
+		vars[lang.RootVars] = cty.ObjectVal(r.vars)
 	}
 	for k, v := range extra {
 		vars[k] = v
@@ -27,14 +46,29 @@ func (r *run) evalCtx(extra map[string]cty.Value) *hcl.EvalContext {
 	return &hcl.EvalContext{Variables: vars, Functions: lang.Functions()}
 }
 
-// stepsValue is steps.* as HCL sees it, rebuilt only after a step changed.
+// changed drops the cached values of a step whose record or output
+// changed.
+func (r *run) changed(step string) {
+	delete(r.stepCty, step)
+	delete(r.stepGo, step)
+	r.stepsCache = cty.NilVal
+	r.store.touch(step)
+}
+
+// stepsValue is steps.* as HCL sees it; each step's value is cached until
+// the step changes.
 func (r *run) stepsValue() cty.Value {
 	if r.stepsCache != cty.NilVal {
 		return r.stepsCache
 	}
 	m := make(map[string]cty.Value, len(r.pb.Steps)+len(r.pb.OnFailure))
 	for _, s := range r.allSteps() {
-		m[s.Name] = r.stepValue(s)
+		v, ok := r.stepCty[s.Name]
+		if !ok {
+			v = r.stepValue(s)
+			r.stepCty[s.Name] = v
+		}
+		m[s.Name] = v
 	}
 	r.stepsCache = cty.ObjectVal(m)
 	return r.stepsCache
@@ -83,23 +117,28 @@ func (r *run) runValue() cty.Value {
 func (r *run) exprEnv(item cty.Value) map[string]any {
 	steps := make(map[string]any, len(r.st.Steps))
 	for _, s := range r.allSteps() {
-		rec := r.st.Steps[s.Name]
-		var exit any
-		if rec.ExitCode != nil {
-			exit = *rec.ExitCode
+		v, ok := r.stepGo[s.Name]
+		if !ok {
+			rec := r.st.Steps[s.Name]
+			var exit any
+			if rec.ExitCode != nil {
+				exit = *rec.ExitCode
+			}
+			var out any
+			if o := r.outputs[s.Name]; o != cty.NilVal {
+				out = goValue(o)
+			}
+			v = map[string]any{
+				"status":     rec.Status,
+				"attempts":   rec.Attempts,
+				"duration_s": rec.DurationS,
+				"error":      rec.Error,
+				"exit_code":  exit,
+				"output":     out,
+			}
+			r.stepGo[s.Name] = v
 		}
-		var out any
-		if v := r.outputs[s.Name]; v != cty.NilVal {
-			out = goValue(v)
-		}
-		steps[s.Name] = map[string]any{
-			"status":     rec.Status,
-			"attempts":   rec.Attempts,
-			"duration_s": rec.DurationS,
-			"error":      rec.Error,
-			"exit_code":  exit,
-			"output":     out,
-		}
+		steps[s.Name] = v
 	}
 	run := goValue(r.runValue()).(map[string]any)
 	run["tokens"] = r.st.Metrics.TotalTokens

@@ -53,7 +53,7 @@ func (r *run) apply(s *lang.Step, rule *lang.Rule, o *lang.Outcome, next string)
 		}
 		r.st.Caps[key]++
 	}
-	ctx := r.evalCtx(nil)
+	ctx := r.evalCtx(nil, o.Set, o.Log, o.Reason, o.Finish, o.Fail)
 	if o.Set != nil {
 		v, diags := o.Set.Value(ctx)
 		if diags.HasErrors() {
@@ -72,7 +72,7 @@ func (r *run) apply(s *lang.Step, rule *lang.Rule, o *lang.Outcome, next string)
 			}
 			r.st.Vars[name] = b
 		}
-		ctx = r.evalCtx(nil)
+		ctx = r.evalCtx(nil, o.Log, o.Reason, o.Finish, o.Fail)
 	}
 	if o.Log != nil {
 		msg, err := evalString(o.Log, ctx)

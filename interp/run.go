@@ -50,6 +50,8 @@ type run struct {
 	outputs    map[string]cty.Value
 	vars       map[string]cty.Value
 	stepsCache cty.Value
+	stepCty    map[string]cty.Value // steps.NAME for HCL, until the step changes
+	stepGo     map[string]any       // steps.NAME for conditions, likewise
 	label      string
 	started    time.Time // this process's start, for elapsed time
 	elapsed0   time.Duration
@@ -113,7 +115,8 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*R
 }
 
 func newRun(pb *lang.Playbook, opts Options) (*run, error) {
-	r := &run{pb: pb, opts: opts, outputs: map[string]cty.Value{}, vars: map[string]cty.Value{}}
+	r := &run{pb: pb, opts: opts, outputs: map[string]cty.Value{}, vars: map[string]cty.Value{},
+		stepCty: map[string]cty.Value{}, stepGo: map[string]any{}}
 	r.now = opts.Clock
 	if r.now == nil {
 		r.now = time.Now
@@ -336,7 +339,7 @@ func (r *run) renderLabel() string {
 	if r.pb.Label == nil {
 		return ""
 	}
-	s, err := evalString(r.pb.Label, r.evalCtx(nil))
+	s, err := evalString(r.pb.Label, r.evalCtx(nil, r.pb.Label))
 	if err != nil {
 		return ""
 	}

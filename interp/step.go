@@ -8,6 +8,7 @@ import (
 
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/lang"
+	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 )
@@ -51,8 +52,7 @@ func (r *run) step(ctx context.Context, s *lang.Step) (string, error) {
 	start := r.now()
 	rec.StartedAt = &start
 	rec.CompletedAt = nil
-	r.stepsCache = cty.NilVal
-	r.store.touch(s.Name)
+	r.changed(s.Name)
 	r.event(r.progressEvent(s, Event{Type: EventStepStarted, Step: s.Name, Attempt: rec.Attempts}))
 	// Losing this transition to a power cut costs nothing that resume
 	// would not redo, so it is written but not synced.
@@ -72,10 +72,9 @@ func (r *run) step(ctx context.Context, s *lang.Step) (string, error) {
 		rec.Attempts--
 		rec.Status = StepPending
 		rec.StartedAt = nil
-		r.store.touch(s.Name)
+		r.changed(s.Name)
 		return "", ErrInterrupted
 	}
-	r.store.touch(s.Name)
 	rec.CompletedAt = &end
 	rec.DurationS = end.Sub(start).Seconds()
 	r.st.Metrics.StepsRun++
@@ -95,7 +94,7 @@ func (r *run) step(ctx context.Context, s *lang.Step) (string, error) {
 			err = oerr
 		}
 	}
-	r.stepsCache = cty.NilVal
+	r.changed(s.Name)
 	if err != nil {
 		if s.Timeout > 0 && errors.Is(actx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("timed out after %s: %w", s.Timeout, err)
@@ -132,14 +131,13 @@ func (r *run) setOutput(s *lang.Step, out cty.Value) error {
 func (r *run) skip(s *lang.Step, rec *StepRecord) {
 	reason := fmt.Sprintf("condition %q is false", s.When.Source)
 	if s.SkipReason != nil {
-		if v, err := evalString(s.SkipReason, r.evalCtx(nil)); err == nil {
+		if v, err := evalString(s.SkipReason, r.evalCtx(nil, s.SkipReason)); err == nil {
 			reason = v
 		}
 	}
 	rec.Status = StepSkipped
 	rec.SkipReason = reason
-	r.store.touch(s.Name)
-	r.stepsCache = cty.NilVal
+	r.changed(s.Name)
 	r.event(r.progressEvent(s, Event{Type: EventStepSkipped, Step: s.Name, Message: reason}))
 }
 
@@ -185,7 +183,11 @@ func (r *run) act(ctx context.Context, s *lang.Step, rec *StepRecord) (cty.Value
 }
 
 func (r *run) callAction(ctx context.Context, s *lang.Step, a *lang.Call, rec *StepRecord) (cty.Value, error) {
-	ectx := r.evalCtx(nil)
+	exprs := make([]hcl.Expression, len(a.Args))
+	for i, arg := range a.Args {
+		exprs[i] = arg.Expr
+	}
+	ectx := r.evalCtx(nil, exprs...)
 	args := map[string]cty.Value{}
 	for _, arg := range a.Args {
 		v, diags := arg.Expr.Value(ectx)
