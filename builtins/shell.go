@@ -31,6 +31,9 @@ var ErrTimeout = errors.New("command timed out")
 // ShellSpec describes one command for Shell.Run: what the interpreter has
 // after evaluating a `shell` step's attributes.
 type ShellSpec struct {
+	// Step names the playbook step that runs the command; it only labels
+	// the call (for fakes, logs and errors).
+	Step string
 	// Command is an argv run without a shell, so no value in it is ever
 	// interpreted. Exactly one of Command and Script is set.
 	Command []string
