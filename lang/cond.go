@@ -25,6 +25,11 @@ type Condition struct {
 	Range   hcl.Range
 }
 
+// Value runs the expression against env and returns what it yields.
+func (c *Condition) Value(env map[string]any) (any, error) {
+	return expr.Run(c.Program, env)
+}
+
 // Eval runs the condition against env (the interpreter's run state, shaped
 // as the environment the condition was compiled against).
 func (c *Condition) Eval(env map[string]any) (bool, error) {
@@ -46,7 +51,7 @@ func (l *loader) decodeCondition(attr *hcl.Attribute, env *condEnv) (*Condition,
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	c, diags := compileCondition(src, attr.Expr, env)
+	c, diags := compileExpr(src, attr.Expr, env, true)
 	for _, d := range diags {
 		fixLineStart(d.Subject, l.sources[d.Subject.Filename])
 	}
@@ -72,23 +77,27 @@ func fixLineStart(r *hcl.Range, src []byte) {
 	}
 }
 
-// compileCondition compiles src; errors point into the HCL expression that
-// holds it, at expr's line and column when the string has no escapes.
-func compileCondition(src string, holder hcl.Expression, env *condEnv) (*Condition, hcl.Diagnostics) {
+// compileExpr compiles src, as a condition when asBool; errors point into
+// the HCL expression that holds it, at expr's line and column when the
+// string has no escapes.
+func compileExpr(src string, holder hcl.Expression, env *condEnv, asBool bool) (*Condition, hcl.Diagnostics) {
 	rng := holder.Range()
 	if strings.TrimSpace(src) == "" {
-		return nil, hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "Empty condition",
-			Detail:   "A condition must be an expr-lang expression that yields true or false.",
-			Subject:  &rng,
-		}}
+		summary, detail := "Empty expression", "An expr-lang expression is required here."
+		if asBool {
+			summary, detail = "Empty condition", "A condition must be an expr-lang expression that yields true or false."
+		}
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: &rng}}
 	}
 	tree, err := parser.Parse(src)
 	if err != nil {
 		return nil, hcl.Diagnostics{exprDiag("Invalid condition", src, err, holder, env, nil)}
 	}
-	prog, err := expr.Compile(src, env.option(), expr.AsBool())
+	opts := []expr.Option{env.option()}
+	if asBool {
+		opts = append(opts, expr.AsBool())
+	}
+	prog, err := expr.Compile(src, opts...)
 	if err != nil {
 		return nil, hcl.Diagnostics{exprDiag("Invalid condition", src, err, holder, env, tree)}
 	}

@@ -16,6 +16,7 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 	l.explicitNext = map[*Step]hcl.Range{}
 	l.gotoRanges = map[*Outcome]hcl.Range{}
 	l.usedInputs = map[string]bool{}
+	l.envs = map[*Step]*condEnv{}
 	byType := map[string][]*hcl.Block{}
 	for _, c := range bodies {
 		for _, b := range c.Blocks {
@@ -46,16 +47,13 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 	for _, b := range byType["mode"] {
 		diags = append(diags, l.decodeModeBlock(b)...)
 	}
-	for _, b := range byType["limits"] {
-		diags = append(diags, errDiag("Block not supported yet", "The limits block is reserved; see spec/language.md.", b.DefRange))
-	}
-	for _, b := range byType["state"] {
-		diags = append(diags, errDiag("Block not supported yet", "The state block is reserved; see spec/language.md.", b.DefRange))
-	}
+	diags = append(diags, l.decodeLimitsBlocks(byType["limits"])...)
+	diags = append(diags, l.decodeCircuitBreakerBlocks(byType["circuit_breaker"])...)
+	diags = append(diags, l.decodeStateBlocks(byType["state"])...)
 
 	// Steps: declare all (names, returns), then decode bodies.
 	for _, b := range byType["step"] {
-		diags = append(diags, l.declareStep(b, false)...)
+		diags = append(diags, l.declareStep(b, nil, false)...)
 	}
 	for i, b := range byType["on_failure"] {
 		if i > 0 {
@@ -65,12 +63,14 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 		}
 		diags = append(diags, l.declareOnFailure(b)...)
 	}
-	env := l.conditionEnv()
-	for _, s := range l.allSteps() {
-		diags = append(diags, l.decodeStepBody(s, l.stepBlocks[s], env)...)
+	// Bodies of for_each steps come after their for_each step in
+	// AllSteps, whose list expression fixes the item type their
+	// environment needs.
+	for _, s := range l.pb.AllSteps() {
+		diags = append(diags, l.decodeStepBody(s, l.stepBlocks[s], l.envFor(s.Parent))...)
 	}
 	for _, in := range l.pb.Inputs {
-		diags = append(diags, l.compileValidations(in, env)...)
+		diags = append(diags, l.compileValidations(in, l.envFor(nil))...)
 	}
 
 	for i, b := range byType["output"] {
@@ -86,10 +86,6 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 	diags = append(diags, l.buildGraph()...)
 	diags = append(diags, l.checkUnused()...)
 	return diags
-}
-
-func (l *loader) allSteps() []*Step {
-	return append(append([]*Step(nil), l.pb.Steps...), l.pb.OnFailure...)
 }
 
 func (l *loader) stepByName(name string) *Step { return l.pb.steps[name] }

@@ -72,14 +72,28 @@ func exprType(t cty.Type) types.Type {
 	return types.Any
 }
 
-// conditionEnv is the typed environment of step and gate conditions.
-func (l *loader) conditionEnv() *condEnv {
+// envFor is the typed environment of conditions in a section: the main
+// and on_failure steps see the top-level steps; the body of a for_each
+// step also sees its own nested steps and the item.
+func (l *loader) envFor(body *Step) *condEnv {
+	if e, ok := l.envs[body]; ok {
+		return e
+	}
+	e := l.conditionEnv(body)
+	l.envs[body] = e
+	return e
+}
+
+func (l *loader) conditionEnv(body *Step) *condEnv {
 	inputs := types.Map{}
 	for _, in := range l.pb.Inputs {
 		inputs[in.Name] = exprType(in.Type)
 	}
 	steps := types.Map{}
-	for _, s := range l.allSteps() {
+	for _, s := range l.pb.AllSteps() {
+		if s.Parent != nil && s.Parent != body {
+			continue
+		}
 		fields := types.Map{"output": exprType(s.Returns)}
 		for name, t := range StepFields {
 			fields[name] = exprType(t)
@@ -93,17 +107,22 @@ func (l *loader) conditionEnv() *condEnv {
 		run[name] = exprType(t)
 	}
 	run["tokens"] = types.Int
-	return newCondEnv(types.Map{
+	m := types.Map{
 		RootInputs: inputs,
 		RootSteps:  steps,
 		RootRun:    run,
 		RootVars:   types.Map{types.Extra: types.Any},
-	})
+	}
+	if body != nil {
+		m[RootItem] = exprType(body.ForEach.ItemType)
+	}
+	return newCondEnv(m)
 }
 
 // refScope says which roots an HCL expression may use.
 type refScope struct {
-	vars bool // prompt templates and agent vars see vars
+	vars bool  // prompt templates and agent vars see vars
+	body *Step // the for_each step whose body the expression is in
 	item bool
 	what string // for messages: "a prompt template", "a shell command", ...
 }
@@ -152,6 +171,9 @@ func (l *loader) checkTraversal(tr hcl.Traversal, scope refScope) hcl.Diagnostic
 	attrs := attrNames(tr[1:])
 	rng := tr.SourceRange()
 	roots := []string{RootInputs, RootSteps, RootRun, RootVars}
+	if scope.body != nil {
+		scope.item = true
+	}
 	if scope.item {
 		roots = append(roots, RootItem)
 	}
@@ -166,7 +188,7 @@ func (l *loader) checkTraversal(tr hcl.Traversal, scope refScope) hcl.Diagnostic
 		}
 		return nil
 	case RootSteps:
-		return l.checkStepRef(attrs, rng)
+		return l.checkStepRef(attrs, rng, scope.body)
 	case RootRun:
 		if len(attrs) > 0 {
 			if _, ok := RunFields[attrs[0]]; !ok {
@@ -187,7 +209,7 @@ func (l *loader) checkTraversal(tr hcl.Traversal, scope refScope) hcl.Diagnostic
 			strings.Join(roots, ", "), didYouMean(root, roots)), rng)}
 }
 
-func (l *loader) checkStepRef(attrs []string, rng hcl.Range) hcl.Diagnostics {
+func (l *loader) checkStepRef(attrs []string, rng hcl.Range, body *Step) hcl.Diagnostics {
 	if len(attrs) == 0 {
 		return nil
 	}
@@ -195,6 +217,10 @@ func (l *loader) checkStepRef(attrs []string, rng hcl.Range) hcl.Diagnostics {
 	if s == nil {
 		return hcl.Diagnostics{errDiag("Reference to undeclared step",
 			fmt.Sprintf("There is no step named %q.%s", attrs[0], didYouMean(attrs[0], l.stepNames())), rng)}
+	}
+	if s.Parent != nil && s.Parent != body {
+		return hcl.Diagnostics{errDiag("Reference to a per-item step",
+			fmt.Sprintf("Step %q runs once per item of %q, so it has no single value here; read steps.%s.output.items instead.", s.Name, s.Parent.Name, s.Parent.Name), rng)}
 	}
 	if len(attrs) == 1 {
 		return nil

@@ -62,10 +62,18 @@ func (l *loader) decodeGateBlock(s *Step, b *hcl.Block, env *condEnv) (*Gate, hc
 func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allowExhausted bool) (*Outcome, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	o := &Outcome{DeclRange: rng}
-	scope := refScope{what: "a gate action"}
+	scope := refScope{body: s.Parent, what: "a gate action"}
 	if a := c.Attributes["log"]; a != nil {
 		o.Log = a.Expr
 		l.deferRefs(a.Expr, scope)
+	}
+	if a := c.Attributes["event"]; a != nil {
+		v, d := constString(a)
+		diags = append(diags, d...)
+		if !d.HasErrors() && !hclIdent(v) {
+			diags = append(diags, errDiag("Invalid event name", fmt.Sprintf("An event name is a word such as rollback_initiated, not %q.", v), a.Expr.Range()))
+		}
+		o.Event = v
 	}
 	if a := c.Attributes["set"]; a != nil {
 		o.Set = a.Expr

@@ -13,7 +13,13 @@ import (
 // about steps no path reaches.
 func (l *loader) buildGraph() hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, section := range [][]*Step{l.pb.Steps, l.pb.OnFailure} {
+	sections := [][]*Step{l.pb.Steps, l.pb.OnFailure}
+	for _, s := range l.pb.AllSteps() {
+		if s.ForEach != nil {
+			sections = append(sections, s.ForEach.Steps)
+		}
+	}
+	for i, section := range sections {
 		for i, s := range section {
 			if _, explicit := l.explicitNext[s]; !explicit && i+1 < len(section) {
 				s.Next = section[i+1]
@@ -21,8 +27,10 @@ func (l *loader) buildGraph() hcl.Diagnostics {
 			s.Edges = l.edges(s)
 		}
 		diags = append(diags, l.checkCycles(section)...)
+		if i != 1 {
+			diags = append(diags, l.checkReachable(section)...)
+		}
 	}
-	diags = append(diags, l.checkReachable(l.pb.Steps)...)
 	return diags
 }
 

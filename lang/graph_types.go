@@ -26,6 +26,23 @@ type Step struct {
 	ContinueOnError bool
 	Action          Action // nil for a step that only routes
 	Gate            *Gate
+	// Retry re-runs the action when it fails; Checks reject an output and
+	// may re-run the step.
+	Retry  *Retry
+	Checks []*Check
+	// MaxTokens and MaxCostUSD cap what the step's agent calls may spend
+	// (zero: no cap).
+	MaxTokens  int
+	MaxCostUSD float64
+	// ProgressWhen tells whether the step made progress, for the circuit
+	// breaker's no-progress count; nil means a completed step did.
+	ProgressWhen *Condition
+	// ForEach makes the step run its nested steps once per item.
+	ForEach *ForEach
+	// Parent is the for_each step whose body holds this step.
+	Parent *Step
+	// Serial lets one item at a time run this step (a review queue).
+	Serial bool
 	// Next is where control goes after the step when no gate rule routes
 	// elsewhere; nil means the run ends after this step.
 	Next *Step
@@ -62,7 +79,7 @@ func (s *Step) String() string {
 }
 
 // Action is what a step does. The set of actions is closed: *Shell,
-// *AgentCall and *Call. The interpreter dispatches on it with one type
+// *AgentCall, *Call, *Ask and *SubPlaybook. The interpreter dispatches on it with one type
 // switch.
 type Action interface {
 	Range() hcl.Range
@@ -150,6 +167,7 @@ type Rule struct {
 // exclusive; with none of them control goes to the step's Next.
 type Outcome struct {
 	Log    hcl.Expression // a line to log; may be nil
+	Event  string         // an event to record, with Log as its message
 	Set    hcl.Expression // an object whose attributes are assigned to vars
 	Goto   *Step
 	Max    int            // cap on taking Goto in one run; 0 = no cap
@@ -208,4 +226,91 @@ func (e *Edge) String() string {
 		s += fmt.Sprintf(" max=%d", e.Max)
 	}
 	return s + ")"
+}
+
+// Ask asks a person to choose one of Options.
+type Ask struct {
+	Question  hcl.Expression
+	Options   hcl.Expression // list of strings
+	Default   hcl.Expression // may be nil
+	DeclRange hcl.Range
+}
+
+func (*Ask) action()            {}
+func (a *Ask) Range() hcl.Range { return a.DeclRange }
+func (a *Ask) String() string   { return "ask" }
+
+// SubPlaybook runs another playbook as a step; its output object is the
+// step's output.
+type SubPlaybook struct {
+	Source    string
+	Playbook  *Playbook // loaded with the parent
+	Inputs    hcl.Expression
+	Mode      string
+	DeclRange hcl.Range
+}
+
+func (*SubPlaybook) action()            {}
+func (a *SubPlaybook) Range() hcl.Range { return a.DeclRange }
+func (a *SubPlaybook) String() string   { return "playbook " + a.Source }
+
+// Retry re-runs a step's action after an error, waiting Backoff, doubled
+// each time.
+type Retry struct {
+	Max     int
+	Backoff time.Duration
+}
+
+// Check is a condition a step's output must meet.
+type Check struct {
+	Name      string
+	Condition *Condition
+	Message   hcl.Expression
+	// OnFail is "retry" (run the step again, at most Max times) or "fail".
+	OnFail    string
+	Max       int
+	DeclRange hcl.Range
+}
+
+// ForEach runs a body of steps once per item of a list computed at run
+// time, as a task graph: items wait for the items they depend on, and at
+// most Concurrency run at once, within each Limit.
+type ForEach struct {
+	List        *Condition // expr yielding a list
+	Key         *Condition // expr over item yielding its key; nil: the index
+	DependsOn   *Condition // expr over item yielding keys it waits for
+	Priority    *Condition // expr over item; lower runs first
+	Concurrency int
+	Limits      []*Limit
+	Steps       []*Step
+	// ItemType is the declared type of an item, when the list's type is
+	// known; cty.DynamicPseudoType otherwise.
+	ItemType cty.Type
+}
+
+// Limit caps how many items with the same key run at once.
+type Limit struct {
+	Name    string
+	Key     *Condition
+	Max     map[string]int
+	Default int // for keys not in Max; 0: no cap
+}
+
+// Limits are the run's caps (seed 001, section 2).
+type Limits struct {
+	Timeout    time.Duration
+	MaxRetries int
+	MaxTokens  int
+	MaxCostUSD float64
+	DeclRange  hcl.Range
+}
+
+// CircuitBreaker opens after NoProgress consecutive steps without progress
+// or SameError consecutive identical errors; after Cooldown a resumed run
+// tries one step (half-open).
+type CircuitBreaker struct {
+	NoProgress int
+	SameError  int
+	Cooldown   time.Duration
+	DeclRange  hcl.Range
 }

@@ -25,6 +25,8 @@ type Loader struct {
 	// Builtins names the builtins `call` blocks may use; nil skips the
 	// check.
 	Builtins []string
+
+	stack []string // playbooks being loaded, outermost first, for sub-playbooks
 }
 
 // Load loads a playbook from a file, a directory of .hcl files, or
@@ -114,6 +116,7 @@ func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hc
 		dir:       dir,
 		stdlib:    ld.Stdlib,
 		builtins:  ld.Builtins,
+		stack:     ld.stack,
 		sources:   map[string][]byte{},
 		pb: &Playbook{
 			Modes:   map[string]*Mode{},
@@ -167,8 +170,10 @@ type loader struct {
 	refChecks          []refCheck
 	explicitNext       map[*Step]hcl.Range
 	builtins           []string
+	stack              []string
 	usedInputs         map[string]bool
 	gotoRanges         map[*Outcome]hcl.Range
+	envs               map[*Step]*condEnv
 }
 
 // Files returns the parsed files, for rendering diagnostics with snippets.

@@ -91,7 +91,7 @@ func (l *loader) fixRanges(diags hcl.Diagnostics) {
 		fix(d.Subject)
 		fix(d.Context)
 	}
-	for _, s := range l.allSteps() {
+	for _, s := range l.pb.AllSteps() {
 		fix(&s.DeclRange)
 	}
 	for _, in := range l.pb.Inputs {

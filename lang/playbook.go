@@ -34,6 +34,12 @@ type Playbook struct {
 	OnFailure []*Step
 	Output    *Output
 
+	Limits         *Limits         // nil: no run caps
+	CircuitBreaker *CircuitBreaker // nil: none
+	// StatePath, when set, is where the run's state file lives (relative
+	// to the working directory), instead of the run directory.
+	StatePath string
+
 	// Sources holds every file's bytes by filename, for diagnostics.
 	Sources map[string][]byte
 	// Hash identifies the playbook's source text; resume refuses a run
@@ -53,6 +59,23 @@ func (p *Playbook) Step(name string) *Step { return p.steps[name] }
 
 // Input returns the input with the given name, or nil.
 func (p *Playbook) Input(name string) *Input { return p.inputs[name] }
+
+// AllSteps returns every step: main, on_failure and for_each bodies.
+func (p *Playbook) AllSteps() []*Step {
+	var out []*Step
+	var walk func([]*Step)
+	walk = func(steps []*Step) {
+		for _, s := range steps {
+			out = append(out, s)
+			if s.ForEach != nil {
+				walk(s.ForEach.Steps)
+			}
+		}
+	}
+	walk(p.Steps)
+	walk(p.OnFailure)
+	return out
+}
 
 // ProgressSteps returns the steps that declare a progress label, in order;
 // their position is the N of "Step: PLAN (N/M)".

@@ -18,6 +18,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "output"},
 		{Type: "on_failure"},
 		{Type: "limits"},
+		{Type: "circuit_breaker"},
 		{Type: "state"},
 	},
 }
@@ -91,12 +92,91 @@ var stepSchema = &hcl.BodySchema{
 		{Name: "timeout"},
 		{Name: "next"},
 		{Name: "continue_on_error"},
+		{Name: "serial"},
+		{Name: "max_tokens"},
+		{Name: "max_cost_usd"},
+		{Name: "progress_when"},
+		// for_each steps
+		{Name: "for_each"},
+		{Name: "key"},
+		{Name: "depends_on"},
+		{Name: "priority"},
+		{Name: "concurrency"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "shell"},
 		{Type: "agent", LabelNames: []string{"name"}},
 		{Type: "call", LabelNames: []string{"builtin"}},
+		{Type: "ask"},
+		{Type: "playbook"},
 		{Type: "gate"},
+		{Type: "retry"},
+		{Type: "check", LabelNames: []string{"name"}},
+		{Type: "limit", LabelNames: []string{"name"}},
+		{Type: "step", LabelNames: []string{"name"}},
+	},
+}
+
+var retrySchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "max", Required: true},
+		{Name: "backoff"},
+	},
+}
+
+var checkSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "condition", Required: true},
+		{Name: "message"},
+		{Name: "on_fail"},
+		{Name: "max"},
+	},
+}
+
+var limitSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "key", Required: true},
+		{Name: "max", Required: true},
+		{Name: "default"},
+	},
+}
+
+var askSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "question", Required: true},
+		{Name: "options", Required: true},
+		{Name: "default"},
+	},
+}
+
+var subPlaybookSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "source", Required: true},
+		{Name: "inputs"},
+		{Name: "mode"},
+	},
+}
+
+var limitsSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "timeout"},
+		{Name: "max_retries"},
+		{Name: "max_tokens"},
+		{Name: "max_cost_usd"},
+	},
+}
+
+var circuitBreakerSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "no_progress"},
+		{Name: "same_error"},
+		{Name: "cooldown"},
+	},
+}
+
+var stateSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "path", Required: true},
 	},
 }
 
@@ -131,6 +211,7 @@ var gateSchema = &hcl.BodySchema{
 // on_exhausted block share.
 var outcomeAttributes = []hcl.AttributeSchema{
 	{Name: "log"},
+	{Name: "event"},
 	{Name: "set"},
 	{Name: "goto"},
 	{Name: "max"},

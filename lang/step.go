@@ -10,22 +10,24 @@ import (
 )
 
 var stepHeaderSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "returns"}},
+	Attributes: []hcl.AttributeSchema{{Name: "returns"}, {Name: "for_each"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "step", LabelNames: []string{"name"}}},
 }
 
 var onFailureSchema = &hcl.BodySchema{
 	Blocks: []hcl.BlockHeaderSchema{{Type: "step", LabelNames: []string{"name"}}},
 }
 
-// declareStep registers a step's name and returns type; its body is
-// decoded once every step is known (decodeStepBody).
-func (l *loader) declareStep(b *hcl.Block, onFailure bool) hcl.Diagnostics {
+// declareStep registers a step's name and returns type, and those of the
+// steps nested in it; bodies are decoded once every step is known
+// (decodeStepBody).
+func (l *loader) declareStep(b *hcl.Block, parent *Step, onFailure bool) hcl.Diagnostics {
 	diags := validName("step", b)
 	name := b.Labels[0]
 	if prev := l.pb.steps[name]; prev != nil {
 		return append(diags, duplicate("step", name, prev.DeclRange, b))
 	}
-	s := &Step{Name: name, Returns: cty.NilType, OnFailure: onFailure, DeclRange: b.DefRange}
+	s := &Step{Name: name, Returns: cty.NilType, OnFailure: onFailure, Parent: parent, DeclRange: b.DefRange}
 	content, _, d := b.Body.PartialContent(stepHeaderSchema)
 	diags = append(diags, d...)
 	if a := content.Attributes["returns"]; a != nil {
@@ -35,22 +37,64 @@ func (l *loader) declareStep(b *hcl.Block, onFailure bool) hcl.Diagnostics {
 			s.Returns = t
 		}
 	}
-	if onFailure {
+	switch {
+	case parent != nil:
+		s.Index = len(parent.ForEach.Steps)
+		parent.ForEach.Steps = append(parent.ForEach.Steps, s)
+	case onFailure:
 		s.Index = len(l.pb.OnFailure)
 		l.pb.OnFailure = append(l.pb.OnFailure, s)
-	} else {
+	default:
 		s.Index = len(l.pb.Steps)
 		l.pb.Steps = append(l.pb.Steps, s)
 	}
 	l.pb.steps[name] = s
 	l.stepBlocks[s] = b
+	if content.Attributes["for_each"] != nil {
+		if parent != nil {
+			diags = append(diags, errDiag("Nested for_each",
+				fmt.Sprintf("Step %q is inside for_each step %q; a for_each body cannot hold another for_each.", name, parent.Name), content.Attributes["for_each"].NameRange))
+		}
+		s.ForEach = &ForEach{Concurrency: 1, ItemType: cty.DynamicPseudoType}
+		if s.Returns != cty.NilType {
+			diags = append(diags, errDiag("returns on a for_each step",
+				"A for_each step's output is fixed (items, completed, failed, blocked); declare returns on its nested steps.", content.Attributes["returns"].NameRange))
+			s.Returns = cty.NilType
+		}
+	}
+	for _, nb := range content.Blocks {
+		if s.ForEach == nil {
+			diags = append(diags, errDiag("Nested step without for_each",
+				fmt.Sprintf("Step %q holds step %q, but only a for_each step has nested steps (run once per item).", name, nb.Labels[0]), nb.DefRange))
+			continue
+		}
+		if s.ForEach != nil && parent == nil {
+			diags = append(diags, l.declareStep(nb, s, onFailure)...)
+		}
+	}
+	if s.ForEach != nil {
+		s.Returns = forEachOutputType
+		if len(s.ForEach.Steps) == 0 {
+			diags = append(diags, errDiag("Empty for_each",
+				fmt.Sprintf("for_each step %q has no nested steps to run per item.", name), b.DefRange))
+		}
+	}
 	return diags
 }
+
+// forEachOutputType is the output of every for_each step.
+var forEachOutputType = cty.Object(map[string]cty.Type{
+	"items":      cty.Map(cty.Object(map[string]cty.Type{"key": cty.String, "status": cty.String, "error": cty.String, "outputs": cty.DynamicPseudoType})),
+	"completed":  cty.Number,
+	"failed":     cty.Number,
+	"blocked":    cty.Number,
+	"deadlocked": cty.List(cty.String),
+})
 
 func (l *loader) declareOnFailure(b *hcl.Block) hcl.Diagnostics {
 	content, diags := b.Body.Content(onFailureSchema)
 	for _, sb := range content.Blocks {
-		diags = append(diags, l.declareStep(sb, true)...)
+		diags = append(diags, l.declareStep(sb, nil, true)...)
 	}
 	return diags
 }
@@ -77,7 +121,7 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 	}
 	if a := content.Attributes["skip_reason"]; a != nil {
 		s.SkipReason = a.Expr
-		l.deferRefs(a.Expr, refScope{what: "a skip reason"})
+		l.deferRefs(a.Expr, refScope{body: s.Parent, what: "a skip reason"})
 	}
 	if a := content.Attributes["timeout"]; a != nil {
 		v, d := constString(a)
@@ -96,6 +140,42 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 		diags = append(diags, d...)
 		s.ContinueOnError = v
 	}
+	if a := content.Attributes["serial"]; a != nil {
+		v, d := constBool(a)
+		diags = append(diags, d...)
+		s.Serial = v
+		if s.Parent == nil && v {
+			diags = append(diags, warnDiag("serial outside for_each",
+				"serial makes items of a for_each take turns at this step; outside a for_each body steps run one at a time anyway.", a.NameRange))
+		}
+	}
+	if a := content.Attributes["max_tokens"]; a != nil {
+		v, d := constPositiveInt(a)
+		diags = append(diags, d...)
+		s.MaxTokens = v
+	}
+	if a := content.Attributes["max_cost_usd"]; a != nil {
+		v, d := constPositiveFloat(a)
+		diags = append(diags, d...)
+		s.MaxCostUSD = v
+	}
+	if a := content.Attributes["progress_when"]; a != nil {
+		c, d := l.decodeCondition(a, env)
+		diags = append(diags, d...)
+		s.ProgressWhen = c
+		l.noteConditionRefs(c)
+	}
+	forEachAttrs := []string{"for_each", "key", "depends_on", "priority", "concurrency"}
+	if s.ForEach != nil {
+		diags = append(diags, l.decodeForEach(s, content, env)...)
+	} else {
+		for _, name := range forEachAttrs[1:] {
+			if a := content.Attributes[name]; a != nil {
+				diags = append(diags, errDiag("for_each attribute without for_each",
+					fmt.Sprintf("%s only applies to a for_each step.", name), a.NameRange))
+			}
+		}
+	}
 	if a := content.Attributes["next"]; a != nil {
 		v, d := constString(a)
 		diags = append(diags, d...)
@@ -108,8 +188,31 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 	}
 
 	var action *hcl.Block
+	checks := map[string]bool{}
 	for _, ab := range content.Blocks {
 		switch ab.Type {
+		case "step":
+			// Declared with the step; decoded on its own.
+		case "limit":
+			if s.ForEach == nil {
+				diags = append(diags, errDiag("limit without for_each", "A limit caps items of a for_each step running at once.", ab.DefRange))
+			}
+		case "retry":
+			if s.Retry != nil {
+				diags = append(diags, errDiag("Duplicate retry", fmt.Sprintf("Step %q already has a retry block.", s.Name), ab.DefRange))
+				continue
+			}
+			r, d := decodeRetryBlock(ab)
+			diags = append(diags, d...)
+			s.Retry = r
+		case "check":
+			if checks[ab.Labels[0]] {
+				diags = append(diags, errDiag("Duplicate check", fmt.Sprintf("Step %q already has a check named %q.", s.Name, ab.Labels[0]), ab.LabelRanges[0]))
+			}
+			checks[ab.Labels[0]] = true
+			c, d := l.decodeCheckBlock(s, ab, env)
+			diags = append(diags, d...)
+			s.Checks = append(s.Checks, c)
 		case "gate":
 			if s.Gate != nil {
 				diags = append(diags, errDiag("Duplicate gate", fmt.Sprintf("Step %q already has a gate; a step has at most one.", s.Name), ab.DefRange))
@@ -124,6 +227,11 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 					fmt.Sprintf("Step %q already has a %s action at %s; a step has at most one action. Split it into two steps.", s.Name, action.Type, action.DefRange), ab.DefRange))
 				continue
 			}
+			if s.ForEach != nil {
+				diags = append(diags, errDiag("Action on a for_each step",
+					fmt.Sprintf("for_each step %q runs its nested steps per item; put the %s action in a nested step.", s.Name, ab.Type), ab.DefRange))
+				continue
+			}
 			action = ab
 			a, d := l.decodeAction(s, ab)
 			diags = append(diags, d...)
@@ -131,6 +239,53 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 		}
 	}
 	return diags
+}
+
+func decodeRetryBlock(b *hcl.Block) (*Retry, hcl.Diagnostics) {
+	content, diags := b.Body.Content(retrySchema)
+	r := &Retry{}
+	if a := content.Attributes["max"]; a != nil {
+		n, d := constPositiveInt(a)
+		diags = append(diags, d...)
+		r.Max = n
+	}
+	if a := content.Attributes["backoff"]; a != nil {
+		dur, d := constDuration(a)
+		diags = append(diags, d...)
+		r.Backoff = dur
+	}
+	return r, diags
+}
+
+// decodeCheckBlock reads a check on the step's output: the condition sees
+// the output as steps.NAME.output, like any condition.
+func (l *loader) decodeCheckBlock(s *Step, b *hcl.Block, env *condEnv) (*Check, hcl.Diagnostics) {
+	content, diags := b.Body.Content(checkSchema)
+	c := &Check{Name: b.Labels[0], OnFail: "retry", Max: 1, DeclRange: b.DefRange}
+	if a := content.Attributes["condition"]; a != nil {
+		cond, d := l.decodeCondition(a, env)
+		diags = append(diags, d...)
+		c.Condition = cond
+		l.noteConditionRefs(cond)
+	}
+	if a := content.Attributes["message"]; a != nil {
+		c.Message = a.Expr
+		l.deferRefs(a.Expr, refScope{body: s.Parent, what: "a check message"})
+	}
+	if a := content.Attributes["on_fail"]; a != nil {
+		v, d := constString(a)
+		diags = append(diags, d...)
+		if !d.HasErrors() && v != "retry" && v != "fail" {
+			diags = append(diags, errDiag("Invalid on_fail", fmt.Sprintf(`on_fail is "retry" (run the step again) or "fail", not %q.`, v), a.Expr.Range()))
+		}
+		c.OnFail = v
+	}
+	if a := content.Attributes["max"]; a != nil {
+		n, d := constPositiveInt(a)
+		diags = append(diags, d...)
+		c.Max = n
+	}
+	return c, diags
 }
 
 // target resolves a step name used by `next` or `goto`; targets stay in
@@ -141,9 +296,9 @@ func (l *loader) target(from *Step, name string, rng hcl.Range) (*Step, hcl.Diag
 		return nil, hcl.Diagnostics{errDiag("Reference to undeclared step",
 			fmt.Sprintf("There is no step named %q.%s", name, didYouMean(name, l.stepNames())), rng)}
 	}
-	if t.OnFailure != from.OnFailure {
+	if t.OnFailure != from.OnFailure || t.Parent != from.Parent {
 		return nil, hcl.Diagnostics{errDiag("Jump across sections",
-			fmt.Sprintf("Step %q cannot go to %q: main steps and on_failure steps only go to steps of their own section.", from.Name, name), rng)}
+			fmt.Sprintf("Step %q cannot go to %q: a step only goes to steps of its own section (the main steps, on_failure, or the same for_each body).", from.Name, name), rng)}
 	}
 	return t, nil
 }
@@ -151,19 +306,23 @@ func (l *loader) target(from *Step, name string, rng hcl.Range) (*Step, hcl.Diag
 func (l *loader) decodeAction(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
 	switch b.Type {
 	case "shell":
-		return l.decodeShellBlock(b)
+		return l.decodeShellBlock(s, b)
 	case "agent":
 		return l.decodeAgentActionBlock(s, b)
 	case "call":
-		return l.decodeCallBlock(b)
+		return l.decodeCallBlock(s, b)
+	case "ask":
+		return l.decodeAskBlock(s, b)
+	case "playbook":
+		return l.decodeSubPlaybookBlock(s, b)
 	}
 	return nil, hcl.Diagnostics{errDiag("Unknown action", fmt.Sprintf("%q is not an action.", b.Type), b.DefRange)}
 }
 
-func (l *loader) decodeShellBlock(b *hcl.Block) (Action, hcl.Diagnostics) {
+func (l *loader) decodeShellBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
 	content, diags := b.Body.Content(shellSchema)
 	sh := &Shell{Parse: "text", DeclRange: b.DefRange}
-	scope := refScope{what: "a shell action"}
+	scope := refScope{body: s.Parent, what: "a shell action"}
 	cmd, script := content.Attributes["command"], content.Attributes["script"]
 	switch {
 	case cmd != nil && script != nil:
@@ -231,12 +390,12 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 			tmpl, d := l.templateExpr(a.Expr)
 			diags = append(diags, d...)
 			call.Template = tmpl
-			l.deferRefs(tmpl, refScope{vars: true, what: "a prompt"})
+			l.deferRefs(tmpl, refScope{vars: true, body: s.Parent, what: "a prompt"})
 		}
 	}
 	if a := content.Attributes["vars"]; a != nil {
 		call.Vars = a.Expr
-		l.deferRefs(a.Expr, refScope{vars: true, what: "agent vars"})
+		l.deferRefs(a.Expr, refScope{vars: true, body: s.Parent, what: "agent vars"})
 	}
 	if a := content.Attributes["budget"]; a != nil {
 		v, rng, d := refName(a, "budget")
@@ -257,7 +416,7 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 	return call, diags
 }
 
-func (l *loader) decodeCallBlock(b *hcl.Block) (Action, hcl.Diagnostics) {
+func (l *loader) decodeCallBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
 	c := &Call{Builtin: b.Labels[0], DeclRange: b.DefRange}
 	attrs, diags := b.Body.JustAttributes()
 	if l.builtins != nil && !contains(l.builtins, c.Builtin) {
@@ -266,7 +425,7 @@ func (l *loader) decodeCallBlock(b *hcl.Block) (Action, hcl.Diagnostics) {
 	}
 	for _, a := range sortedAttrs(attrs) {
 		c.Args = append(c.Args, &NamedExpr{Name: a.Name, Expr: a.Expr, Range: a.Range})
-		l.deferRefs(a.Expr, refScope{what: "a builtin call"})
+		l.deferRefs(a.Expr, refScope{body: s.Parent, what: "a builtin call"})
 	}
 	return c, diags
 }

@@ -60,10 +60,17 @@ func constString(attr *hcl.Attribute) (string, hcl.Diagnostics) {
 }
 
 func constInt(attr *hcl.Attribute) (int, hcl.Diagnostics) {
-	return constOfType(attr, cty.Number, func(v cty.Value) int {
+	whole := true
+	n, diags := constOfType(attr, cty.Number, func(v cty.Value) int {
+		whole = v.AsBigFloat().IsInt()
 		i, _ := v.AsBigFloat().Int64()
 		return int(i)
 	})
+	if !diags.HasErrors() && !whole {
+		diags = append(diags, errDiag("Incorrect attribute value type",
+			fmt.Sprintf("The %q attribute must be a whole number.", attr.Name), attr.Expr.Range()))
+	}
+	return n, diags
 }
 
 func constBool(attr *hcl.Attribute) (bool, hcl.Diagnostics) {
@@ -84,10 +91,6 @@ func constOfType[T any](attr *hcl.Attribute, ty cty.Type, get func(cty.Value) T)
 		}
 		return zero, hcl.Diagnostics{errDiag("Incorrect attribute value type",
 			fmt.Sprintf("The %q attribute must be a %s: %s.", attr.Name, ty.FriendlyName(), msg), attr.Expr.Range())}
-	}
-	if ty == cty.Number && !v.AsBigFloat().IsInt() {
-		return zero, hcl.Diagnostics{errDiag("Incorrect attribute value type",
-			fmt.Sprintf("The %q attribute must be a whole number.", attr.Name), attr.Expr.Range())}
 	}
 	return get(v), diags
 }
@@ -138,3 +141,5 @@ var (
 	ctyNumber = cty.Number
 	ctyString = cty.String
 )
+
+type ctyValue = cty.Value

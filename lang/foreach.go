@@ -1,0 +1,156 @@
+package lang
+
+import (
+	"fmt"
+
+	"github.com/expr-lang/expr/ast"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// decodeForEach reads a for_each step's attributes and limit blocks. The
+// list is an expr-lang expression in the step's own section; key,
+// depends_on, priority and limit keys are evaluated per item.
+func (l *loader) decodeForEach(s *Step, content *hcl.BodyContent, outer *condEnv) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	fe := s.ForEach
+	if a := content.Attributes["for_each"]; a != nil {
+		c, d := l.decodeExpr(a, outer)
+		diags = append(diags, d...)
+		fe.List = c
+		l.noteConditionRefs(c)
+		if c != nil {
+			if t := l.staticType(c.Program.Node(), s.Parent); t != cty.NilType && (t.IsListType() || t.IsSetType()) {
+				fe.ItemType = t.ElementType()
+			}
+		}
+	}
+	body := l.envFor(s)
+	for name, dst := range map[string]**Condition{"key": &fe.Key, "depends_on": &fe.DependsOn, "priority": &fe.Priority} {
+		if a := content.Attributes[name]; a != nil {
+			c, d := l.decodeExpr(a, body)
+			diags = append(diags, d...)
+			*dst = c
+		}
+	}
+	if a := content.Attributes["concurrency"]; a != nil {
+		n, d := constPositiveInt(a)
+		diags = append(diags, d...)
+		fe.Concurrency = n
+	}
+	seen := map[string]bool{}
+	for _, b := range content.Blocks {
+		if b.Type != "limit" {
+			continue
+		}
+		name := b.Labels[0]
+		if seen[name] {
+			diags = append(diags, errDiag("Duplicate limit", fmt.Sprintf("Limit %q is declared twice in step %q.", name, s.Name), b.LabelRanges[0]))
+		}
+		seen[name] = true
+		lc, d := b.Body.Content(limitSchema)
+		diags = append(diags, d...)
+		lim := &Limit{Name: name, Max: map[string]int{}}
+		if a := lc.Attributes["key"]; a != nil {
+			c, d := l.decodeExpr(a, body)
+			diags = append(diags, d...)
+			lim.Key = c
+		}
+		if a := lc.Attributes["max"]; a != nil {
+			v, d := constValue(a)
+			diags = append(diags, d...)
+			if !d.HasErrors() {
+				if v.IsNull() || !(v.Type().IsObjectType() || v.Type().IsMapType()) {
+					diags = append(diags, errDiag("Invalid limit", `max maps key values to caps, e.g. max = { haiku = 5, sonnet = 3, opus = 1 }.`, a.Expr.Range()))
+				} else {
+					for it := v.ElementIterator(); it.Next(); {
+						k, ev := it.Element()
+						n, ok := wholeNumber(ev)
+						if !ok || n < 1 {
+							diags = append(diags, errDiag("Invalid limit", fmt.Sprintf("The cap for %q must be a whole number of at least 1.", k.AsString()), a.Expr.Range()))
+							continue
+						}
+						lim.Max[k.AsString()] = n
+					}
+				}
+			}
+		}
+		if a := lc.Attributes["default"]; a != nil {
+			n, d := constPositiveInt(a)
+			diags = append(diags, d...)
+			lim.Default = n
+		}
+		fe.Limits = append(fe.Limits, lim)
+	}
+	return diags
+}
+
+func wholeNumber(v cty.Value) (int, bool) {
+	if v.IsNull() || v.Type() != cty.Number || !v.AsBigFloat().IsInt() {
+		return 0, false
+	}
+	n, _ := v.AsBigFloat().Int64()
+	return int(n), true
+}
+
+// decodeExpr compiles an expr-lang expression that yields a value of any
+// type (for_each lists, keys, priorities).
+func (l *loader) decodeExpr(attr *hcl.Attribute, env *condEnv) (*Condition, hcl.Diagnostics) {
+	src, diags := constString(attr)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	c, diags := compileExpr(src, attr.Expr, env, false)
+	for _, d := range diags {
+		fixLineStart(d.Subject, l.sources[d.Subject.Filename])
+	}
+	return c, diags
+}
+
+// staticType is the declared cty type of a chain of names such as
+// steps.plan.output.tasks or inputs.commands; cty.NilType when it cannot
+// be known before the run.
+func (l *loader) staticType(n ast.Node, body *Step) cty.Type {
+	var path []string
+	for {
+		switch x := n.(type) {
+		case *ast.MemberNode:
+			prop, ok := x.Property.(*ast.StringNode)
+			if !ok {
+				return cty.NilType
+			}
+			path = append([]string{prop.Value}, path...)
+			n = x.Node
+			continue
+		case *ast.IdentifierNode:
+			path = append([]string{x.Value}, path...)
+		default:
+			return cty.NilType
+		}
+		break
+	}
+	var t cty.Type
+	switch {
+	case path[0] == RootInputs && len(path) >= 2:
+		in := l.pb.inputs[path[1]]
+		if in == nil {
+			return cty.NilType
+		}
+		t, path = in.Type, path[2:]
+	case path[0] == RootSteps && len(path) >= 3 && path[2] == "output":
+		s := l.pb.steps[path[1]]
+		if s == nil || s.Returns == cty.NilType || (s.Parent != nil && s.Parent != body) {
+			return cty.NilType
+		}
+		t, path = s.Returns, path[3:]
+	default:
+		return cty.NilType
+	}
+	for _, a := range path {
+		if !t.IsObjectType() || !t.HasAttribute(a) {
+			return cty.NilType
+		}
+		t = t.AttributeType(a)
+	}
+	return t
+}

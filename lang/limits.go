@@ -1,0 +1,123 @@
+package lang
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// decodeLimitsBlocks reads the run's caps: wall clock, total retries,
+// tokens and cost (seed 001, section 2).
+func (l *loader) decodeLimitsBlocks(blocks []*hcl.Block) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for i, b := range blocks {
+		if i > 0 {
+			diags = append(diags, errDiag("Duplicate limits block", "A playbook has at most one limits block.", b.DefRange))
+			continue
+		}
+		lim := &Limits{DeclRange: b.DefRange}
+		content, d := b.Body.Content(limitsSchema)
+		diags = append(diags, d...)
+		if a := content.Attributes["timeout"]; a != nil {
+			lim.Timeout, d = constDuration(a)
+			diags = append(diags, d...)
+		}
+		if a := content.Attributes["max_retries"]; a != nil {
+			lim.MaxRetries, d = constPositiveInt(a)
+			diags = append(diags, d...)
+		}
+		if a := content.Attributes["max_tokens"]; a != nil {
+			lim.MaxTokens, d = constPositiveInt(a)
+			diags = append(diags, d...)
+		}
+		if a := content.Attributes["max_cost_usd"]; a != nil {
+			lim.MaxCostUSD, d = constPositiveFloat(a)
+			diags = append(diags, d...)
+		}
+		l.pb.Limits = lim
+	}
+	return diags
+}
+
+// decodeCircuitBreakerBlocks reads the circuit breaker's thresholds.
+func (l *loader) decodeCircuitBreakerBlocks(blocks []*hcl.Block) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for i, b := range blocks {
+		if i > 0 {
+			diags = append(diags, errDiag("Duplicate circuit_breaker block", "A playbook has at most one circuit_breaker block.", b.DefRange))
+			continue
+		}
+		cb := &CircuitBreaker{NoProgress: 3, SameError: 5, Cooldown: 5 * time.Minute, DeclRange: b.DefRange}
+		content, d := b.Body.Content(circuitBreakerSchema)
+		diags = append(diags, d...)
+		if a := content.Attributes["no_progress"]; a != nil {
+			cb.NoProgress, d = constPositiveInt(a)
+			diags = append(diags, d...)
+		}
+		if a := content.Attributes["same_error"]; a != nil {
+			cb.SameError, d = constPositiveInt(a)
+			diags = append(diags, d...)
+		}
+		if a := content.Attributes["cooldown"]; a != nil {
+			cb.Cooldown, d = constDuration(a)
+			diags = append(diags, d...)
+		}
+		l.pb.CircuitBreaker = cb
+	}
+	return diags
+}
+
+// decodeStateBlocks reads where the state file lives.
+func (l *loader) decodeStateBlocks(blocks []*hcl.Block) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for i, b := range blocks {
+		if i > 0 {
+			diags = append(diags, errDiag("Duplicate state block", "A playbook has at most one state block.", b.DefRange))
+			continue
+		}
+		content, d := b.Body.Content(stateSchema)
+		diags = append(diags, d...)
+		if a := content.Attributes["path"]; a != nil {
+			p, d := constString(a)
+			diags = append(diags, d...)
+			if !d.HasErrors() && p == "" {
+				diags = append(diags, errDiag("Invalid state path", "path must not be empty.", a.Expr.Range()))
+			}
+			l.pb.StatePath = p
+		}
+	}
+	return diags
+}
+
+func constDuration(a *hcl.Attribute) (time.Duration, hcl.Diagnostics) {
+	v, diags := constString(a)
+	if diags.HasErrors() {
+		return 0, diags
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, hcl.Diagnostics{errDiag("Invalid duration",
+			fmt.Sprintf("%s must be a positive duration such as \"90s\", \"10m\" or \"24h\", not %q.", a.Name, v), a.Expr.Range())}
+	}
+	return d, nil
+}
+
+func constPositiveInt(a *hcl.Attribute) (int, hcl.Diagnostics) {
+	v, diags := constInt(a)
+	if !diags.HasErrors() && v < 1 {
+		diags = append(diags, errDiag("Invalid value", fmt.Sprintf("%s must be at least 1.", a.Name), a.Expr.Range()))
+	}
+	return v, diags
+}
+
+func constPositiveFloat(a *hcl.Attribute) (float64, hcl.Diagnostics) {
+	v, diags := constOfType(a, ctyNumber, func(v ctyValue) float64 {
+		f, _ := v.AsBigFloat().Float64()
+		return f
+	})
+	if !diags.HasErrors() && v <= 0 {
+		diags = append(diags, errDiag("Invalid value", fmt.Sprintf("%s must be more than 0.", a.Name), a.Expr.Range()))
+	}
+	return v, diags
+}
