@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/interp"
+	"github.com/apl-lang/apl/interp/playtest"
 	"github.com/apl-lang/apl/lang"
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
@@ -38,6 +40,48 @@ func TestExamplesLoad(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no examples found")
+	}
+}
+
+// TestExampleTestFiles runs every example's *_test.hcl tests, as apl test
+// does: each must load and pass.
+func TestExampleTestFiles(t *testing.T) {
+	dirs, err := filepath.Glob("*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld := &lang.Loader{Builtins: builtins.Funcs().Names()}
+	for _, d := range dirs {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			continue
+		}
+		files, err := ld.TestFiles(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(files) == 0 {
+			continue
+		}
+		pb, diags := ld.Load(d)
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		tests, diags := lang.LoadTests(pb, files)
+		if len(diags) > 0 {
+			t.Fatalf("%s: %s", d, diags)
+		}
+		for _, tt := range tests {
+			t.Run(d+"/"+tt.Name, func(t *testing.T) {
+				t.Parallel()
+				res, err := playtest.Run(context.Background(), pb, d, tt, playtest.Options{Workdir: t.TempDir()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, m := range res.Mismatches {
+					t.Error(m)
+				}
+			})
+		}
 	}
 }
 

@@ -14,22 +14,25 @@ import (
 // budget and checks the answer against the step's returns type. An answer
 // that does not match is sent back once with the problems listed; a second
 // mismatch fails the step.
-func (r *run) agentAction(ctx context.Context, s *lang.Step, a *lang.AgentCall, rec *StepRecord) (cty.Value, error) {
+func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.AgentCall, rec *StepRecord, feedback string) (cty.Value, error) {
 	drv, err := r.drivers(a.Agent)
 	if err != nil {
 		return cty.NilVal, fmt.Errorf("agent %q: %w", a.Agent.Name, err)
 	}
-	vars, err := r.promptVars(a)
+	vars, err := r.promptVars(f, a)
 	if err != nil {
 		return cty.NilVal, err
 	}
-	prompt, err := evalString(a.Template, r.evalCtx(map[string]cty.Value{lang.RootVars: vars}, a.Template))
+	prompt, err := evalString(a.Template, r.evalCtx(f, map[string]cty.Value{lang.RootVars: vars}, a.Template))
 	if err != nil {
 		return cty.NilVal, fmt.Errorf("rendering the prompt: %w", err)
 	}
+	if feedback != "" {
+		prompt += "\n\n" + feedback + "\n"
+	}
 	req := agent.Request{
 		Step: s.Name, Agent: a.Agent.Type, Model: a.Model, Prompt: prompt, System: a.Agent.System,
-		RunID: r.st.Meta.RunID, Workdir: r.workdir, Timeout: s.Timeout,
+		RunID: r.st.Meta.RunID, ItemKey: f.key(), Workdir: r.workdir, Timeout: s.Timeout,
 	}
 	typed := s.Returns != cty.NilType
 	if typed {
@@ -39,14 +42,14 @@ func (r *run) agentAction(ctx context.Context, s *lang.Step, a *lang.AgentCall, 
 	for call := 1; ; call++ {
 		rec.Calls++
 		req.Attempt = rec.Calls
-		out, problem, err := r.callAgent(ctx, s, a, drv, req, rec)
+		out, problem, err := r.callAgent(ctx, f, s, a, drv, req, rec)
 		if err != nil || problem == nil {
 			return out, err
 		}
 		if call == maxCalls {
 			return cty.NilVal, fmt.Errorf("the answer does not match returns %s: %w", typeName(s.Returns), problem)
 		}
-		r.event(Event{Type: EventLog, Step: s.Name, Message: "answer rejected, asking again: " + problem.Error()})
+		r.event(r.stepEvent(f, s, Event{Type: EventLog, Message: "answer rejected, asking again: " + problem.Error()}))
 		schema, _ := json.Marshal(req.Schema)
 		req.Prompt = prompt + fmt.Sprintf("\n\nYour previous answer was rejected: %v\nAnswer again, ending with one JSON object that matches this JSON Schema:\n%s\n", problem, schema)
 	}
@@ -54,20 +57,27 @@ func (r *run) agentAction(ctx context.Context, s *lang.Step, a *lang.AgentCall, 
 
 // callAgent makes one call. It returns the output, or a problem with the
 // answer's shape (worth asking again), or an error that fails the step.
-func (r *run) callAgent(ctx context.Context, s *lang.Step, a *lang.AgentCall, drv agent.Driver, req agent.Request, rec *StepRecord) (cty.Value, error, error) {
+func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.AgentCall, drv agent.Driver, req agent.Request, rec *StepRecord) (cty.Value, error, error) {
 	start := r.now()
-	r.dir.artifact(fmt.Sprintf("%s-%d.prompt", s.Name, req.Attempt), []byte(req.Prompt))
-	resp, err := drv.Call(ctx, req)
+	base := artifactBase(f, s, req.Attempt)
+	r.dir.artifact(base+".prompt", []byte(req.Prompt))
+	var resp agent.Response
+	var err error
+	r.unlocked(func() { resp, err = drv.Call(ctx, req) })
 	r.st.Metrics.AgentCalls++
 	raw := resp.Raw
 	if raw == nil {
 		raw = []byte(resp.Text)
 	}
-	artifact, _ := r.dir.artifact(fmt.Sprintf("%s-%d.response", s.Name, req.Attempt), raw)
+	artifact, _ := r.dir.artifact(base+".response", raw)
 	r.account(rec, resp)
-	span := Span{Step: s.Name, Action: "agent_spawn", Attempt: req.Attempt, Artifact: artifact,
+	span := Span{Step: s.Name, Item: f.key(), Action: "agent_spawn", Attempt: req.Attempt, Artifact: artifact,
 		InputSummary: a.Agent.Type + ": " + req.Prompt, OutputSummary: resp.Text}
 	if err != nil {
+		r.trace(span, start, err)
+		return cty.NilVal, nil, err
+	}
+	if err := r.checkSpend(s, rec); err != nil {
 		r.trace(span, start, err)
 		return cty.NilVal, nil, err
 	}
@@ -79,8 +89,8 @@ func (r *run) callAgent(ctx context.Context, s *lang.Step, a *lang.AgentCall, dr
 			return cty.NilVal, nil, fmt.Errorf("budget %q: %w", b.Name, err)
 		}
 		if bd.Cut {
-			r.event(Event{Type: EventBudgetEnforced, Step: s.Name,
-				Message: fmt.Sprintf("response of %d lines exceeds max_response_lines=%d; kept %s (raw response in %s)", bd.Lines, b.MaxResponseLines, b.Enforcement, artifact)})
+			r.event(r.stepEvent(f, s, Event{Type: EventBudgetEnforced,
+				Message: fmt.Sprintf("response of %d lines exceeds max_response_lines=%d; kept %s (raw response in %s)", bd.Lines, b.MaxResponseLines, b.Enforcement, artifact)}))
 		}
 		text = bd.Text
 	}
@@ -104,13 +114,13 @@ func (r *run) callAgent(ctx context.Context, s *lang.Step, a *lang.AgentCall, dr
 
 // promptVars are what a prompt sees as vars: the run's vars, overlaid with
 // the agent block's own.
-func (r *run) promptVars(a *lang.AgentCall) (cty.Value, error) {
+func (r *run) promptVars(f *frame, a *lang.AgentCall) (cty.Value, error) {
 	m := make(map[string]cty.Value, len(r.vars))
 	for k, v := range r.vars {
 		m[k] = v
 	}
 	if a.Vars != nil {
-		v, diags := a.Vars.Value(r.evalCtx(nil, a.Vars))
+		v, diags := a.Vars.Value(r.evalCtx(f, nil, a.Vars))
 		if diags.HasErrors() {
 			return cty.NilVal, diagsError(diags)
 		}

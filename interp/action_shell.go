@@ -13,8 +13,8 @@ import (
 
 // shellAction runs a shell action. A non-zero exit fails the step; the
 // exit code and parsed output are recorded either way.
-func (r *run) shellAction(ctx context.Context, s *lang.Step, a *lang.Shell, rec *StepRecord) (cty.Value, error) {
-	ectx := r.evalCtx(nil, a.Command, a.Script, a.Dir, a.Env, a.Stdin)
+func (r *run) shellAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Shell, rec *StepRecord) (cty.Value, error) {
+	ectx := r.evalCtx(f, nil, a.Command, a.Script, a.Dir, a.Env, a.Stdin)
 	spec := builtins.ShellSpec{Step: s.Name, Parse: a.Parse, Timeout: s.Timeout}
 	var input string
 	if a.Command != nil {
@@ -70,8 +70,13 @@ func (r *run) shellAction(ctx context.Context, s *lang.Step, a *lang.Shell, rec 
 	}
 
 	start := r.now()
-	res, err := r.shell.Run(ctx, spec)
-	base := fmt.Sprintf("%s-%d", s.Name, rec.Attempts)
+	if k := f.key(); k != "" {
+		spec.Env = append(spec.Env, "APL_ITEM_KEY="+k)
+	}
+	var res builtins.ShellResult
+	var err error
+	r.unlocked(func() { res, err = r.shell.Run(ctx, spec) })
+	base := artifactBase(f, s, rec.Attempts)
 	artifact := ""
 	if res.Stdout != "" {
 		artifact, _ = r.dir.artifact(base+".stdout", []byte(res.Stdout))
@@ -84,13 +89,22 @@ func (r *run) shellAction(ctx context.Context, s *lang.Step, a *lang.Shell, rec 
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("exit status %d%s", res.ExitCode, stderrExcerpt(res.Stderr))
 	}
-	r.trace(Span{Step: s.Name, Action: "command_run", Attempt: rec.Attempts, Artifact: artifact,
+	r.trace(Span{Step: s.Name, Item: f.key(), Action: "command_run", Attempt: rec.Attempts, Artifact: artifact,
 		InputSummary: input, OutputSummary: fmt.Sprintf("exit %d: %s", res.ExitCode, res.Stdout)}, start, err)
 	out := res.Output
 	if out == cty.NilVal {
 		out = cty.NullVal(cty.DynamicPseudoType)
 	}
 	return out, err
+}
+
+// artifactBase names a step attempt's artifacts: STEP-N, or
+// STEP.ITEM-N inside a for_each.
+func artifactBase(f *frame, s *lang.Step, n int) string {
+	if k := f.key(); k != "" {
+		return fmt.Sprintf("%s.%s-%d", s.Name, safeName(k), n)
+	}
+	return fmt.Sprintf("%s-%d", s.Name, n)
 }
 
 // stderrExcerpt is the first 500 characters of stderr (seed 000's sandbox

@@ -10,6 +10,15 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
+// DefaultDrivers is the DriverFactory a run uses when Options.Drivers is
+// nil: each agent is served from its driver block or preset, or, when
+// agentCmd is set, by that command. Drivers are made on first use and
+// shared by the agents that name the same driver. Callers wrap it to
+// decorate the drivers (apl run --record wraps them in cassettes).
+func DefaultDrivers(pb *lang.Playbook, agentCmd []string) DriverFactory {
+	return defaultDrivers(pb, agentCmd)
+}
+
 // defaultDrivers serves each agent from its driver block or preset; with
 // an agent command set, every agent goes to that command instead.
 func defaultDrivers(pb *lang.Playbook, agentCmd []string) DriverFactory {

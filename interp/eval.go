@@ -12,11 +12,12 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 )
 
-// evalCtx is the HCL evaluation context of the run's current state:
-// inputs, steps, run, vars, plus any extra names (prompt vars). Only the
-// roots that exprs read are built: steps grows with the playbook, and
-// building it for every expression made long runs quadratic.
-func (r *run) evalCtx(extra map[string]cty.Value, exprs ...hcl.Expression) *hcl.EvalContext {
+// evalCtx is the HCL evaluation context of frame f: inputs, steps, run,
+// vars, the item inside a for_each body, plus any extra names (prompt
+// vars). Only the roots that exprs read are built: steps grows with the
+// playbook, and building it for every expression made long runs
+// quadratic.
+func (r *run) evalCtx(f *frame, extra map[string]cty.Value, exprs ...hcl.Expression) *hcl.EvalContext {
 	need := map[string]bool{}
 	for _, e := range exprs {
 		if e == nil {
@@ -32,7 +33,7 @@ func (r *run) evalCtx(extra map[string]cty.Value, exprs ...hcl.Expression) *hcl.
 		vars[lang.RootInputs] = r.inputs
 	}
 	if all || need[lang.RootSteps] {
-		vars[lang.RootSteps] = r.stepsValue()
+		vars[lang.RootSteps] = r.stepsValue(f)
 	}
 	if all || need[lang.RootRun] {
 		vars[lang.RootRun] = r.runValue()
@@ -40,14 +41,17 @@ func (r *run) evalCtx(extra map[string]cty.Value, exprs ...hcl.Expression) *hcl.
 	if all || need[lang.RootVars] {
 		vars[lang.RootVars] = cty.ObjectVal(r.vars)
 	}
+	if f != nil && f.item != nil {
+		vars[lang.RootItem] = f.item.value
+	}
 	for k, v := range extra {
 		vars[k] = v
 	}
 	return &hcl.EvalContext{Variables: vars, Functions: lang.Functions()}
 }
 
-// changed drops the cached values of a step whose record or output
-// changed.
+// changed drops the cached values of a top-level step whose record or
+// output changed.
 func (r *run) changed(step string) {
 	delete(r.stepCty, step)
 	delete(r.stepGo, step)
@@ -55,28 +59,35 @@ func (r *run) changed(step string) {
 	r.store.touch(step)
 }
 
-// stepsValue is steps.* as HCL sees it; each step's value is cached until
-// the step changes.
-func (r *run) stepsValue() cty.Value {
-	if r.stepsCache != cty.NilVal {
+// stepsValue is steps.* as HCL sees it in frame f. Top-level values are
+// cached until the step changes; an item's own steps are added on top.
+func (r *run) stepsValue(f *frame) cty.Value {
+	if r.stepsCache == cty.NilVal {
+		m := make(map[string]cty.Value, len(r.pb.Steps)+len(r.pb.OnFailure))
+		for _, s := range r.topSteps() {
+			v, ok := r.stepCty[s.Name]
+			if !ok {
+				v = stepValue(r.st.Steps[s.Name], r.outputs[s.Name])
+				r.stepCty[s.Name] = v
+			}
+			m[s.Name] = v
+		}
+		r.stepsCache = cty.ObjectVal(m)
+	}
+	if f == nil || f.item == nil {
 		return r.stepsCache
 	}
-	m := make(map[string]cty.Value, len(r.pb.Steps)+len(r.pb.OnFailure))
-	for _, s := range r.allSteps() {
-		v, ok := r.stepCty[s.Name]
-		if !ok {
-			v = r.stepValue(s)
-			r.stepCty[s.Name] = v
-		}
-		m[s.Name] = v
+	m := r.stepsCache.AsValueMap()
+	if m == nil {
+		m = map[string]cty.Value{}
 	}
-	r.stepsCache = cty.ObjectVal(m)
-	return r.stepsCache
+	for _, s := range f.item.parent.ForEach.Steps {
+		m[s.Name] = stepValue(f.recs[s.Name], f.outputs[s.Name])
+	}
+	return cty.ObjectVal(m)
 }
 
-func (r *run) stepValue(s *lang.Step) cty.Value {
-	rec := r.st.Steps[s.Name]
-	out := r.outputs[s.Name]
+func stepValue(rec *StepRecord, out cty.Value) cty.Value {
 	if out == cty.NilVal {
 		out = cty.NullVal(cty.DynamicPseudoType)
 	}
@@ -114,31 +125,22 @@ func (r *run) runValue() cty.Value {
 
 // exprEnv is the environment conditions run against; the same names as
 // evalCtx, as Go values.
-func (r *run) exprEnv(item cty.Value) map[string]any {
+func (r *run) exprEnv(f *frame) map[string]any {
 	steps := make(map[string]any, len(r.st.Steps))
-	for _, s := range r.allSteps() {
+	for _, s := range r.topSteps() {
 		v, ok := r.stepGo[s.Name]
 		if !ok {
-			rec := r.st.Steps[s.Name]
-			var exit any
-			if rec.ExitCode != nil {
-				exit = *rec.ExitCode
-			}
-			var out any
-			if o := r.outputs[s.Name]; o != cty.NilVal {
-				out = goValue(o)
-			}
-			v = map[string]any{
-				"status":     rec.Status,
-				"attempts":   rec.Attempts,
-				"duration_s": rec.DurationS,
-				"error":      rec.Error,
-				"exit_code":  exit,
-				"output":     out,
-			}
+			v = stepGo(r.st.Steps[s.Name], r.outputs[s.Name])
 			r.stepGo[s.Name] = v
 		}
 		steps[s.Name] = v
+	}
+	var item cty.Value
+	if f != nil && f.item != nil {
+		for _, s := range f.item.parent.ForEach.Steps {
+			steps[s.Name] = stepGo(f.recs[s.Name], f.outputs[s.Name])
+		}
+		item = f.item.value
 	}
 	run := goValue(r.runValue()).(map[string]any)
 	run["tokens"] = r.st.Metrics.TotalTokens
@@ -152,6 +154,25 @@ func (r *run) exprEnv(item cty.Value) map[string]any {
 		env[lang.RootItem] = goValue(item)
 	}
 	return env
+}
+
+func stepGo(rec *StepRecord, out cty.Value) map[string]any {
+	var exit any
+	if rec.ExitCode != nil {
+		exit = *rec.ExitCode
+	}
+	var o any
+	if out != cty.NilVal {
+		o = goValue(out)
+	}
+	return map[string]any{
+		"status":     rec.Status,
+		"attempts":   rec.Attempts,
+		"duration_s": rec.DurationS,
+		"error":      rec.Error,
+		"exit_code":  exit,
+		"output":     o,
+	}
 }
 
 // goValue converts a cty value to the plain Go values expr works on:

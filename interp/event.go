@@ -19,6 +19,17 @@ const (
 	EventCapExhausted   = "cap_exhausted"
 	EventBudgetEnforced = "budget_enforced"
 	EventLog            = "log"
+	EventStepRetried    = "step_retried"
+	EventCheckFailed    = "check_failed"
+	EventBreakerOpened  = "circuit_breaker_opened"
+	EventBreakerClosed  = "circuit_breaker_closed"
+	EventRunWaiting     = "run_waiting"
+	EventHumanDecision  = "human_decision"
+	EventItemStarted    = "item_started"
+	EventItemCompleted  = "item_completed"
+	EventItemFailed     = "item_failed"
+	EventItemBlocked    = "item_blocked"
+	EventDeadlock       = "deadlock"
 )
 
 // Event is one entry of a run's event log.
@@ -26,6 +37,7 @@ type Event struct {
 	Time  time.Time `json:"timestamp"`
 	Type  string    `json:"event"`
 	Step  string    `json:"step,omitempty"`
+	Item  string    `json:"item,omitempty"`  // the for_each item's key
 	Label string    `json:"label,omitempty"` // the playbook's progress label, e.g. "Phase 6.3"
 	// Progress is the step's progress name and its place among the
 	// playbook's progress steps, when it has one.

@@ -5,57 +5,68 @@ import (
 
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/lang"
-	"github.com/zclconf/go-cty/cty"
 )
 
 // route evaluates a step's gate: rules in order, first match wins, then
 // otherwise; with no match control goes to next.
-func (r *run) route(s *lang.Step, next string) (string, error) {
-	env := r.exprEnv(cty.NilVal)
+func (r *run) route(f *frame, s *lang.Step, next string) (string, error) {
+	env := r.exprEnv(f)
 	for _, rule := range s.Gate.Rules {
 		ok, err := rule.When.Eval(env)
 		if err != nil {
-			r.failRun(s, fmt.Errorf("gate rule %q (%s): %w", rule.Name, rule.When.Range, err))
+			r.fail(f, s, fmt.Errorf("gate rule %q (%s): %w", rule.Name, rule.When.Range, err))
 			return "", nil
 		}
 		if ok {
-			return r.decide(s, rule, next)
+			return r.decide(f, s, rule, next)
 		}
 	}
 	if s.Gate.Otherwise != nil {
-		return r.decide(s, s.Gate.Otherwise, next)
+		return r.decide(f, s, s.Gate.Otherwise, next)
 	}
-	r.event(Event{Type: EventGateDecision, Step: s.Name, Message: "no rule matched; continuing",
-		Details: map[string]any{"rule": ""}})
+	r.event(r.stepEvent(f, s, Event{Type: EventGateDecision, Message: "no rule matched; continuing",
+		Details: map[string]any{"rule": ""}}))
 	return next, nil
 }
 
-func (r *run) decide(s *lang.Step, rule *lang.Rule, next string) (string, error) {
-	r.event(Event{Type: EventGateDecision, Step: s.Name, Message: "rule " + rule.Name,
-		Details: map[string]any{"rule": rule.Name}})
-	to, err := r.apply(s, rule, rule.Outcome, next)
+func (r *run) decide(f *frame, s *lang.Step, rule *lang.Rule, next string) (string, error) {
+	r.event(r.stepEvent(f, s, Event{Type: EventGateDecision, Message: "rule " + rule.Name,
+		Details: map[string]any{"rule": rule.Name}}))
+	to, err := r.apply(f, s, rule, rule.Outcome, next)
+	if ce, ok := err.(*capError); ok {
+		r.tripRun(ce)
+		return "", nil
+	}
 	if err != nil {
-		r.failRun(s, fmt.Errorf("gate rule %q: %w", rule.Name, err))
+		r.fail(f, s, fmt.Errorf("gate rule %q: %w", rule.Name, err))
 		return "", nil
 	}
 	return to, nil
 }
 
-// apply carries out an outcome: set, log, then goto / finish / fail.
-func (r *run) apply(s *lang.Step, rule *lang.Rule, o *lang.Outcome, next string) (string, error) {
+// apply carries out an outcome: set, log and event, then goto / finish /
+// fail. finish and fail end the frame: the run, or inside a for_each body
+// the item.
+func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, next string) (string, error) {
 	if o.Goto != nil && o.Max > 0 {
 		key := s.Name + "/" + rule.Name
-		if r.st.Caps[key] >= o.Max {
-			r.event(Event{Type: EventCapExhausted, Step: s.Name,
-				Message: fmt.Sprintf("rule %q: goto %s taken %d times (max %d)", rule.Name, o.Goto.Name, r.st.Caps[key], o.Max),
-				Details: map[string]any{"rule": rule.Name, "max": o.Max}})
-			return r.apply(s, rule, o.Exhausted, next)
+		if f.caps[key] >= o.Max {
+			r.event(r.stepEvent(f, s, Event{Type: EventCapExhausted,
+				Message: fmt.Sprintf("rule %q: goto %s taken %d times (max %d)", rule.Name, o.Goto.Name, f.caps[key], o.Max),
+				Details: map[string]any{"rule": rule.Name, "max": o.Max}}))
+			return r.apply(f, s, rule, o.Exhausted, next)
 		}
-		r.st.Caps[key]++
+		f.caps[key]++
+		r.frameChanged(f, s.Name)
+		if o.Goto.Index <= s.Index {
+			// Going back is a retry of the steps in between.
+			if err := r.countRetry(f, s, fmt.Sprintf("rule %q: back to %s (%d/%d)", rule.Name, o.Goto.Name, f.caps[key], o.Max)); err != nil {
+				return "", err
+			}
+		}
 	}
-	ctx := r.evalCtx(nil, o.Set, o.Log, o.Reason, o.Finish, o.Fail)
 	if o.Set != nil {
-		v, diags := o.Set.Value(ctx)
+		v, diags := o.Set.Value(r.evalCtx(f, nil, o.Set))
 		if diags.HasErrors() {
 			return "", diagsError(diags)
 		}
@@ -72,14 +83,19 @@ func (r *run) apply(s *lang.Step, rule *lang.Rule, o *lang.Outcome, next string)
 			}
 			r.st.Vars[name] = b
 		}
-		ctx = r.evalCtx(nil, o.Log, o.Reason, o.Finish, o.Fail)
 	}
+	ctx := r.evalCtx(f, nil, o.Log, o.Reason, o.Finish, o.Fail)
+	msg := ""
 	if o.Log != nil {
-		msg, err := evalString(o.Log, ctx)
+		m, err := evalString(o.Log, ctx)
 		if err != nil {
 			return "", err
 		}
-		r.event(Event{Type: EventLog, Step: s.Name, Message: msg})
+		msg = m
+		r.event(r.stepEvent(f, s, Event{Type: EventLog, Message: msg}))
+	}
+	if o.Event != "" {
+		r.event(r.stepEvent(f, s, Event{Type: o.Event, Message: msg, Details: map[string]any{"rule": rule.Name}}))
 	}
 	reason := ""
 	if o.Reason != nil {
@@ -97,18 +113,35 @@ func (r *run) apply(s *lang.Step, rule *lang.Rule, o *lang.Outcome, next string)
 		if err != nil {
 			return "", err
 		}
-		r.st.Meta.Status = status
-		r.st.Meta.Reason = reason
+		if reservedStatus[status] {
+			return "", fmt.Errorf("cannot finish as %q: apl sets that status itself", status)
+		}
+		if f.item != nil {
+			f.item.rec.Status = status
+			f.item.rec.Error = reason
+		} else {
+			r.st.Meta.Status = status
+			r.st.Meta.Reason = reason
+		}
 		return "", nil
 	case o.Fail != nil:
 		rec, err := evalString(o.Fail, ctx)
 		if err != nil {
 			return "", err
 		}
-		r.st.Meta.Status = StatusFailed
-		r.st.Meta.Recommendation = rec
-		r.st.Meta.Reason = reason
+		if f.item != nil {
+			f.item.rec.Status = StepFailed
+			f.item.rec.Recommendation = rec
+			f.item.rec.Error = reason
+		} else {
+			r.st.Meta.Status = StatusFailed
+			r.st.Meta.Recommendation = rec
+			r.st.Meta.Reason = reason
+		}
 		return "", nil
 	}
 	return next, nil
 }
+
+// reservedStatus are statuses only apl sets.
+var reservedStatus = map[string]bool{StatusRunning: true, StatusFailed: true, StatusInterrupted: true, StatusWaiting: true, StepPending: true}

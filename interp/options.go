@@ -42,8 +42,18 @@ type Options struct {
 	Clock func() time.Time
 	// NoSync skips fsync on checkpoints (faster, not crash-safe).
 	NoSync bool
-	// Force resumes a run even though its playbook changed.
+	// Force resumes a run even though its playbook changed, or its
+	// circuit breaker is still cooling down.
 	Force bool
+
+	// Asker puts ask steps' questions to a person; nil makes a run that
+	// reaches an unanswered ask pause as waiting.
+	Asker Asker
+	// Answers are decisions given to resume: step name (or STEP[ITEM]
+	// inside a for_each) → chosen option.
+	Answers map[string]string
+	// From, on resume, runs again from this step.
+	From string
 }
 
 // ShellRunner runs commands; builtins.Shell implements it.

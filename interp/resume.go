@@ -3,6 +3,8 @@ package interp
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/builtins/agent"
@@ -31,14 +33,42 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 		return nil, err
 	}
 	inOnFailure := st.Meta.OnFailure && st.Meta.OnFailureStep != ""
-	switch st.Meta.Status {
-	case StatusRunning, StatusInterrupted:
-	case StatusFailed:
-		if st.Meta.CurrentStep == "" && !inOnFailure {
-			return nil, fmt.Errorf("run %s failed by its own decision (%s); there is nothing to resume", st.Meta.RunID, failMessage(st.Meta))
-		}
+	switch {
+	case opts.From != "":
+		// Any run may go again from a chosen step.
 	default:
-		return nil, fmt.Errorf("run %s already ended with status %q; there is nothing to resume", st.Meta.RunID, st.Meta.Status)
+		switch st.Meta.Status {
+		case StatusRunning, StatusInterrupted, StatusWaiting:
+		case StatusFailed:
+			if st.Meta.CurrentStep == "" && !inOnFailure {
+				return nil, fmt.Errorf("run %s failed by its own decision (%s); there is nothing to resume", st.Meta.RunID, failMessage(st.Meta))
+			}
+		default:
+			return nil, fmt.Errorf("run %s already ended with status %q; there is nothing to resume", st.Meta.RunID, st.Meta.Status)
+		}
+	}
+	if st.Meta.Status == StatusWaiting && st.Waiting != nil && !opts.Force {
+		w := st.Waiting
+		key := w.Step
+		if w.Item != "" {
+			key += "[" + w.Item + "]"
+		}
+		_, ok := opts.Answers[key]
+		if _, plain := opts.Answers[w.Step]; plain {
+			ok = true
+		}
+		if !ok && opts.Asker == nil {
+			return nil, &InputError{Msg: fmt.Sprintf("run %s is waiting for a decision at step %s: %s; answer with --answer %s=CHOICE (one of: %s)",
+				st.Meta.RunID, key, w.Question, key, strings.Join(w.Options, ", "))}
+		}
+	}
+	now := time.Now
+	if opts.Clock != nil {
+		now = opts.Clock
+	}
+	if b := st.Breaker; b.State == BreakerOpen && b.CooldownUntil != nil && now().Before(*b.CooldownUntil) && !opts.Force {
+		return nil, &InputError{Msg: fmt.Sprintf("the circuit breaker of run %s is open until %s (%s); resume after that, or with --force",
+			st.Meta.RunID, b.CooldownUntil.Format(time.RFC3339), b.Reason)}
 	}
 	changed := st.Meta.PlaybookHash != pb.Hash
 	if changed && !opts.Force {
@@ -71,6 +101,25 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 		r.st.Meta.PlaybookHash = pb.Hash
 	}
 	r.label = r.renderLabel()
+	r.st.Waiting = nil
+	if r.st.Breaker.State == BreakerOpen {
+		r.st.Breaker.State = BreakerHalfOpen
+		r.st.Breaker.ConsecutiveNoProgress, r.st.Breaker.ConsecutiveSameError = 0, 0
+		r.event(Event{Type: EventLog, Message: "circuit breaker half-open: the next step decides whether it closes"})
+	}
+	if opts.From != "" {
+		s := pb.Step(opts.From)
+		if s == nil || s.Parent != nil || s.OnFailure {
+			return nil, &InputError{Msg: fmt.Sprintf("--from %s: playbook %q has no main step of that name", opts.From, pb.Name)}
+		}
+		st.Meta.CurrentStep = s.Name
+		inOnFailure = false
+		for _, later := range pb.Steps[s.Index:] {
+			if later.ForEach != nil {
+				delete(st.Items, later.Name)
+			}
+		}
+	}
 	if inOnFailure {
 		// The run failed and was stopped in its on_failure steps: it stays
 		// failed and those steps go on.
@@ -122,7 +171,7 @@ func (r *run) restore() error {
 		vals[in.Name] = v
 	}
 	r.inputs = cty.ObjectVal(vals)
-	for _, s := range r.allSteps() {
+	for _, s := range r.topSteps() {
 		rec := r.st.Steps[s.Name]
 		if rec == nil {
 			rec = &StepRecord{Status: StepPending}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/apl-lang/apl/builtins"
@@ -58,6 +60,14 @@ type run struct {
 	// failedInStep is set when a step (not a gate) failed the run, which
 	// keeps that step current so resume can retry it.
 	failedInStep bool
+	// tripped is the cap or circuit breaker that failed the run, if any.
+	tripped *capError
+
+	// mu serializes state changes between the items of for_each steps; it
+	// is released only while an action waits (see unlocked).
+	mu          sync.Mutex
+	serial      map[string]*sync.Mutex
+	itemOutputs map[string]map[string]map[string]cty.Value // for_each step → key → step → output
 }
 
 // Start begins a new run of pb.
@@ -100,9 +110,10 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*R
 		}
 		r.st.Inputs[name] = b
 	}
-	for _, s := range r.allSteps() {
+	for _, s := range r.topSteps() {
 		r.st.Steps[s.Name] = &StepRecord{Status: StepPending}
 	}
+	r.st.Breaker.State = BreakerClosed
 	if len(pb.Steps) > 0 {
 		r.st.Meta.CurrentStep = pb.Steps[0].Name
 	}
@@ -116,7 +127,8 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*R
 
 func newRun(pb *lang.Playbook, opts Options) (*run, error) {
 	r := &run{pb: pb, opts: opts, outputs: map[string]cty.Value{}, vars: map[string]cty.Value{},
-		stepCty: map[string]cty.Value{}, stepGo: map[string]any{}}
+		stepCty: map[string]cty.Value{}, stepGo: map[string]any{},
+		itemOutputs: map[string]map[string]map[string]cty.Value{}}
 	r.now = opts.Clock
 	if r.now == nil {
 		r.now = time.Now
@@ -157,7 +169,9 @@ func (r *run) runsDir() string {
 	return filepath.Join(r.workdir, ".apl", "runs")
 }
 
-func (r *run) allSteps() []*lang.Step {
+// topSteps are the steps with one record in the run: main and
+// on_failure steps, not the bodies of for_each steps.
+func (r *run) topSteps() []*lang.Step {
 	return append(append([]*lang.Step(nil), r.pb.Steps...), r.pb.OnFailure...)
 }
 
@@ -166,14 +180,33 @@ func (r *run) elapsed() time.Duration { return r.elapsed0 + r.now().Sub(r.starte
 // execute walks the graph from the current step until the run ends, then
 // runs on_failure steps if it failed and evaluates the output.
 func (r *run) execute(ctx context.Context) (*Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	defer r.dir.close()
 	defer r.store.close()
+	// The run's wall-clock cap counts time already spent before a resume.
+	runCtx := ctx
+	if l := r.pb.Limits; l != nil && l.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, l.Timeout-r.elapsed())
+		defer cancel()
+	}
+	top := r.top()
 	for r.st.Meta.Status == StatusRunning && r.st.Meta.CurrentStep != "" {
 		s := r.pb.Step(r.st.Meta.CurrentStep)
 		if s == nil {
 			return nil, fmt.Errorf("state names step %q, which the playbook does not have", r.st.Meta.CurrentStep)
 		}
-		next, err := r.step(ctx, s)
+		next, err := r.step(runCtx, top, s)
+		if err != nil && ctx.Err() == nil && runCtx.Err() != nil {
+			// The wall clock ran out, not the user's patience.
+			r.tripRun(&capError{fmt.Sprintf("limits.timeout: the run took longer than %s", r.pb.Limits.Timeout)})
+			r.st.Meta.CurrentStep = s.Name
+			break
+		}
+		if errors.Is(err, errWaiting) {
+			return r.wait()
+		}
 		if err != nil {
 			if errors.Is(err, ErrInterrupted) {
 				return r.interrupted()
@@ -200,6 +233,27 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		}
 	}
 	return r.finish()
+}
+
+// wait checkpoints a run paused for a human decision.
+func (r *run) wait() (*Result, error) {
+	r.st.Meta.Status = StatusWaiting
+	w := r.st.Waiting
+	msg := "waiting for a decision"
+	if w != nil {
+		step := w.Step
+		if w.Item != "" {
+			step += "[" + w.Item + "]"
+		}
+		msg = fmt.Sprintf("waiting for a decision at step %s: %s (options: %s); continue with apl resume --answer %s=CHOICE",
+			step, w.Question, strings.Join(w.Options, ", "), step)
+	}
+	r.event(Event{Type: EventRunWaiting, Step: r.st.Meta.CurrentStep, Message: msg})
+	r.st.Meta.LastCheckpoint = r.now()
+	if err := r.store.snapshot(r.st); err != nil {
+		return nil, fmt.Errorf("checkpoint run %s: %w", r.st.Meta.RunID, err)
+	}
+	return &Result{RunID: r.st.Meta.RunID, Dir: r.dir.path, Status: StatusWaiting, Reason: msg, OutputJSON: json.RawMessage("{}")}, nil
 }
 
 // interrupted checkpoints a run stopped by its context.
@@ -233,7 +287,7 @@ func (r *run) runOnFailure(ctx context.Context) error {
 		if s == nil {
 			return fmt.Errorf("state names step %q, which the playbook does not have", r.st.Meta.OnFailureStep)
 		}
-		next, err := r.step(ctx, s)
+		next, err := r.step(ctx, r.top(), s)
 		r.st.Meta.Status, r.st.Meta.Recommendation, r.st.Meta.Reason = saved.Status, saved.Recommendation, saved.Reason
 		if err != nil {
 			return err
@@ -255,7 +309,7 @@ func (r *run) finish() (*Result, error) {
 		OutputJSON: json.RawMessage("{}"),
 	}
 	if r.pb.Output != nil {
-		ctx := r.evalCtx(nil)
+		ctx := r.evalCtx(nil, nil)
 		vals := map[string]cty.Value{}
 		var errs []error
 		for _, a := range r.pb.Output.Attrs {
@@ -339,7 +393,7 @@ func (r *run) renderLabel() string {
 	if r.pb.Label == nil {
 		return ""
 	}
-	s, err := evalString(r.pb.Label, r.evalCtx(nil, r.pb.Label))
+	s, err := evalString(r.pb.Label, r.evalCtx(nil, nil, r.pb.Label))
 	if err != nil {
 		return ""
 	}

@@ -337,3 +337,10 @@ output { t = inputs.threshold }
 		})
 	}
 }
+
+func writeFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -140,6 +140,7 @@ type Span struct {
 	Timestamp     time.Time `json:"timestamp"`
 	RunID         string    `json:"run_id"`
 	Step          string    `json:"step"`
+	Item          string    `json:"item,omitempty"`
 	Action        string    `json:"action"`
 	InputSummary  string    `json:"input_summary"`
 	OutputSummary string    `json:"output_summary"`

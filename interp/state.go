@@ -11,6 +11,9 @@ const (
 	StatusCompleted   = "completed"
 	StatusFailed      = "failed"
 	StatusInterrupted = "interrupted"
+	// StatusWaiting is a run paused for a human decision; resume it with
+	// answers.
+	StatusWaiting = "waiting"
 )
 
 // Step statuses.
@@ -34,9 +37,14 @@ type State struct {
 	// Caps counts how often each capped goto was taken: "step/rule" → n.
 	Caps map[string]int `json:"caps"`
 	// Vars are the values gates assigned with `set`.
-	Vars    map[string]json.RawMessage `json:"vars"`
-	Events  []Event                    `json:"event_log"`
-	Metrics Metrics                    `json:"metrics"`
+	Vars map[string]json.RawMessage `json:"vars"`
+	// Items are the items of for_each steps: step → key → record.
+	Items   map[string]map[string]*ItemRecord `json:"items,omitempty"`
+	Breaker BreakerState                      `json:"circuit_breaker"`
+	// Waiting says which decision a waiting run needs.
+	Waiting *Waiting `json:"waiting,omitempty"`
+	Events  []Event  `json:"event_log"`
+	Metrics Metrics  `json:"metrics"`
 	// Output is the run's output object, once the run has ended.
 	Output json.RawMessage `json:"output,omitempty"`
 }
@@ -82,6 +90,14 @@ type StepRecord struct {
 	CostUSD     *float64        `json:"cost_usd,omitempty"`
 }
 
+// Waiting is a decision a paused run needs from a person.
+type Waiting struct {
+	Step     string   `json:"step"`
+	Item     string   `json:"item,omitempty"`
+	Question string   `json:"question"`
+	Options  []string `json:"options"`
+}
+
 // Metrics aggregate the run (seed 001, section 8).
 type Metrics struct {
 	TotalTokens  int      `json:"total_tokens_used"`
@@ -89,6 +105,7 @@ type Metrics struct {
 	StepsRun     int      `json:"steps_run"`
 	StepsFailed  int      `json:"steps_failed"`
 	AgentCalls   int      `json:"agent_calls"`
+	Retries      int      `json:"retries"`
 	DurationS    float64  `json:"total_duration_s"`
 }
 

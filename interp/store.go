@@ -31,14 +31,17 @@ const (
 // journalEntry is one transition: the records that changed and the events
 // added since the previous entry.
 type journalEntry struct {
-	Seq     int                        `json:"seq"`
-	Meta    Meta                       `json:"meta"`
-	Steps   map[string]*StepRecord     `json:"steps,omitempty"`
-	Caps    map[string]int             `json:"caps,omitempty"`
-	Vars    map[string]json.RawMessage `json:"vars,omitempty"`
-	Events  []Event                    `json:"events,omitempty"`
-	Metrics Metrics                    `json:"metrics"`
-	Output  json.RawMessage            `json:"output,omitempty"`
+	Seq     int                               `json:"seq"`
+	Items   map[string]map[string]*ItemRecord `json:"items,omitempty"`
+	Breaker BreakerState                      `json:"circuit_breaker"`
+	Waiting *Waiting                          `json:"waiting,omitempty"`
+	Meta    Meta                              `json:"meta"`
+	Steps   map[string]*StepRecord            `json:"steps,omitempty"`
+	Caps    map[string]int                    `json:"caps,omitempty"`
+	Vars    map[string]json.RawMessage        `json:"vars,omitempty"`
+	Events  []Event                           `json:"events,omitempty"`
+	Metrics Metrics                           `json:"metrics"`
+	Output  json.RawMessage                   `json:"output,omitempty"`
 }
 
 // store persists one run's state.
@@ -49,6 +52,7 @@ type store struct {
 	sinceSnap int
 	events    int             // events already persisted
 	touched   map[string]bool // steps changed since the last entry
+	items     map[[2]string]bool
 	buf       bytes.Buffer
 }
 
@@ -58,6 +62,14 @@ func newStore(dir string, sync bool) *store {
 
 func (s *store) touch(step string) { s.touched[step] = true }
 
+// touchItem marks an item of a for_each step as changed.
+func (s *store) touchItem(step, key string) {
+	if s.items == nil {
+		s.items = map[[2]string]bool{}
+	}
+	s.items[[2]string{step, key}] = true
+}
+
 // commit persists the state's changes since the last commit. durable asks
 // for an fsync; without it the write still survives the process being
 // killed, only not the machine losing power.
@@ -66,7 +78,17 @@ func (s *store) commit(st *State, durable bool) error {
 		return s.snapshot(st)
 	}
 	st.Meta.Seq++
-	e := journalEntry{Seq: st.Meta.Seq, Meta: st.Meta, Caps: st.Caps, Metrics: st.Metrics, Output: st.Output}
+	e := journalEntry{Seq: st.Meta.Seq, Meta: st.Meta, Caps: st.Caps, Metrics: st.Metrics, Output: st.Output,
+		Breaker: st.Breaker, Waiting: st.Waiting}
+	for k := range s.items {
+		if e.Items == nil {
+			e.Items = map[string]map[string]*ItemRecord{}
+		}
+		if e.Items[k[0]] == nil {
+			e.Items[k[0]] = map[string]*ItemRecord{}
+		}
+		e.Items[k[0]][k[1]] = st.Items[k[0]][k[1]]
+	}
 	if len(s.touched) > 0 {
 		e.Steps = make(map[string]*StepRecord, len(s.touched))
 		for name := range s.touched {
@@ -91,6 +113,7 @@ func (s *store) commit(st *State, durable bool) error {
 	}
 	s.events = len(st.Events)
 	clear(s.touched)
+	clear(s.items)
 	s.sinceSnap++
 	// Compact after journaling, so that the journal that becomes the
 	// backup holds every transition up to the new snapshot.
@@ -150,6 +173,7 @@ func (s *store) snapshot(st *State) error {
 	s.sinceSnap = 0
 	s.events = len(st.Events)
 	clear(s.touched)
+	clear(s.items)
 	return nil
 }
 
@@ -250,6 +274,19 @@ func replay(st *State, path string) error {
 		}
 		st.Events = append(st.Events, e.Events...)
 		st.Metrics = e.Metrics
+		st.Breaker = e.Breaker
+		st.Waiting = e.Waiting
+		for step, recs := range e.Items {
+			if st.Items == nil {
+				st.Items = map[string]map[string]*ItemRecord{}
+			}
+			if st.Items[step] == nil {
+				st.Items[step] = map[string]*ItemRecord{}
+			}
+			for k, rec := range recs {
+				st.Items[step][k] = rec
+			}
+		}
 		if e.Output != nil {
 			st.Output = e.Output
 		}

@@ -3,12 +3,14 @@ package spec_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/apl-lang/apl/interp/playtest"
 	"github.com/apl-lang/apl/lang"
 	"github.com/hashicorp/hcl/v2"
 )
@@ -77,9 +79,17 @@ func hclBlocks(t *testing.T, name string, md []byte) []block {
 	return out
 }
 
+// testFileMark starts an hcl block that is a test file, not a playbook:
+// it is loaded with lang.LoadTests against the playbook of the block before
+// it, and its tests must pass.
+const testFileMark = "# test file"
+
+func isTestFile(b block) bool { return bytes.HasPrefix(b.src, []byte(testFileMark)) }
+
 // TestExamplesLoad loads every ```hcl block of every spec/*.md file as a
 // complete playbook: the reference promises that each one loads without
-// errors (warnings are allowed).
+// errors (warnings are allowed). A block that starts with "# test file" is
+// a test file of the playbook before it instead (see TestExampleTests).
 func TestExamplesLoad(t *testing.T) {
 	mds, err := filepath.Glob("*.md")
 	if err != nil {
@@ -95,6 +105,9 @@ func TestExamplesLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, b := range hclBlocks(t, md, data) {
+			if isTestFile(b) {
+				continue
+			}
 			total++
 			name := fmt.Sprintf("spec/%s#%d.hcl", b.file, b.n)
 			t.Run(fmt.Sprintf("%s:%d", b.file, b.line), func(t *testing.T) {
@@ -125,4 +138,60 @@ func describe(d *hcl.Diagnostic, fenceLine int) string {
 		pos = fmt.Sprintf(" (md line %d, block %s)", fenceLine+d.Subject.Start.Line, d.Subject)
 	}
 	return fmt.Sprintf("\t%s: %s%s", d.Summary, d.Detail, pos)
+}
+
+// TestExampleTests loads every test-file block of spec/*.md against the
+// playbook block before it and runs its tests: each must pass.
+func TestExampleTests(t *testing.T) {
+	mds, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, md := range mds {
+		data, err := os.ReadFile(md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prev *block
+		for _, b := range hclBlocks(t, md, data) {
+			if !isTestFile(b) {
+				prev = &b
+				continue
+			}
+			found++
+			if prev == nil {
+				t.Errorf("%s:%d: a test file block with no playbook block before it", md, b.line)
+				continue
+			}
+			pbName := fmt.Sprintf("spec/%s#%d.hcl", prev.file, prev.n)
+			pb, diags := (&lang.Loader{}).LoadSources(map[string][]byte{pbName: prev.src}, ".")
+			if diags.HasErrors() {
+				t.Errorf("%s:%d: the playbook before the test file does not load: %s", md, prev.line, diags)
+				continue
+			}
+			name := fmt.Sprintf("spec/%s#%d_test.hcl", b.file, b.n)
+			tests, diags := lang.LoadTests(pb, map[string][]byte{name: b.src})
+			for _, d := range diags {
+				t.Errorf("%s:%d: the test file block does not load:\n%s", md, b.line, describe(d, b.line))
+			}
+			if len(tests) == 0 {
+				t.Errorf("%s:%d: the test file block holds no tests", md, b.line)
+			}
+			for _, tt := range tests {
+				t.Run(fmt.Sprintf("%s:%d/%s", md, b.line, tt.Name), func(t *testing.T) {
+					res, err := playtest.Run(context.Background(), pb, pbName, tt, playtest.Options{Workdir: t.TempDir()})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, m := range res.Mismatches {
+						t.Errorf("%s:%d: test %q: %s", md, b.line, tt.Name, m)
+					}
+				})
+			}
+		}
+	}
+	if found == 0 {
+		t.Error("no test file blocks in spec/*.md; the Testing playbooks section has one")
+	}
 }

@@ -32,6 +32,7 @@ type cli struct {
 	Run      runCmd      `cmd:"" help:"Run a playbook. Its inputs are flags: apl run PLAYBOOK --phase 6.3 --pass-threshold 7."`
 	Resume   resumeCmd   `cmd:"" help:"Continue a run that was interrupted, killed or failed in a step."`
 	Validate validateCmd `cmd:"" help:"Check playbooks and report every problem with its location."`
+	Test     testCmd     `cmd:"" help:"Run the tests in *_test.hcl files beside playbooks, with mocked agents."`
 	Graph    graphCmd    `cmd:"" help:"Show a playbook's step graph as text, DOT or Mermaid."`
 	Fmt      fmtCmd      `cmd:"" help:"Format playbook files in the canonical HCL style."`
 	Stdlib   stdlibCmd   `cmd:"" help:"List or show the playbooks built into apl."`

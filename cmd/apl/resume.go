@@ -19,6 +19,8 @@ type resumeCmd struct {
 	Quiet    bool   `short:"q" help:"No progress lines on stderr."`
 	AgentCmd string `help:"Send every agent step to this command." env:"APL_AGENT_CMD" placeholder:"CMD"`
 	RunsDir  string `help:"Where run directories are (default: .apl/runs)." placeholder:"DIR"`
+
+	cassetteFlags `embed:""`
 }
 
 func (c *resumeCmd) Run(e *env) error {
@@ -46,10 +48,14 @@ func (c *resumeCmd) Run(e *env) error {
 	if err != nil {
 		return exitWith(exitUsage, fmt.Errorf("--agent-cmd: %w", err))
 	}
+	drivers, err := runDrivers(pb, agentCmd, c.cassetteFlags, false)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := interp.Resume(ctx, pb, dir, interp.Options{
-		RunsDir: runsDir, AgentCommand: agentCmd, Force: c.Force,
+		RunsDir: runsDir, AgentCommand: agentCmd, Drivers: drivers, Force: c.Force,
 		Observer: newProgress(e.stderr, c.Quiet, pb),
 	})
 	if err != nil && res == nil && !isInputErr(err) {

@@ -28,7 +28,7 @@ type runCmd struct {
 	Playbook string `arg:"" help:"A playbook file, a directory of .hcl files, or stdlib:NAME."`
 	// Args are the arguments after the playbook, as they were given: Main
 	// keeps them from kong (see splitRun) and Run parses them.
-	Args []string `arg:"" optional:"" passthrough:"" help:"The playbook's inputs as flags (--phase 6.3, --existing-plan, --var name=value) and run options (--mode, --json, --quiet, --agent-cmd, --workdir, --runs-dir). 'apl run PLAYBOOK --help' lists them."`
+	Args []string `arg:"" optional:"" passthrough:"" help:"The playbook's inputs as flags (--phase 6.3, --existing-plan, --var name=value) and run options (--mode, --json, --quiet, --agent-cmd, --record, --replay, --workdir, --runs-dir). 'apl run PLAYBOOK --help' lists them."`
 }
 
 // runOptions are the flags of apl run that are not playbook inputs.
@@ -42,6 +42,7 @@ type runOptions struct {
 	noSync   bool
 	runID    string
 	vars     []string
+	cassette cassetteFlags
 }
 
 func (c *runCmd) Run(e *env) error {
@@ -67,9 +68,13 @@ func (c *runCmd) Run(e *env) error {
 	if err := checkRunPlace(opts); err != nil {
 		return exitWith(exitUsage, err)
 	}
+	drivers, err := runDrivers(pb, agentCmd, opts.cassette, true)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
 	ropts := interp.Options{
 		Workdir: opts.workdir, RunsDir: opts.runsDir, RunID: opts.runID, Inputs: inputs,
-		Mode: opts.mode, AgentCommand: agentCmd, NoSync: opts.noSync,
+		Mode: opts.mode, AgentCommand: agentCmd, Drivers: drivers, NoSync: opts.noSync,
 		Observer: newProgress(e.stderr, opts.quiet, pb),
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -169,6 +174,9 @@ func parseRunArgs(pb *lang.Playbook, ref string, args []string) (runOptions, map
 	fs.StringVar(&o.runsDir, "runs-dir", "", "")
 	fs.StringVar(&o.runID, "run-id", "", "")
 	fs.BoolVar(&o.noSync, "no-sync", false, "")
+	fs.StringVar(&o.cassette.Record, "record", "", "")
+	fs.StringVar(&o.cassette.Replay, "replay", "", "")
+	fs.StringVar(&o.cassette.RecordMissing, "record-missing", "", "")
 	fs.Func("var", "", func(s string) error { o.vars = append(o.vars, s); return nil })
 	raw := map[string]string{}
 	for _, in := range pb.Inputs {
@@ -361,6 +369,9 @@ Run options:
   --json                           Print only the output object, as JSON, on stdout.
   --quiet, -q                      No progress lines on stderr.
   --agent-cmd CMD                  Send every agent step to CMD (env APL_AGENT_CMD).
+  --record FILE                    Record every agent call to FILE, a JSONL cassette (replaced).
+  --replay FILE                    Answer every agent call from FILE; no agent runs, a call it lacks fails its step.
+  --record-missing FILE            Answer from FILE what it holds; call the agents for the rest and record them.
   --workdir DIR                    Project root where commands run (default: current directory).
   --runs-dir DIR                   Where run directories go (default: WORKDIR/.apl/runs).
   --run-id ID                      Name the run (default: time-based).

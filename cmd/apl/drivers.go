@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/apl-lang/apl/builtins/agent"
+	"github.com/apl-lang/apl/interp"
+	"github.com/apl-lang/apl/lang"
+)
+
+// cassetteFlags are --record, --replay and --record-missing, of apl run and
+// apl resume. At most one may be set.
+type cassetteFlags struct {
+	Record        string `help:"Record every agent call of the run to this JSONL cassette (appended to)." placeholder:"FILE"`
+	Replay        string `help:"Answer every agent call from this cassette; no agent is run." placeholder:"FILE"`
+	RecordMissing string `help:"Answer from this cassette what it holds and record the rest." placeholder:"FILE"`
+}
+
+// cassette returns the file and the agent.Cassette* mode the flags ask
+// for; an empty path when none is set.
+func (f cassetteFlags) cassette() (path, mode string, err error) {
+	set := 0
+	for _, c := range []struct{ flag, path, mode string }{
+		{"record", f.Record, agent.CassetteRecord},
+		{"replay", f.Replay, agent.CassetteReplay},
+		{"record-missing", f.RecordMissing, agent.CassetteRecordMissing},
+	} {
+		if c.path != "" {
+			set++
+			path, mode = c.path, c.mode
+		}
+	}
+	if set > 1 {
+		return "", "", errors.New("--record, --replay and --record-missing exclude each other")
+	}
+	return path, mode, nil
+}
+
+// runDrivers returns the DriverFactory of a run: the playbook's drivers,
+// or agentCmd for every agent, as interp would make them; with a cassette
+// flag set, behind one cassette shared by every agent.
+//
+// One cassette serves the whole run, so that calls are numbered once per
+// key whichever driver makes them, and so that a replay needs no driver at
+// all: with --replay no driver is made, and with --record-missing one is
+// made only when the cassette misses. fresh removes the file before a
+// --record, so that a run records only itself (apl resume appends to the
+// recording of the run it continues).
+func runDrivers(pb *lang.Playbook, agentCmd []string, f cassetteFlags, fresh bool) (interp.DriverFactory, error) {
+	base := interp.DefaultDrivers(pb, agentCmd)
+	path, mode, err := f.cassette()
+	if err != nil || path == "" {
+		return base, err
+	}
+	if fresh && mode == agent.CassetteRecord {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("--record: %w", err)
+		}
+	}
+	var inner agent.Driver
+	if mode != agent.CassetteReplay {
+		inner = router{}
+	}
+	tape, err := agent.NewCassette(inner, path, mode)
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", mode, err)
+	}
+	return func(a *lang.Agent) (agent.Driver, error) {
+		switch mode {
+		case agent.CassetteReplay:
+			return tape, nil
+		case agent.CassetteRecord:
+			// Made now, so that a bad driver fails the step as it would
+			// without a cassette.
+			d, err := base(a)
+			if err != nil {
+				return nil, err
+			}
+			return taped{tape, func() (agent.Driver, error) { return d, nil }}, nil
+		}
+		return taped{tape, func() (agent.Driver, error) {
+			d, err := base(a)
+			if err != nil {
+				return nil, fmt.Errorf("agent %q: %w", a.Name, err)
+			}
+			return d, nil
+		}}, nil
+	}, nil
+}
+
+// driverKey is the context key under which taped hands the cassette the
+// driver of the agent calling.
+type driverKey struct{}
+
+// taped is an agent's driver behind the run's cassette.
+type taped struct {
+	tape  agent.Driver
+	inner func() (agent.Driver, error)
+}
+
+// Call asks the cassette, telling it which driver to call on a miss.
+func (t taped) Call(ctx context.Context, req agent.Request) (agent.Response, error) {
+	return t.tape.Call(context.WithValue(ctx, driverKey{}, t.inner), req)
+}
+
+// router is the inner driver of the run's cassette: the cassette is one,
+// the agents' drivers many, and each call goes to the driver of the agent
+// that made it, which taped put in the context.
+type router struct{}
+
+// Call passes the call on to the calling agent's driver.
+func (router) Call(ctx context.Context, req agent.Request) (agent.Response, error) {
+	inner, ok := ctx.Value(driverKey{}).(func() (agent.Driver, error))
+	if !ok {
+		return agent.Response{}, errors.New("internal error: a cassette call without its agent's driver")
+	}
+	d, err := inner()
+	if err != nil {
+		return agent.Response{}, err
+	}
+	return d.Call(ctx, req)
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/apl-lang/apl/interp/playtest"
+	"github.com/apl-lang/apl/lang"
+	"github.com/hashicorp/hcl/v2"
+)
+
+type testCmd struct {
+	Paths  []string `arg:"" optional:"" name:"path" help:"Playbook files, directories (searched at any depth for *_test.hcl files), or stdlib:NAME. Default: the current directory."`
+	Filter string   `name:"run" placeholder:"REGEXP" help:"Run only the tests whose name matches REGEXP."`
+	JSON   bool     `name:"json" help:"Print the results as one JSON object instead of lines."`
+}
+
+// testReport is what apl test --json prints.
+type testReport struct {
+	Passed     int          `json:"passed"`
+	Failed     int          `json:"failed"`
+	LoadErrors []string     `json:"load_errors,omitempty"`
+	Tests      []testResult `json:"tests"`
+}
+
+type testResult struct {
+	Playbook       string   `json:"playbook"`
+	Name           string   `json:"name"`
+	Passed         bool     `json:"passed"`
+	DurationS      float64  `json:"duration_s"`
+	Status         string   `json:"status"`
+	Recommendation string   `json:"recommendation,omitempty"`
+	Reason         string   `json:"reason,omitempty"`
+	Path           []string `json:"path"`
+	Mismatches     []string `json:"mismatches,omitempty"`
+}
+
+func (c *testCmd) Run(e *env) error {
+	var filter *regexp.Regexp
+	if c.Filter != "" {
+		re, err := regexp.Compile(c.Filter)
+		if err != nil {
+			return exitWith(exitUsage, fmt.Errorf("--run: %w", err))
+		}
+		filter = re
+	}
+	paths := c.Paths
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	var refs []string
+	for _, p := range paths {
+		found, err := testRefs(p)
+		if err != nil {
+			return exitWith(exitUsage, err)
+		}
+		refs = append(refs, found...)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep := testReport{Tests: []testResult{}}
+	for _, ref := range refs {
+		if ctx.Err() != nil {
+			break
+		}
+		pb, tests, err := e.loadTests(ref)
+		if err != nil {
+			rep.LoadErrors = append(rep.LoadErrors, err.Error())
+			fmt.Fprintf(e.stderr, "apl: %v\n", err)
+			continue
+		}
+		if len(tests) == 0 {
+			fmt.Fprintf(e.stderr, "%s: no test files\n", ref)
+			continue
+		}
+		header := len(refs) > 1 && !c.JSON
+		for _, t := range tests {
+			if filter != nil && !filter.MatchString(t.Name) {
+				continue
+			}
+			if header {
+				fmt.Fprintf(e.stdout, "# %s\n", ref)
+				header = false
+			}
+			res, err := playtest.Run(ctx, pb, ref, t, playtest.Options{})
+			if err != nil {
+				return exitWith(exitInternal, err)
+			}
+			tr := testResult{Playbook: ref, Name: t.Name, Passed: res.Passed(), DurationS: res.Duration.Seconds(),
+				Status: res.Status, Recommendation: res.Recommendation, Reason: res.Reason, Path: res.Path, Mismatches: res.Mismatches}
+			rep.Tests = append(rep.Tests, tr)
+			if tr.Passed {
+				rep.Passed++
+			} else {
+				rep.Failed++
+			}
+			if !c.JSON {
+				writeTestResult(e.stdout, tr)
+			}
+		}
+	}
+	if c.JSON {
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		fmt.Fprintf(e.stdout, "%s\n", b)
+	} else {
+		fmt.Fprintf(e.stdout, "%d passed, %d failed\n", rep.Passed, rep.Failed)
+	}
+	switch {
+	case len(rep.LoadErrors) > 0:
+		return exitWith(exitUsage, nil)
+	case rep.Failed > 0:
+		return exitWith(exitFailed, nil)
+	}
+	return nil
+}
+
+func writeTestResult(w io.Writer, tr testResult) {
+	if tr.Passed {
+		fmt.Fprintf(w, "ok   %s (%.2fs)\n", tr.Name, tr.DurationS)
+		return
+	}
+	fmt.Fprintf(w, "FAIL %s (%.2fs)\n", tr.Name, tr.DurationS)
+	for _, m := range tr.Mismatches {
+		fmt.Fprintf(w, "    %s\n", m)
+	}
+}
+
+// loadTests loads the playbook at ref and its tests. Diagnostics are
+// printed, with snippets from the playbook's and the test files' sources;
+// errors make the returned error.
+func (e *env) loadTests(ref string) (*lang.Playbook, []*lang.Test, error) {
+	pb, diags := e.loader.Load(ref)
+	if diags.HasErrors() {
+		writeDiags(e.stderr, pb, diags)
+		return nil, nil, fmt.Errorf("%s: %s", ref, countDiags(diags))
+	}
+	files, err := e.loader.TestFiles(ref)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	if len(files) == 0 {
+		return pb, nil, nil
+	}
+	tests, diags := lang.LoadTests(pb, files)
+	if len(diags) > 0 {
+		all := pb.Files()
+		for name, src := range files {
+			all[name] = &hcl.File{Bytes: src}
+		}
+		color := false
+		if f, ok := e.stderr.(*os.File); ok && isTerminal(f) {
+			color = os.Getenv("NO_COLOR") == ""
+		}
+		hcl.NewDiagnosticTextWriter(e.stderr, all, 100, color).WriteDiagnostics(diags)
+	}
+	if diags.HasErrors() {
+		return nil, nil, fmt.Errorf("%s: test files: %s", ref, countDiags(diags))
+	}
+	return pb, tests, nil
+}
+
+// testRefs turns a path argument into the playbooks to test: stdlib:NAME
+// and files as they are (a test file stands for its playbook), and for a
+// directory every directory under it, itself included, that holds test
+// files. Hidden directories and testdata are not searched below the root.
+func testRefs(p string) ([]string, error) {
+	if strings.HasPrefix(p, lang.StdlibPrefix) {
+		return []string{p}, nil
+	}
+	info, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: no such file or directory", p)
+	}
+	if !info.IsDir() {
+		if base, ok := strings.CutSuffix(p, lang.TestFileSuffix); ok {
+			if _, err := os.Stat(base + ".hcl"); err == nil {
+				return []string{base + ".hcl"}, nil
+			}
+			return []string{filepath.Dir(p)}, nil
+		}
+		return []string{p}, nil
+	}
+	var refs []string
+	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if path != p && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		matches, _ := filepath.Glob(filepath.Join(path, "*"+lang.TestFileSuffix))
+		if len(matches) > 0 {
+			refs = append(refs, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(refs) == 0 {
+		// Let loading say what is wrong: not a playbook, or no tests.
+		refs = []string{p}
+	}
+	sort.Strings(refs)
+	return refs, nil
+}

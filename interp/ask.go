@@ -1,0 +1,82 @@
+package interp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/apl-lang/apl/lang"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Asker puts a question to a person at a terminal and returns the option
+// they chose. The CLI provides one when it runs on a terminal.
+type Asker interface {
+	Ask(ctx context.Context, q Question) (string, error)
+}
+
+// Question is a decision a step needs from a person.
+type Question struct {
+	Step     string
+	Item     string
+	Question string
+	Options  []string
+	Default  string
+}
+
+// askAction gets a human decision: a given answer (apl resume --answer
+// STEP=CHOICE, or STEP[ITEM]=CHOICE inside a for_each), else the Asker,
+// else the run pauses as waiting. The choice is the step's output and is
+// recorded in the event log and the trace.
+func (r *run) askAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty.Value, error) {
+	ectx := r.evalCtx(f, nil, a.Question, a.Options, a.Default)
+	q := Question{Step: s.Name, Item: f.key()}
+	var err error
+	if q.Question, err = evalString(a.Question, ectx); err != nil {
+		return cty.NilVal, err
+	}
+	ov, diags := a.Options.Value(ectx)
+	if diags.HasErrors() {
+		return cty.NilVal, diagsError(diags)
+	}
+	if q.Options, err = stringList(ov); err != nil || len(q.Options) == 0 {
+		return cty.NilVal, fmt.Errorf("%s: options must be a non-empty list of strings", a.Options.Range())
+	}
+	if a.Default != nil {
+		if q.Default, err = evalString(a.Default, ectx); err != nil {
+			return cty.NilVal, err
+		}
+	}
+	answer, how := "", ""
+	if v, ok := r.opts.Answers[s.Name+"["+q.Item+"]"]; ok && q.Item != "" {
+		answer, how = v, "answer given to resume"
+	} else if v, ok := r.opts.Answers[s.Name]; ok {
+		answer, how = v, "answer given to resume"
+	} else if r.opts.Asker != nil {
+		start := r.now()
+		r.unlocked(func() { answer, err = r.opts.Asker.Ask(ctx, q) })
+		if err != nil {
+			return cty.NilVal, err
+		}
+		how = "answered at the terminal"
+		r.trace(Span{Step: s.Name, Item: q.Item, Action: "decision", InputSummary: q.Question, OutputSummary: answer}, start, nil)
+	} else {
+		r.st.Waiting = &Waiting{Step: s.Name, Item: q.Item, Question: q.Question, Options: q.Options}
+		return cty.NilVal, errWaiting
+	}
+	if !contains(q.Options, answer) {
+		return cty.NilVal, fmt.Errorf("answer %q is not one of the options: %s", answer, strings.Join(q.Options, ", "))
+	}
+	r.event(r.stepEvent(f, s, Event{Type: EventHumanDecision, Message: fmt.Sprintf("%s: %s (%s)", q.Question, answer, how),
+		Details: map[string]any{"question": q.Question, "choice": answer, "options": q.Options}}))
+	return cty.StringVal(answer), nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,115 @@
+package interp
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/apl-lang/apl/lang"
+)
+
+// Circuit breaker states (seed 001, section 2).
+const (
+	BreakerClosed   = "closed"
+	BreakerOpen     = "open"
+	BreakerHalfOpen = "half_open"
+)
+
+// BreakerState is the circuit breaker's part of the state file.
+type BreakerState struct {
+	State                 string     `json:"state"`
+	ConsecutiveNoProgress int        `json:"consecutive_no_progress"`
+	ConsecutiveSameError  int        `json:"consecutive_same_error"`
+	LastError             string     `json:"last_error,omitempty"`
+	CooldownUntil         *time.Time `json:"cooldown_until,omitempty"`
+	Reason                string     `json:"reason,omitempty"`
+}
+
+// countRetry counts one retry of the run (a step retried, a check that
+// re-runs a step, a capped goto back) against limits.max_retries.
+func (r *run) countRetry(f *frame, s *lang.Step, what string) error {
+	r.st.Metrics.Retries++
+	r.event(r.stepEvent(f, s, Event{Type: EventStepRetried, Message: what}))
+	if l := r.pb.Limits; l != nil && l.MaxRetries > 0 && r.st.Metrics.Retries > l.MaxRetries {
+		return &capError{fmt.Sprintf("limits.max_retries: %d retries in this run (max %d)", r.st.Metrics.Retries, l.MaxRetries)}
+	}
+	return nil
+}
+
+// checkSpend enforces token and cost caps after an agent call: the step's
+// own, then the run's.
+func (r *run) checkSpend(s *lang.Step, rec *StepRecord) error {
+	if s.MaxTokens > 0 && rec.Tokens > s.MaxTokens {
+		return fmt.Errorf("max_tokens: step used %d tokens (max %d)", rec.Tokens, s.MaxTokens)
+	}
+	if s.MaxCostUSD > 0 && rec.CostUSD != nil && *rec.CostUSD > s.MaxCostUSD {
+		return fmt.Errorf("max_cost_usd: step cost $%.4f (max $%.4f)", *rec.CostUSD, s.MaxCostUSD)
+	}
+	l := r.pb.Limits
+	if l == nil {
+		return nil
+	}
+	if l.MaxTokens > 0 && r.st.Metrics.TotalTokens > l.MaxTokens {
+		return &capError{fmt.Sprintf("limits.max_tokens: the run used %d tokens (max %d)", r.st.Metrics.TotalTokens, l.MaxTokens)}
+	}
+	if c := r.st.Metrics.TotalCostUSD; l.MaxCostUSD > 0 && c != nil && *c > l.MaxCostUSD {
+		return &capError{fmt.Sprintf("limits.max_cost_usd: the run cost $%.4f (max $%.4f)", *c, l.MaxCostUSD)}
+	}
+	return nil
+}
+
+// breaker updates the circuit breaker after a step and returns an error
+// when it opens. A failed step, or one whose progress_when is false, made
+// no progress; the same error (digits aside) repeating counts separately.
+func (r *run) breaker(f *frame, s *lang.Step, stepErr error) *capError {
+	cb := r.pb.CircuitBreaker
+	if cb == nil {
+		return nil
+	}
+	b := &r.st.Breaker
+	progress := stepErr == nil
+	if progress && s.ProgressWhen != nil {
+		ok, err := s.ProgressWhen.Eval(r.exprEnv(f))
+		progress = err == nil && ok
+	}
+	if stepErr != nil {
+		msg := normalizeError(stepErr.Error())
+		if msg == b.LastError {
+			b.ConsecutiveSameError++
+		} else {
+			b.ConsecutiveSameError = 1
+		}
+		b.LastError = msg
+	} else {
+		b.ConsecutiveSameError = 0
+		b.LastError = ""
+	}
+	if progress {
+		b.ConsecutiveNoProgress = 0
+		if b.State == BreakerHalfOpen {
+			b.State = BreakerClosed
+			b.CooldownUntil = nil
+			b.Reason = ""
+			r.event(Event{Type: EventBreakerClosed, Step: s.Name, Message: "circuit breaker closed: step " + s.Name + " made progress"})
+		}
+		return nil
+	}
+	b.ConsecutiveNoProgress++
+	reason := ""
+	switch {
+	case b.State == BreakerHalfOpen:
+		reason = fmt.Sprintf("step %s made no progress on the half-open trial", s.Name)
+	case b.ConsecutiveNoProgress >= cb.NoProgress:
+		reason = fmt.Sprintf("%d consecutive steps without progress (no_progress = %d)", b.ConsecutiveNoProgress, cb.NoProgress)
+	case stepErr != nil && b.ConsecutiveSameError >= cb.SameError:
+		reason = fmt.Sprintf("the same error %d times in a row (same_error = %d): %v", b.ConsecutiveSameError, cb.SameError, stepErr)
+	default:
+		return nil
+	}
+	until := r.now().Add(cb.Cooldown)
+	b.State = BreakerOpen
+	b.CooldownUntil = &until
+	b.Reason = reason
+	r.event(Event{Type: EventBreakerOpened, Step: s.Name, Message: "circuit breaker opened: " + reason,
+		Details: map[string]any{"cooldown_until": until.Format(time.RFC3339)}})
+	return &capError{"circuit breaker open: " + reason}
+}

@@ -1,0 +1,492 @@
+package interp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/builtins/agent"
+	"github.com/apl-lang/apl/lang"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// forEach runs a for_each step: it computes the items once (they are kept
+// in the state, so resume runs the same items), then schedules them as a
+// task graph. An item is ready when every item it depends on completed;
+// ready items start in order of priority (lower first), then list order,
+// while fewer than concurrency run and every limit has room. An item that
+// fails does not stop the others; items that depend on it are blocked.
+// When nothing runs, nothing is ready and items remain, the graph is
+// deadlocked: the step fails and says which items wait on what.
+//
+// Each item runs in its own goroutine; the run's lock is held except while
+// an action waits, so state changes stay serialized.
+func (r *run) forEach(ctx context.Context, s *lang.Step) (cty.Value, error) {
+	items, err := r.items(s)
+	if err != nil {
+		return cty.NilVal, err
+	}
+	fe := s.ForEach
+	order := make([]*item, 0, len(items))
+	for _, it := range items {
+		order = append(order, it)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		a, b := order[i].rec, order[j].rec
+		if a.Priority != b.Priority {
+			return a.Priority < b.Priority
+		}
+		return a.Index < b.Index
+	})
+
+	done := make(chan *item)
+	running := 0
+	inUse := map[string]int{} // "limit=value" → items running
+	var waiting bool
+	for {
+		r.blockDependents(s, items)
+		if ctx.Err() == nil && !waiting && r.tripped == nil {
+			for _, it := range order {
+				if running >= fe.Concurrency {
+					break
+				}
+				if it.rec.Status != StepPending || !depsDone(it, items) || !r.limitsAllow(fe, it, inUse) {
+					continue
+				}
+				running++
+				for name, v := range it.rec.Limits {
+					inUse[name+"="+v]++
+				}
+				it.rec.Status = StepRunning
+				r.store.touchItem(s.Name, it.rec.Key)
+				r.event(Event{Type: EventItemStarted, Step: s.Name, Item: it.rec.Key})
+				go func(it *item) {
+					r.mu.Lock()
+					err := r.runItem(ctx, it)
+					if errors.Is(err, errWaiting) {
+						waiting = true
+					}
+					r.mu.Unlock()
+					done <- it
+				}(it)
+			}
+		}
+		if running == 0 {
+			break
+		}
+		var it *item
+		r.unlocked(func() { it = <-done })
+		running--
+		for name, v := range it.rec.Limits {
+			inUse[name+"="+v]--
+		}
+		if err := r.commit(true); err != nil {
+			return cty.NilVal, err
+		}
+	}
+	if ctx.Err() != nil {
+		return cty.NilVal, ctx.Err()
+	}
+	if waiting {
+		return cty.NilVal, errWaiting
+	}
+	out, stuck := r.forEachOutput(s, items)
+	if len(stuck) > 0 {
+		r.event(Event{Type: EventDeadlock, Step: s.Name, Message: "deadlock: " + strings.Join(stuck, "; "),
+			Details: map[string]any{"items": len(stuck)}})
+		return out, fmt.Errorf("deadlock: nothing runs and nothing is ready: %s (needs intervention)", strings.Join(stuck, "; "))
+	}
+	return out, nil
+}
+
+// runItem runs an item's steps until it ends, fails or is interrupted.
+// The caller holds the run's lock.
+func (r *run) runItem(ctx context.Context, it *item) error {
+	f := r.itemFrame(it)
+	for it.rec.Status == StepRunning && it.rec.Current != "" {
+		if r.tripped != nil {
+			it.rec.Status = StepPending
+			return nil
+		}
+		ns := r.pb.Step(it.rec.Current)
+		if ns == nil {
+			it.rec.Status = StepFailed
+			it.rec.Error = fmt.Sprintf("state names step %q, which the playbook does not have", it.rec.Current)
+			break
+		}
+		next, err := r.step(ctx, f, ns)
+		if err != nil {
+			// Interrupted or waiting: the item goes back to pending at the
+			// same step.
+			it.rec.Status = StepPending
+			r.store.touchItem(it.parent.Name, it.rec.Key)
+			r.commit(false)
+			return err
+		}
+		if it.rec.Status == StepRunning {
+			it.rec.Current = next
+		}
+		r.store.touchItem(it.parent.Name, it.rec.Key)
+		if err := r.commit(true); err != nil {
+			return err
+		}
+	}
+	switch it.rec.Status {
+	case StepRunning:
+		it.rec.Status = StepCompleted
+		it.rec.Current = ""
+		r.event(Event{Type: EventItemCompleted, Step: it.parent.Name, Item: it.rec.Key})
+	case StepFailed:
+		r.event(Event{Type: EventItemFailed, Step: it.parent.Name, Item: it.rec.Key, Message: it.rec.Error})
+	default:
+		it.rec.Current = ""
+		r.event(Event{Type: EventItemCompleted, Step: it.parent.Name, Item: it.rec.Key, Message: "finished: " + it.rec.Status})
+	}
+	r.store.touchItem(it.parent.Name, it.rec.Key)
+	return nil
+}
+
+func (r *run) itemFrame(it *item) *frame {
+	outs := r.itemOutputs[it.parent.Name][it.rec.Key]
+	if outs == nil {
+		outs = map[string]cty.Value{}
+		if r.itemOutputs[it.parent.Name] == nil {
+			r.itemOutputs[it.parent.Name] = map[string]map[string]cty.Value{}
+		}
+		r.itemOutputs[it.parent.Name][it.rec.Key] = outs
+	}
+	return &frame{recs: it.rec.Steps, outputs: outs, caps: it.rec.Caps, item: it}
+}
+
+// items returns the step's items: from the state when the run already
+// computed them, else from the for_each expression.
+func (r *run) items(s *lang.Step) (map[string]*item, error) {
+	if recs, ok := r.st.Items[s.Name]; ok {
+		return r.restoreItems(s, recs)
+	}
+	fe := s.ForEach
+	v, err := fe.List.Value(r.exprEnv(r.top()))
+	if err != nil {
+		return nil, fmt.Errorf("for_each %q: %w", fe.List.Source, err)
+	}
+	list, ok := v.([]any)
+	if !ok {
+		if v == nil {
+			list = nil
+		} else {
+			return nil, fmt.Errorf("for_each %q gave %T, not a list", fe.List.Source, v)
+		}
+	}
+	items := map[string]*item{}
+	recs := map[string]*ItemRecord{}
+	for i, raw := range list {
+		js, err := json.Marshal(raw)
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
+		}
+		val, err := decodeItem(js, fe.ItemType)
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
+		}
+		it := &item{parent: s, value: val, rec: &ItemRecord{Index: i, Status: StepPending,
+			Current: fe.Steps[0].Name, Value: js, Steps: map[string]*StepRecord{}, Caps: map[string]int{}}}
+		for _, ns := range fe.Steps {
+			it.rec.Steps[ns.Name] = &StepRecord{Status: StepPending}
+		}
+		env := r.exprEnv(&frame{item: it, recs: it.rec.Steps, outputs: map[string]cty.Value{}})
+		it.rec.Key = strconv.Itoa(i)
+		if fe.Key != nil {
+			k, err := evalKey(fe.Key, env)
+			if err != nil {
+				return nil, fmt.Errorf("item %d: key: %w", i, err)
+			}
+			it.rec.Key = k
+		}
+		if _, dup := recs[it.rec.Key]; dup {
+			return nil, fmt.Errorf("two items have the key %q; keys must be unique", it.rec.Key)
+		}
+		if fe.DependsOn != nil {
+			deps, err := fe.DependsOn.Value(env)
+			if err != nil {
+				return nil, fmt.Errorf("item %q: depends_on: %w", it.rec.Key, err)
+			}
+			if it.rec.DependsOn, err = keyList(deps); err != nil {
+				return nil, fmt.Errorf("item %q: depends_on: %w", it.rec.Key, err)
+			}
+		}
+		if fe.Priority != nil {
+			p, err := fe.Priority.Value(env)
+			if err != nil {
+				return nil, fmt.Errorf("item %q: priority: %w", it.rec.Key, err)
+			}
+			if it.rec.Priority, err = toFloat(p); err != nil {
+				return nil, fmt.Errorf("item %q: priority: %w", it.rec.Key, err)
+			}
+		}
+		for _, lim := range fe.Limits {
+			k, err := evalKey(lim.Key, env)
+			if err != nil {
+				return nil, fmt.Errorf("item %q: limit %q: %w", it.rec.Key, lim.Name, err)
+			}
+			if it.rec.Limits == nil {
+				it.rec.Limits = map[string]string{}
+			}
+			it.rec.Limits[lim.Name] = k
+		}
+		items[it.rec.Key] = it
+		recs[it.rec.Key] = it.rec
+	}
+	if r.st.Items == nil {
+		r.st.Items = map[string]map[string]*ItemRecord{}
+	}
+	r.st.Items[s.Name] = recs
+	for k := range recs {
+		r.store.touchItem(s.Name, k)
+	}
+	return items, r.commit(true)
+}
+
+// restoreItems rebuilds items from the state; an item that was running
+// when the run stopped goes back to pending at its current step.
+func (r *run) restoreItems(s *lang.Step, recs map[string]*ItemRecord) (map[string]*item, error) {
+	items := map[string]*item{}
+	for key, rec := range recs {
+		val, err := decodeItem(rec.Value, s.ForEach.ItemType)
+		if err != nil {
+			return nil, fmt.Errorf("item %q in the state: %w", key, err)
+		}
+		it := &item{parent: s, rec: rec, value: val}
+		if rec.Status == StepRunning {
+			rec.Status = StepPending
+		}
+		outs := map[string]cty.Value{}
+		for _, ns := range s.ForEach.Steps {
+			sr := rec.Steps[ns.Name]
+			if sr == nil {
+				sr = &StepRecord{Status: StepPending}
+				rec.Steps[ns.Name] = sr
+			}
+			if sr.Status == StepRunning {
+				sr.Status = StepPending
+				if sr.Attempts > 0 {
+					sr.Attempts--
+				}
+			}
+			if len(sr.Output) > 0 {
+				v, err := decodeOutput(ns, sr.Output)
+				if err != nil {
+					return nil, fmt.Errorf("item %q, step %q in the state: %w", key, ns.Name, err)
+				}
+				outs[ns.Name] = v
+			}
+		}
+		if r.itemOutputs[s.Name] == nil {
+			r.itemOutputs[s.Name] = map[string]map[string]cty.Value{}
+		}
+		r.itemOutputs[s.Name][key] = outs
+		items[key] = it
+	}
+	return items, nil
+}
+
+func decodeItem(js []byte, t cty.Type) (cty.Value, error) {
+	if t == cty.NilType || t == cty.DynamicPseudoType {
+		return builtins.JSONToCty(js)
+	}
+	return agent.Decode(js, t)
+}
+
+func decodeOutput(s *lang.Step, js []byte) (cty.Value, error) {
+	if s.Returns != cty.NilType {
+		return agent.Decode(js, s.Returns)
+	}
+	return builtins.JSONToCty(js)
+}
+
+// depsDone reports whether every item it waits for completed.
+func depsDone(it *item, items map[string]*item) bool {
+	for _, d := range it.rec.DependsOn {
+		dep, ok := items[d]
+		if !ok || !finishedOK(dep.rec.Status) {
+			return false
+		}
+	}
+	return true
+}
+
+// finishedOK reports whether an item ended well: completed, or finished
+// with a status of the playbook's own.
+func finishedOK(status string) bool {
+	switch status {
+	case StepPending, StepRunning, StepFailed, ItemBlocked:
+		return false
+	}
+	return true
+}
+
+// blockDependents marks pending items that wait on a failed or blocked
+// item as blocked, until nothing changes.
+func (r *run) blockDependents(s *lang.Step, items map[string]*item) {
+	for changed := true; changed; {
+		changed = false
+		for _, it := range items {
+			if it.rec.Status != StepPending {
+				continue
+			}
+			for _, d := range it.rec.DependsOn {
+				dep, ok := items[d]
+				if ok && (dep.rec.Status == StepFailed || dep.rec.Status == ItemBlocked) {
+					it.rec.Status = ItemBlocked
+					it.rec.Error = fmt.Sprintf("blocked: item %q %s", d, dep.rec.Status)
+					r.store.touchItem(s.Name, it.rec.Key)
+					r.event(Event{Type: EventItemBlocked, Step: s.Name, Item: it.rec.Key, Message: it.rec.Error})
+					changed = true
+					break
+				}
+			}
+		}
+	}
+}
+
+// limitsAllow reports whether starting it keeps every limit.
+func (r *run) limitsAllow(fe *lang.ForEach, it *item, inUse map[string]int) bool {
+	for _, lim := range fe.Limits {
+		v := it.rec.Limits[lim.Name]
+		max, ok := lim.Max[v]
+		if !ok {
+			max = lim.Default
+		}
+		if max > 0 && inUse[lim.Name+"="+v] >= max {
+			return false
+		}
+	}
+	return true
+}
+
+// forEachOutput builds the step's output and lists the items left
+// pending (a deadlock), each with what it waits on.
+func (r *run) forEachOutput(s *lang.Step, items map[string]*item) (cty.Value, []string) {
+	vals := map[string]cty.Value{}
+	var completed, failed, blocked int
+	var stuck []string
+	var deadlocked []cty.Value
+	keys := make([]string, 0, len(items))
+	for k := range items {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return items[keys[i]].rec.Index < items[keys[j]].rec.Index })
+	for _, k := range keys {
+		it := items[k]
+		switch {
+		case it.rec.Status == StepFailed:
+			failed++
+		case it.rec.Status == ItemBlocked:
+			blocked++
+		case it.rec.Status == StepPending:
+			var waits []string
+			for _, d := range it.rec.DependsOn {
+				dep, ok := items[d]
+				switch {
+				case !ok:
+					waits = append(waits, fmt.Sprintf("%q (no such item)", d))
+				case !finishedOK(dep.rec.Status):
+					waits = append(waits, fmt.Sprintf("%q (%s)", d, dep.rec.Status))
+				}
+			}
+			stuck = append(stuck, fmt.Sprintf("item %q waits on %s", k, strings.Join(waits, ", ")))
+			deadlocked = append(deadlocked, cty.StringVal(k))
+		default:
+			completed++
+		}
+		outs := map[string]cty.Value{}
+		for name, v := range r.itemOutputs[s.Name][k] {
+			outs[name] = v
+		}
+		vals[k] = cty.ObjectVal(map[string]cty.Value{
+			"key":     cty.StringVal(k),
+			"status":  cty.StringVal(it.rec.Status),
+			"error":   cty.StringVal(it.rec.Error),
+			"outputs": cty.ObjectVal(outs),
+		})
+	}
+	itemsVal := cty.MapValEmpty(cty.DynamicPseudoType)
+	if len(vals) > 0 {
+		itemsVal = cty.ObjectVal(vals)
+	}
+	dl := cty.ListValEmpty(cty.String)
+	if len(deadlocked) > 0 {
+		dl = cty.ListVal(deadlocked)
+	}
+	return cty.ObjectVal(map[string]cty.Value{
+		"items":      itemsVal,
+		"completed":  cty.NumberIntVal(int64(completed)),
+		"failed":     cty.NumberIntVal(int64(failed)),
+		"blocked":    cty.NumberIntVal(int64(blocked)),
+		"deadlocked": dl,
+	}), stuck
+}
+
+func evalKey(c *lang.Condition, env map[string]any) (string, error) {
+	v, err := c.Value(env)
+	if err != nil {
+		return "", err
+	}
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case int:
+		return strconv.Itoa(v), nil
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), nil
+	case nil:
+		return "", fmt.Errorf("%q gave null", c.Source)
+	}
+	return "", fmt.Errorf("%q gave %T; a key is a string or a number", c.Source, v)
+}
+
+func keyList(v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		if s, ok := v.(string); ok {
+			return []string{s}, nil
+		}
+		return nil, fmt.Errorf("want a list of keys, got %T", v)
+	}
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		switch x := x.(type) {
+		case string:
+			out = append(out, x)
+		case float64:
+			out = append(out, strconv.FormatFloat(x, 'f', -1, 64))
+		case int:
+			out = append(out, strconv.Itoa(x))
+		default:
+			return nil, fmt.Errorf("a key is a string or a number, not %T", x)
+		}
+	}
+	return out, nil
+}
+
+func toFloat(v any) (float64, error) {
+	switch v := v.(type) {
+	case float64:
+		return v, nil
+	case int:
+		return float64(v), nil
+	case bool:
+		if v {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return 0, fmt.Errorf("want a number, got %T", v)
+}

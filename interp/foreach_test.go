@@ -1,0 +1,256 @@
+package interp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apl-lang/apl/builtins"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// fakeShell stands in for processes: it records which items run at once
+// and in what order they finish.
+type fakeShell struct {
+	mu       sync.Mutex
+	running  map[string]int // limit value → running now
+	total    int
+	maxTotal int
+	maxBy    map[string]int
+	started  map[string]time.Time
+	finished map[string]time.Time
+	delay    time.Duration
+	fail     map[string]bool
+}
+
+func newFakeShell(delay time.Duration) *fakeShell {
+	return &fakeShell{running: map[string]int{}, maxBy: map[string]int{}, started: map[string]time.Time{},
+		finished: map[string]time.Time{}, delay: delay, fail: map[string]bool{}}
+}
+
+func envOf(spec builtins.ShellSpec, name string) string {
+	for _, kv := range spec.Env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func (f *fakeShell) Run(ctx context.Context, spec builtins.ShellSpec) (builtins.ShellResult, error) {
+	key, model := envOf(spec, "APL_ITEM_KEY"), envOf(spec, "MODEL")
+	f.mu.Lock()
+	f.total++
+	f.running[model]++
+	f.maxTotal = max(f.maxTotal, f.total)
+	f.maxBy[model] = max(f.maxBy[model], f.running[model])
+	f.started[key] = time.Now()
+	f.mu.Unlock()
+	time.Sleep(f.delay)
+	f.mu.Lock()
+	f.total--
+	f.running[model]--
+	f.finished[key] = time.Now()
+	fail := f.fail[key]
+	f.mu.Unlock()
+	if fail {
+		return builtins.ShellResult{ExitCode: 1, Stderr: "failed on purpose", Output: cty.StringVal("")}, nil
+	}
+	return builtins.ShellResult{Output: cty.StringVal("ok " + key)}, nil
+}
+
+const dagPlaybook = `
+playbook "dag" {}
+input "tasks" {
+  type = list(object({ id = string, blocked_by = list(string), model = string, retry = bool }))
+}
+step "work" {
+  for_each    = "inputs.tasks"
+  key         = "item.id"
+  depends_on  = "item.blocked_by"
+  priority    = "item.retry ? 1 : 0"
+  concurrency = 3
+  limit "model" {
+    key = "item.model"
+    max = { haiku = 5, sonnet = 2, opus = 1 }
+  }
+  step "implement" {
+    shell {
+      command = ["implement", item.id]
+      env     = { MODEL = item.model }
+    }
+  }
+}
+output {
+  completed = steps.work.output.completed
+  failed    = steps.work.output.failed
+  blocked   = steps.work.output.blocked
+}
+`
+
+func tasksValue(tasks []map[string]any) cty.Value {
+	var vals []cty.Value
+	for _, t := range tasks {
+		var deps []cty.Value
+		for _, d := range t["blocked_by"].([]string) {
+			deps = append(deps, cty.StringVal(d))
+		}
+		dl := cty.ListValEmpty(cty.String)
+		if len(deps) > 0 {
+			dl = cty.ListVal(deps)
+		}
+		vals = append(vals, cty.ObjectVal(map[string]cty.Value{
+			"id": cty.StringVal(t["id"].(string)), "blocked_by": dl,
+			"model": cty.StringVal(t["model"].(string)), "retry": cty.BoolVal(t["retry"] == true),
+		}))
+	}
+	return cty.ListVal(vals)
+}
+
+// TestForEachDAGRespectsLimitsAndDependencies runs random task graphs and
+// checks that no more items ran at once than the limits allow and that no
+// item started before the items it depends on finished.
+func TestForEachDAGRespectsLimitsAndDependencies(t *testing.T) {
+	pb := load(t, dagPlaybook)
+	models := []string{"haiku", "sonnet", "opus"}
+	for trial := range 4 {
+		t.Run(fmt.Sprint(trial), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(trial), 7))
+			var tasks []map[string]any
+			for i := range 24 {
+				var deps []string
+				for j := 0; j < i; j++ {
+					if rng.IntN(8) == 0 {
+						deps = append(deps, fmt.Sprintf("T%d", j))
+					}
+				}
+				tasks = append(tasks, map[string]any{"id": fmt.Sprintf("T%d", i), "blocked_by": deps,
+					"model": models[rng.IntN(3)], "retry": rng.IntN(4) == 0})
+			}
+			sh := newFakeShell(3 * time.Millisecond)
+			res, err := Start(context.Background(), pb, "dag", Options{Workdir: t.TempDir(), Shell: sh, NoSync: true,
+				Inputs: map[string]cty.Value{"tasks": tasksValue(tasks)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != StatusCompleted || string(res.OutputJSON) != `{"blocked":0,"completed":24,"failed":0}` {
+				t.Fatalf("status %s output %s reason %s", res.Status, res.OutputJSON, res.Reason)
+			}
+			if sh.maxTotal > 3 {
+				t.Errorf("%d items ran at once; concurrency is 3", sh.maxTotal)
+			}
+			for model, limit := range map[string]int{"haiku": 5, "sonnet": 2, "opus": 1} {
+				if sh.maxBy[model] > limit {
+					t.Errorf("%d %s items ran at once; the limit is %d", sh.maxBy[model], model, limit)
+				}
+			}
+			if sh.maxTotal < 2 {
+				t.Errorf("items never ran in parallel (max %d)", sh.maxTotal)
+			}
+			for _, task := range tasks {
+				id := task["id"].(string)
+				for _, d := range task["blocked_by"].([]string) {
+					if sh.started[id].Before(sh.finished[d]) {
+						t.Errorf("%s started before its dependency %s finished", id, d)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestForEachFailureBlocksDependentsOnly(t *testing.T) {
+	pb := load(t, dagPlaybook)
+	tasks := []map[string]any{
+		{"id": "a", "blocked_by": []string{}, "model": "haiku"},
+		{"id": "b", "blocked_by": []string{"a"}, "model": "haiku"},
+		{"id": "c", "blocked_by": []string{"b"}, "model": "haiku"},
+		{"id": "d", "blocked_by": []string{}, "model": "haiku"},
+	}
+	sh := newFakeShell(0)
+	sh.fail["a"] = true
+	res, err := Start(context.Background(), pb, "dag", Options{Workdir: t.TempDir(), Shell: sh, NoSync: true,
+		Inputs: map[string]cty.Value{"tasks": tasksValue(tasks)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusCompleted || string(res.OutputJSON) != `{"blocked":2,"completed":1,"failed":1}` {
+		t.Fatalf("status %s output %s (%s)", res.Status, res.OutputJSON, res.Reason)
+	}
+	st, _, _ := ReadRun(res.Dir)
+	if got := st.Items["work"]["c"].Error; !strings.Contains(got, `blocked: item "b" blocked`) {
+		t.Errorf("c's error: %q", got)
+	}
+	if st.Items["work"]["d"].Status != StepCompleted {
+		t.Errorf("d: %+v", st.Items["work"]["d"])
+	}
+}
+
+func TestForEachDeadlockIsReported(t *testing.T) {
+	pb := load(t, dagPlaybook)
+	tasks := []map[string]any{
+		{"id": "x", "blocked_by": []string{"y"}, "model": "haiku"},
+		{"id": "y", "blocked_by": []string{"x"}, "model": "haiku"},
+		{"id": "z", "blocked_by": []string{"ghost"}, "model": "haiku"},
+		{"id": "ok", "blocked_by": []string{}, "model": "haiku"},
+	}
+	done := make(chan struct{})
+	var res *Result
+	var err error
+	go func() {
+		defer close(done)
+		res, err = Start(context.Background(), pb, "dag", Options{Workdir: t.TempDir(), Shell: newFakeShell(0), NoSync: true,
+			Inputs: map[string]cty.Value{"tasks": tasksValue(tasks)}})
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a deadlocked task graph hung the run")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusFailed {
+		t.Fatalf("status %s", res.Status)
+	}
+	for _, want := range []string{"deadlock", `item "x" waits on "y" (pending)`, `item "z" waits on "ghost" (no such item)`, "needs intervention"} {
+		if !strings.Contains(res.Reason, want) {
+			t.Errorf("reason %q lacks %q", res.Reason, want)
+		}
+	}
+	st, _, _ := ReadRun(res.Dir)
+	var out map[string]any
+	json.Unmarshal(st.Steps["work"].Output, &out)
+	if fmt.Sprint(out["deadlocked"]) != "[x y z]" || out["completed"] != 1.0 {
+		t.Errorf("output %s", st.Steps["work"].Output)
+	}
+}
+
+func TestForEachItemKeyReachesAgents(t *testing.T) {
+	pb := load(t, `
+playbook "keys" {}
+agent "worker" {}
+step "work" {
+  for_each = "['a', 'b']"
+  step "ask" {
+    returns = object({ key = string })
+    agent "worker" { prompt = "do ${item}" }
+  }
+}
+output { items = { for k, v in steps.work.output.items : k => v.outputs.ask.key } }
+`)
+	script := t.TempDir() + "/agent.sh"
+	writeFile(t, script, "#!/bin/sh\nprintf '{\"key\": \"%s\"}' \"$APL_ITEM_KEY\"\n")
+	res, err := Start(context.Background(), pb, "keys", Options{Workdir: t.TempDir(), NoSync: true, AgentCommand: []string{"sh", script}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.OutputJSON) != `{"items":{"0":"0","1":"1"}}` {
+		t.Errorf("output %s (%s)", res.OutputJSON, res.Reason)
+	}
+}

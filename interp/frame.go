@@ -1,0 +1,68 @@
+package interp
+
+import (
+	"encoding/json"
+
+	"github.com/apl-lang/apl/lang"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// frame is the scope a step runs in: the run itself, or one item of a
+// for_each step. Steps read and write their records, outputs and loop
+// counters through it, so the same code runs both.
+type frame struct {
+	recs    map[string]*StepRecord
+	outputs map[string]cty.Value
+	caps    map[string]int
+	item    *item // nil at the top level
+}
+
+// item is one item of a for_each step while the run holds it in memory.
+type item struct {
+	parent *lang.Step
+	rec    *ItemRecord
+	value  cty.Value
+}
+
+// ItemRecord is what the run knows about one item of a for_each step.
+type ItemRecord struct {
+	Key       string   `json:"key"`
+	Index     int      `json:"index"`
+	DependsOn []string `json:"depends_on,omitempty"`
+	Priority  float64  `json:"priority"`
+	// Limits holds the item's value of each limit's key.
+	Limits         map[string]string      `json:"limits,omitempty"`
+	Status         string                 `json:"status"` // pending, running, completed, failed, blocked
+	Current        string                 `json:"current_step,omitempty"`
+	Error          string                 `json:"error,omitempty"`
+	Recommendation string                 `json:"recommendation,omitempty"`
+	Value          json.RawMessage        `json:"value"`
+	Steps          map[string]*StepRecord `json:"steps"`
+	Caps           map[string]int         `json:"caps"`
+}
+
+// Item statuses beyond the step statuses.
+const ItemBlocked = "blocked"
+
+// top is the run's own frame.
+func (r *run) top() *frame {
+	return &frame{recs: r.st.Steps, outputs: r.outputs, caps: r.st.Caps}
+}
+
+// changed records that a step of the frame changed, for caches and the
+// journal.
+func (r *run) frameChanged(f *frame, step string) {
+	if f.item == nil {
+		r.changed(step)
+		return
+	}
+	r.stepsCache = cty.NilVal
+	r.store.touchItem(f.item.parent.Name, f.item.rec.Key)
+}
+
+func (f *frame) key() string {
+	if f.item == nil {
+		return ""
+	}
+	return f.item.rec.Key
+}

@@ -1,0 +1,11 @@
+// Package playtest runs the tests of a playbook's *_test.hcl files (see
+// lang.LoadTests): each test is one run of the playbook through interp's
+// public API, in a scratch directory, with its agent calls, and any shell
+// or call steps it mocks, answered by fakes. No agent is ever called and
+// nothing reaches the network; shell and call steps without a mock run for
+// real in the scratch directory.
+//
+// playtest owns the fakes and the comparison of a run with a test's
+// expectations. It does not parse test files (lang does) and prints
+// nothing (cmd/apl does).
+package playtest

@@ -1,0 +1,127 @@
+package playtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/builtins/agent"
+	"github.com/apl-lang/apl/lang"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// mocks hands out a test's mocked answers and counts each step's calls,
+// so that the N-th call gets the N-th output.
+type mocks struct {
+	byStep map[string]*lang.Mock
+	mu     sync.Mutex
+	calls  map[string]int
+}
+
+func newMocks(m map[string]*lang.Mock) *mocks {
+	return &mocks{byStep: m, calls: map[string]int{}}
+}
+
+// next returns step's mock and the 1-based number of this call, or nil
+// when the step has no mock.
+func (m *mocks) next(step string) (*lang.Mock, int) {
+	mk := m.byStep[step]
+	if mk == nil {
+		return nil, 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.calls[step]++
+	return mk, m.calls[step]
+}
+
+// mockDriver answers agent calls from the mocks; a step without one fails.
+type mockDriver struct{ mocks *mocks }
+
+func (d *mockDriver) Call(ctx context.Context, req agent.Request) (agent.Response, error) {
+	mk, n := d.mocks.next(req.Step)
+	if mk == nil {
+		return agent.Response{}, fmt.Errorf("step %s is an agent step and has no mock", req.Step)
+	}
+	// The interpreter numbers the step's calls itself, re-prompts
+	// included; it is the authority on which answer is due.
+	if req.Attempt > 0 {
+		n = req.Attempt
+	}
+	if mk.Error != "" {
+		return agent.Response{}, errors.New(mk.Error)
+	}
+	text, err := answerText(mk.Output(n))
+	if err != nil {
+		return agent.Response{}, fmt.Errorf("mock of step %s: %w", req.Step, err)
+	}
+	return agent.Response{Text: text}, nil
+}
+
+// answerText is what an agent would have answered: the text itself for a
+// string, else the value as JSON.
+func answerText(v cty.Value) (string, error) {
+	if v == cty.NilVal {
+		return "", nil
+	}
+	if v.Type() == cty.String && !v.IsNull() {
+		return v.AsString(), nil
+	}
+	b, err := builtins.CtyToJSON(v)
+	return string(b), err
+}
+
+// mockShell answers mocked shell steps and runs the others for real.
+type mockShell struct {
+	mocks *mocks
+	real  *builtins.Shell
+}
+
+func (s *mockShell) Run(ctx context.Context, spec builtins.ShellSpec) (builtins.ShellResult, error) {
+	mk, n := s.mocks.next(spec.Step)
+	if mk == nil {
+		return s.real.Run(ctx, spec)
+	}
+	res := builtins.ShellResult{ExitCode: -1, Output: cty.NullVal(cty.DynamicPseudoType)}
+	if mk.Error != "" {
+		return res, errors.New(mk.Error)
+	}
+	out := mk.Output(n)
+	if out == cty.NilVal {
+		out = cty.StringVal("")
+	}
+	stdout, err := answerText(out)
+	if err != nil {
+		return res, fmt.Errorf("mock of step %s: %w", spec.Step, err)
+	}
+	res.ExitCode = 0
+	if mk.ExitCode != nil {
+		res.ExitCode = *mk.ExitCode
+	}
+	res.Stdout, res.Output = stdout, out
+	return res, nil
+}
+
+// wrap returns funcs with every builtin answering mocked steps from the
+// mocks and the rest for real.
+func (m *mocks) wrap(funcs builtins.Registry) builtins.Registry {
+	out := make(builtins.Registry, len(funcs))
+	for name, f := range funcs {
+		out[name] = func(ctx context.Context, env builtins.Env, args cty.Value) (cty.Value, error) {
+			mk, n := m.next(env.Step)
+			if mk == nil {
+				return f(ctx, env, args)
+			}
+			if mk.Error != "" {
+				return cty.NilVal, errors.New(mk.Error)
+			}
+			if out := mk.Output(n); out != cty.NilVal {
+				return out, nil
+			}
+			return cty.EmptyObjectVal, nil
+		}
+	}
+	return out
+}

@@ -1,0 +1,90 @@
+package playtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/builtins/agent"
+	"github.com/apl-lang/apl/interp"
+	"github.com/apl-lang/apl/lang"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Options configure Run.
+type Options struct {
+	// Workdir is the scratch directory the run uses as its project root.
+	// Default: a new temporary directory, removed when the test ends.
+	Workdir string
+	// Funcs are the real builtins that call steps without a mock reach.
+	// Default: builtins.Funcs().
+	Funcs builtins.Registry
+}
+
+// Result is how one test went.
+type Result struct {
+	Test *lang.Test
+	// Mismatches say how the run differs from the test's expectations,
+	// one readable line each ("visits.debug: want 3, got 2"); empty when
+	// the test passed.
+	Mismatches []string
+	// What the run did.
+	Status         string
+	Recommendation string
+	Reason         string
+	Path           []string
+	Output         cty.Value
+	Duration       time.Duration
+}
+
+// Passed reports whether the run met every expectation.
+func (r *Result) Passed() bool { return len(r.Mismatches) == 0 }
+
+// Run runs test t against pb (loaded from ref) and compares the run with
+// t.Expect. An error means the test could not be set up; a run that went
+// wrong is a failed Result.
+func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts Options) (*Result, error) {
+	start := time.Now()
+	work := opts.Workdir
+	if work == "" {
+		dir, err := os.MkdirTemp("", "apl-test-*")
+		if err != nil {
+			return nil, fmt.Errorf("test %q: %w", t.Name, err)
+		}
+		defer os.RemoveAll(dir)
+		work = dir
+	}
+	funcs := opts.Funcs
+	if funcs == nil {
+		funcs = builtins.Funcs()
+	}
+	m := newMocks(t.Mocks)
+	res := &Result{Test: t, Path: []string{}}
+	drv := &mockDriver{mocks: m}
+	ropts := interp.Options{
+		Workdir: work,
+		RunID:   "test",
+		Inputs:  t.Inputs,
+		Mode:    t.Mode,
+		Shell:   &mockShell{mocks: m, real: &builtins.Shell{Workdir: work, Policy: builtins.DefaultPolicy}},
+		Drivers: func(*lang.Agent) (agent.Driver, error) { return drv, nil },
+		Funcs:   m.wrap(funcs),
+		NoSync:  true,
+		Observer: interp.ObserverFunc(func(e interp.Event) {
+			if e.Type == interp.EventStepStarted {
+				res.Path = append(res.Path, e.Step)
+			}
+		}),
+	}
+	run, err := interp.Start(ctx, pb, ref, ropts)
+	res.Duration = time.Since(start)
+	if err != nil {
+		res.Mismatches = []string{"run: " + err.Error()}
+		return res, nil
+	}
+	res.Status, res.Recommendation, res.Reason, res.Output = run.Status, run.Recommendation, run.Reason, run.Output
+	res.Mismatches = compare(t.Expect, res)
+	return res, nil
+}

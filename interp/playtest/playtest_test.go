@@ -1,0 +1,348 @@
+package playtest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/lang"
+	"github.com/google/go-cmp/cmp"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// loopPlaybook has a real shell step, two agent steps in a capped gate
+// loop, and a call step.
+const loopPlaybook = `
+playbook "loop" {}
+
+input "threshold" {
+  type    = number
+  default = 8
+}
+
+mode "lenient" {
+  inputs = { threshold = 5 }
+}
+
+agent "worker" {
+  type = "worker"
+}
+
+step "prepare" {
+  shell {
+    command = ["echo", "ready"]
+  }
+}
+
+step "work" {
+  agent "worker" {
+    prompt = "Work."
+  }
+}
+
+step "check" {
+  returns = object({ score = number, issues = list(string) })
+  agent "worker" {
+    prompt = "Check the work."
+  }
+  gate {
+    rule "pass" {
+      when = "steps.check.output.score >= inputs.threshold"
+      goto = "done"
+    }
+    otherwise {
+      goto = "work"
+      max  = 2
+      on_exhausted {
+        fail   = "halt"
+        reason = "never passed"
+      }
+    }
+  }
+}
+
+step "done" {
+  call "file.write" {
+    path    = "done.txt"
+    content = "score ${steps.check.output.score}"
+  }
+}
+
+output {
+  status   = run.status
+  score    = try(steps.check.output.score, null)
+  issues   = try(steps.check.output.issues, null)
+  prepared = trimspace(steps.prepare.output)
+}
+`
+
+const loopTests = `
+test "pass" {
+  mock "work" {
+    output = "done"
+  }
+  mock "check" {
+    output = { score = 9, issues = [] }
+  }
+  expect {
+    status = "completed"
+    path   = ["prepare", "work", "check", "done"]
+    output = { score = 9, issues = [], prepared = "ready", status = "completed" }
+  }
+}
+
+test "loop then pass" {
+  mock "work" {
+    output = "done"
+  }
+  mock "check" {
+    outputs = [
+      { score = 3, issues = ["too short"] },
+      { score = 9, issues = [] },
+    ]
+  }
+  expect {
+    status = "completed"
+    path   = ["prepare", "work", "check", "work", "check", "done"]
+    visits = { work = 2, check = 2, done = 1 }
+  }
+}
+
+test "exhausted" {
+  mock "work" {
+    output = "done"
+  }
+  mock "check" {
+    output = { score = 1, issues = ["bad"] }
+  }
+  expect {
+    status         = "failed"
+    recommendation = "halt"
+    visits         = { check = 3, done = 0 }
+    output         = { issues = ["bad"] }
+  }
+}
+
+test "lenient" {
+  mode = "lenient"
+  mock "work" {
+    output = "done"
+  }
+  mock "check" {
+    output = { score = 6, issues = [] }
+  }
+  expect {
+    status = "completed"
+    visits = { check = 1 }
+  }
+}
+
+test "threshold input" {
+  inputs = { threshold = 2 }
+  mock "work" {
+    output = "done"
+  }
+  mock "check" {
+    output = { score = 3, issues = [] }
+  }
+  expect {
+    status = "completed"
+  }
+}
+
+test "shell mocked" {
+  mock "prepare" {
+    output = "mocked\n"
+  }
+  mock "work" {
+    output = "done"
+  }
+  mock "check" {
+    output = { score = 9, issues = [] }
+  }
+  expect {
+    status = "completed"
+    output = { prepared = "mocked" }
+  }
+}
+
+test "shell exit code" {
+  mock "prepare" {
+    exit_code = 3
+  }
+  expect {
+    status = "failed"
+    path   = ["prepare"]
+  }
+}
+
+test "call error" {
+  mock "work" {
+    output = "done"
+  }
+  mock "check" {
+    output = { score = 9, issues = [] }
+  }
+  mock "done" {
+    error = "disk full"
+  }
+  expect {
+    status = "failed"
+  }
+}
+
+test "wrong expectations" {
+  mock "work" {
+    output = "done"
+  }
+  mock "check" {
+    outputs = [{ score = 3, issues = ["x"] }, { score = 8.1, issues = [] }]
+  }
+  expect {
+    status         = "failed"
+    recommendation = "halt"
+    path           = ["prepare", "work", "check", "done"]
+    visits         = { check = 3, work = 2 }
+    output         = { score = 9.2, issues = ["x"] }
+  }
+}
+
+test "agent without mock" {
+  expect {
+    status = "completed"
+  }
+}
+`
+
+func load(t *testing.T) (*lang.Playbook, map[string]*lang.Test) {
+	t.Helper()
+	ld := &lang.Loader{Builtins: builtins.Funcs().Names()}
+	pb, diags := ld.LoadSources(map[string][]byte{"loop.hcl": []byte(loopPlaybook)}, ".")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	tests, diags := lang.LoadTests(pb, map[string][]byte{"loop_test.hcl": []byte(loopTests)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	byName := map[string]*lang.Test{}
+	for _, tt := range tests {
+		byName[tt.Name] = tt
+	}
+	return pb, byName
+}
+
+func TestRun(t *testing.T) {
+	pb, tests := load(t)
+	cases := []struct {
+		name       string
+		mismatches []string
+		reason     string // a part of the run's reason, when it failed
+	}{
+		{name: "pass"},
+		{name: "loop then pass"},
+		{name: "exhausted", reason: "never passed"},
+		{name: "lenient"},
+		{name: "threshold input"},
+		{name: "shell mocked"},
+		{name: "shell exit code", reason: "exit status 3"},
+		{name: "call error", reason: "disk full"},
+		{
+			name: "wrong expectations",
+			mismatches: []string{
+				`status: want "failed", got "completed"`,
+				`recommendation: want "halt", got ""`,
+				`path: want [prepare work check done], got [prepare work check work check done]`,
+				`visits.check: want 3, got 2`,
+				`output.issues: want ["x"], got []`,
+				`output.score: want 9.2, got 8.1`,
+			},
+		},
+		{
+			name:       "agent without mock",
+			mismatches: []string{`status: want "completed", got "failed" (reason: step "work" (loop.hcl:23,1-12): step work is an agent step and has no mock)`},
+			reason:     "step work is an agent step and has no mock",
+		},
+	}
+	if len(cases) != len(tests) {
+		t.Fatalf("%d cases for %d tests", len(cases), len(tests))
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			test := tests[c.name]
+			if test == nil {
+				t.Fatalf("no test %q", c.name)
+			}
+			res, err := Run(context.Background(), pb, "loop.hcl", test, Options{Workdir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(c.mismatches, res.Mismatches); diff != "" {
+				t.Errorf("mismatches (-want +got):\n%s\npath %v, reason %q", diff, res.Path, res.Reason)
+			}
+			if !strings.Contains(res.Reason, c.reason) {
+				t.Errorf("reason %q, want it to contain %q", res.Reason, c.reason)
+			}
+			if res.Passed() != (len(c.mismatches) == 0) {
+				t.Errorf("Passed() = %v with mismatches %q", res.Passed(), res.Mismatches)
+			}
+		})
+	}
+}
+
+// TestUnmockedCallRunsForReal checks that a call step without a mock runs
+// the real builtin in the scratch directory.
+func TestUnmockedCallRunsForReal(t *testing.T) {
+	pb, tests := load(t)
+	work := t.TempDir()
+	res, err := Run(context.Background(), pb, "loop.hcl", tests["pass"], Options{Workdir: work})
+	if err != nil || !res.Passed() {
+		t.Fatalf("err %v, mismatches %q", err, res.Mismatches)
+	}
+	b, err := os.ReadFile(filepath.Join(work, "done.txt"))
+	if err != nil || string(b) != "score 9" {
+		t.Errorf("done.txt = %q, %v; want \"score 9\"", b, err)
+	}
+}
+
+// TestScratchRemoved checks that a run without a Workdir cleans up after
+// itself.
+func TestScratchRemoved(t *testing.T) {
+	pb, tests := load(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	res, err := Run(context.Background(), pb, "loop.hcl", tests["pass"], Options{})
+	if err != nil || !res.Passed() {
+		t.Fatalf("err %v, mismatches %q", err, res.Mismatches)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("scratch left behind: %v", left)
+	}
+}
+
+func TestEqual(t *testing.T) {
+	num := func(s string) cty.Value { v, _ := cty.ParseNumberVal(s); return v }
+	cases := []struct {
+		a, b cty.Value
+		want bool
+	}{
+		{cty.TupleVal([]cty.Value{cty.StringVal("x")}), cty.ListVal([]cty.Value{cty.StringVal("x")}), true},
+		{cty.EmptyTupleVal, cty.ListValEmpty(cty.String), true},
+		{cty.ObjectVal(map[string]cty.Value{"a": cty.NumberIntVal(1)}), cty.MapVal(map[string]cty.Value{"a": num("1")}), true},
+		{cty.ObjectVal(map[string]cty.Value{"a": cty.NumberIntVal(1)}), cty.EmptyObjectVal, false},
+		{num("9.2"), cty.NumberFloatVal(9.2), true},
+		{num("9.2"), num("9.20001"), false},
+		{cty.StringVal("1"), cty.NumberIntVal(1), false},
+		{cty.NullVal(cty.String), cty.NullVal(cty.DynamicPseudoType), true},
+		{cty.NullVal(cty.String), cty.StringVal(""), false},
+	}
+	for _, c := range cases {
+		if got := equal(c.a, c.b); got != c.want {
+			t.Errorf("equal(%s, %s) = %v, want %v", show(c.a), show(c.b), got, c.want)
+		}
+	}
+}

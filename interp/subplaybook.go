@@ -1,0 +1,121 @@
+package interp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/apl-lang/apl/lang"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// subPlaybookAction runs another playbook as a step, as a run of its own
+// under this run's directory (subruns/STEP-ATTEMPT, plus the item key in a
+// for_each). If this run is resumed while the sub-run was unfinished, the
+// sub-run is resumed too, so its completed steps are not run again. The
+// sub-run's output object is the step's output; its failure fails the
+// step.
+func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *lang.SubPlaybook, rec *StepRecord) (cty.Value, error) {
+	sub := a.Playbook
+	inputs := map[string]cty.Value{}
+	if a.Inputs != nil {
+		v, diags := a.Inputs.Value(r.evalCtx(f, nil, a.Inputs))
+		if diags.HasErrors() {
+			return cty.NilVal, diagsError(diags)
+		}
+		if v.IsNull() || !v.CanIterateElements() {
+			return cty.NilVal, fmt.Errorf("%s: inputs must be an object", a.Inputs.Range())
+		}
+		for it := v.ElementIterator(); it.Next(); {
+			k, ev := it.Element()
+			inputs[k.AsString()] = ev
+		}
+	}
+	id := fmt.Sprintf("%s-%d", s.Name, rec.Attempts)
+	if k := f.key(); k != "" {
+		id = fmt.Sprintf("%s-%s-%d", s.Name, safeName(k), rec.Attempts)
+	}
+	runsDir := filepath.Join(r.dir.path, "subruns")
+	opts := r.opts
+	opts.Workdir = r.workdir
+	opts.RunsDir = runsDir
+	opts.RunID = id
+	opts.Inputs = inputs
+	opts.Mode = a.Mode
+	opts.Observer = prefixObserver{r.opts.Observer, s.Name}
+	opts.Shell, opts.Funcs, opts.Drivers = r.shell, r.funcs, r.drivers
+
+	start := r.now()
+	var res *Result
+	var err error
+	r.unlocked(func() {
+		if _, serr := os.Stat(filepath.Join(runsDir, id)); serr == nil {
+			res, err = Resume(ctx, sub, filepath.Join(runsDir, id), opts)
+		} else {
+			res, err = Start(ctx, sub, a.Source, opts)
+		}
+	})
+	r.trace(Span{Step: s.Name, Item: f.key(), Action: "agent_spawn", Attempt: rec.Attempts,
+		InputSummary: "playbook " + a.Source, OutputSummary: resultSummary(res, err)}, start, err)
+	if errors.Is(err, ErrInterrupted) {
+		return cty.NilVal, err
+	}
+	var ie *InputError
+	if errors.As(err, &ie) {
+		return cty.NilVal, fmt.Errorf("playbook %s: %v", a.Source, err)
+	}
+	if err != nil {
+		return cty.NilVal, fmt.Errorf("playbook %s: %w", a.Source, err)
+	}
+	out := res.Output
+	if out == cty.NilVal {
+		out = cty.EmptyObjectVal
+	}
+	if res.Status == StatusWaiting {
+		return cty.NilVal, fmt.Errorf("playbook %s is waiting for a decision; answer it in its own run: apl resume %s", a.Source, res.Dir)
+	}
+	if res.Status == StatusFailed {
+		msg := failMessage(Meta{Recommendation: res.Recommendation, Reason: res.Reason})
+		return out, fmt.Errorf("playbook %s: %s", a.Source, msg)
+	}
+	return out, nil
+}
+
+func resultSummary(res *Result, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return res.Status + ": " + string(res.OutputJSON)
+}
+
+// safeName makes a key usable in a file name.
+func safeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// prefixObserver passes a sub-run's events on, naming the step that runs
+// it.
+type prefixObserver struct {
+	inner Observer
+	step  string
+}
+
+func (p prefixObserver) Event(e Event) {
+	if p.inner == nil {
+		return
+	}
+	if e.Step != "" {
+		e.Step = p.step + "/" + e.Step
+	} else {
+		e.Step = p.step
+	}
+	p.inner.Event(e)
+}
