@@ -39,6 +39,9 @@ func (p *progress) Event(e interp.Event) {
 	if name == "" {
 		name = e.Step
 	}
+	if e.Item != "" {
+		name += " [" + e.Item + "]"
+	}
 	var line string
 	quietStep := p.labelled && e.Progress == ""
 	switch e.Type {
@@ -65,8 +68,19 @@ func (p *progress) Event(e interp.Event) {
 		line = fmt.Sprintf("Step: %s failed: %s", name, firstLine(e.Message))
 	case interp.EventStepReused:
 		line = fmt.Sprintf("Step: %s reused (%s).", name, e.Message)
-	case interp.EventGateDecision:
+	case interp.EventGateDecision, interp.EventRunWaiting:
 		return
+	case interp.EventHumanDecision:
+		line = "Decision: " + e.Message
+	case interp.EventItemStarted:
+		line = fmt.Sprintf("Item %s: started", e.Item)
+	case interp.EventItemCompleted, interp.EventItemFailed, interp.EventItemBlocked:
+		line = fmt.Sprintf("Item %s: %s", e.Item, strings.TrimPrefix(e.Type, "item_"))
+		if e.Message != "" {
+			line += ": " + firstLine(e.Message)
+		}
+	case interp.EventStepRetried, interp.EventCheckFailed, interp.EventBreakerOpened, interp.EventBreakerClosed, interp.EventDeadlock:
+		line = fmt.Sprintf("Step: %s: %s", name, firstLine(e.Message))
 	case interp.EventRunStarted, interp.EventRunCompleted, interp.EventRunFailed, interp.EventRunResumed,
 		interp.EventRunInterrupted, interp.EventLog, interp.EventCapExhausted, interp.EventBudgetEnforced:
 		line = e.Message

@@ -33,16 +33,17 @@ type runCmd struct {
 
 // runOptions are the flags of apl run that are not playbook inputs.
 type runOptions struct {
-	mode     string
-	json     bool
-	quiet    bool
-	agentCmd string
-	workdir  string
-	runsDir  string
-	noSync   bool
-	runID    string
-	vars     []string
-	cassette cassetteFlags
+	mode           string
+	json           bool
+	quiet          bool
+	agentCmd       string
+	workdir        string
+	runsDir        string
+	noSync         bool
+	nonInteractive bool
+	runID          string
+	vars           []string
+	cassette       cassetteFlags
 }
 
 func (c *runCmd) Run(e *env) error {
@@ -76,6 +77,7 @@ func (c *runCmd) Run(e *env) error {
 		Workdir: opts.workdir, RunsDir: opts.runsDir, RunID: opts.runID, Inputs: inputs,
 		Mode: opts.mode, AgentCommand: agentCmd, Drivers: drivers, NoSync: opts.noSync,
 		Observer: newProgress(e.stderr, opts.quiet, pb),
+		Asker:    asker(e.stderr, opts.nonInteractive),
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -123,6 +125,14 @@ func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON boo
 		return exitWith(exitInterrupted, nil)
 	case err != nil:
 		return exitWith(exitInternal, err)
+	case res.Status == interp.StatusWaiting:
+		if asJSON {
+			fmt.Fprintf(e.stdout, "%s\n", res.OutputJSON)
+		} else {
+			fmt.Fprintf(e.stdout, "waiting: run %s (%s)\n", res.RunID, relPath(res.Dir))
+		}
+		fmt.Fprintf(e.stderr, "apl: %s\n", res.Reason)
+		return exitWith(exitWaiting, nil)
 	}
 	if asJSON {
 		fmt.Fprintf(e.stdout, "%s\n", res.OutputJSON)
@@ -174,6 +184,7 @@ func parseRunArgs(pb *lang.Playbook, ref string, args []string) (runOptions, map
 	fs.StringVar(&o.runsDir, "runs-dir", "", "")
 	fs.StringVar(&o.runID, "run-id", "", "")
 	fs.BoolVar(&o.noSync, "no-sync", false, "")
+	fs.BoolVar(&o.nonInteractive, "non-interactive", false, "")
 	fs.StringVar(&o.cassette.Record, "record", "", "")
 	fs.StringVar(&o.cassette.Replay, "replay", "", "")
 	fs.StringVar(&o.cassette.RecordMissing, "record-missing", "", "")
@@ -376,6 +387,7 @@ Run options:
   --runs-dir DIR                   Where run directories go (default: WORKDIR/.apl/runs).
   --run-id ID                      Name the run (default: time-based).
   --no-sync                        Skip fsync on checkpoints (faster; a crash may lose the last transition).
+  --non-interactive                Never prompt: an ask step pauses the run as waiting (exit 4).
 `)
 }
 

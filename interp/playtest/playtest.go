@@ -15,8 +15,10 @@ import (
 
 // Options configure Run.
 type Options struct {
-	// Workdir is the scratch directory the run uses as its project root.
-	// Default: a new temporary directory, removed when the test ends.
+	// Workdir is the scratch directory the run uses as its project root;
+	// give each test its own, since the run directory inside it is named
+	// "test". Default: a new temporary directory, removed when the test
+	// ends.
 	Workdir string
 	// Funcs are the real builtins that call steps without a mock reach.
 	// Default: builtins.Funcs().
