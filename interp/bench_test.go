@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -50,7 +51,7 @@ func BenchmarkBash200(b *testing.B) {
 func BenchmarkCheckpoint(b *testing.B) {
 	for _, durable := range []bool{true, false} {
 		b.Run(fmt.Sprintf("durable=%v", durable), func(b *testing.B) {
-			s := newStore(b.TempDir(), true)
+			s := newStore(filesFor(filepath.Join(b.TempDir(), stateFile)), true)
 			st := newTestState()
 			if err := s.snapshot(st); err != nil {
 				b.Fatal(err)

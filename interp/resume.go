@@ -3,6 +3,7 @@ package interp
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -92,8 +93,8 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 		return nil, err
 	}
 	r.dir = d
-	r.store = newStore(dir, !opts.NoSync)
-	if used != stateFile {
+	r.store = newStore(stateFiles(dir), !opts.NoSync)
+	if used != filepath.Base(stateFiles(dir).state) {
 		r.event(Event{Type: EventLog, Message: "state file unreadable; resumed from " + used})
 	}
 	if changed {

@@ -91,7 +91,23 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*R
 		return nil, err
 	}
 	r.dir = dir
-	r.store = newStore(dir.path, !opts.NoSync)
+	sf := filesFor(filepath.Join(dir.path, stateFile))
+	if pb.StatePath != "" {
+		// The playbook keeps its state where its protocol says (seed 001:
+		// .autopilot/state.json); the run directory points at it.
+		p := pb.StatePath
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(r.workdir, p)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, fmt.Errorf("state directory: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir.path, statePointer), []byte(p+"\n"), 0o644); err != nil {
+			return nil, fmt.Errorf("state pointer: %w", err)
+		}
+		sf = filesFor(p)
+	}
+	r.store = newStore(sf, !opts.NoSync)
 	r.st = &State{
 		Meta: Meta{
 			Version: stateVersion, RunID: id, Playbook: pb.Name, PlaybookRef: ref,

@@ -444,3 +444,22 @@ step "check" {
 	}
 }
 
+func TestStateBlockPutsStateWhereThePlaybookSays(t *testing.T) {
+	pb := load(t, `
+playbook "s" {}
+state { path = ".autopilot/state.json" }
+step "a" { shell { command = ["true"] } }
+`)
+	work := t.TempDir()
+	res, _ := startWith(t, pb, Options{Workdir: work})
+	st, used, err := ReadRun(res.Dir)
+	if err != nil || used != "state.json" || st.Meta.Status != StatusCompleted {
+		t.Fatalf("read: %v %s %+v", err, used, st)
+	}
+	if _, err := os.Stat(filepath.Join(work, ".autopilot", "state.json")); err != nil {
+		t.Errorf("state not at .autopilot/state.json: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(res.Dir, "state.json")); err == nil {
+		t.Errorf("state also written in the run directory")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // A run's state is kept as a snapshot (state.json) plus a journal
@@ -22,11 +23,30 @@ import (
 // sequence number; reading applies the lines newer than the snapshot and
 // stops at a torn last line. If state.json is unreadable, the backup pair
 // plus the current journal give the same state.
-const (
-	journalFile       = "state.journal"
-	journalBackupFile = "state.journal.bak"
-	compactEvery      = 64
-)
+const compactEvery = 64
+
+// statePointer, in a run directory, holds the path of a state file that a
+// playbook's state block put elsewhere.
+const statePointer = "state.path"
+
+// files names a state file and its companions: state.json,
+// state.json.bak, state.journal and state.journal.bak for the default.
+type files struct{ state, backup, journal, journalBackup string }
+
+func filesFor(statePath string) files {
+	base := strings.TrimSuffix(statePath, filepath.Ext(statePath))
+	return files{statePath, statePath + ".bak", base + ".journal", base + ".journal.bak"}
+}
+
+// stateFiles finds the state files of the run in dir.
+func stateFiles(dir string) files {
+	if b, err := os.ReadFile(filepath.Join(dir, statePointer)); err == nil {
+		if p := strings.TrimSpace(string(b)); p != "" {
+			return filesFor(p)
+		}
+	}
+	return filesFor(filepath.Join(dir, stateFile))
+}
 
 // journalEntry is one transition: the records that changed and the events
 // added since the previous entry.
@@ -47,6 +67,7 @@ type journalEntry struct {
 // store persists one run's state.
 type store struct {
 	dir       string
+	f         files
 	sync      bool
 	journal   *os.File
 	sinceSnap int
@@ -56,8 +77,8 @@ type store struct {
 	buf       bytes.Buffer
 }
 
-func newStore(dir string, sync bool) *store {
-	return &store{dir: dir, sync: sync, touched: map[string]bool{}}
+func newStore(f files, sync bool) *store {
+	return &store{dir: filepath.Dir(f.state), f: f, sync: sync, touched: map[string]bool{}}
 }
 
 func (s *store) touch(step string) { s.touched[step] = true }
@@ -104,11 +125,11 @@ func (s *store) commit(st *State, durable bool) error {
 		return fmt.Errorf("encode state: %w", err)
 	}
 	if _, err := s.journal.Write(s.buf.Bytes()); err != nil {
-		return fmt.Errorf("append to %s: %w", journalFile, err)
+		return fmt.Errorf("append to %s: %w", s.f.journal, err)
 	}
 	if durable && s.sync {
 		if err := s.journal.Sync(); err != nil {
-			return fmt.Errorf("sync %s: %w", journalFile, err)
+			return fmt.Errorf("sync %s: %w", s.f.journal, err)
 		}
 	}
 	s.events = len(st.Events)
@@ -149,11 +170,11 @@ func (s *store) snapshot(st *State) error {
 		s.journal.Close()
 		s.journal = nil
 	}
-	cur := filepath.Join(s.dir, stateFile)
-	if err := os.Rename(cur, filepath.Join(s.dir, backupFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	cur := s.f.state
+	if err := os.Rename(cur, s.f.backup); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("keep state backup: %w", err)
 	}
-	if err := os.Rename(filepath.Join(s.dir, journalFile), filepath.Join(s.dir, journalBackupFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Rename(s.f.journal, s.f.journalBackup); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("keep journal backup: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), cur); err != nil {
@@ -165,9 +186,9 @@ func (s *store) snapshot(st *State) error {
 			d.Close()
 		}
 	}
-	j, err := os.OpenFile(filepath.Join(s.dir, journalFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o644)
+	j, err := os.OpenFile(s.f.journal, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o644)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", journalFile, err)
+		return fmt.Errorf("open %s: %w", s.f.journal, err)
 	}
 	s.journal = j
 	s.sinceSnap = 0
@@ -191,15 +212,16 @@ func (s *store) close() error {
 // journals. It says which snapshot it used.
 func readState(dir string) (*State, string, error) {
 	var firstErr error
+	f := stateFiles(dir)
 	candidates := []struct {
 		snap     string
 		journals []string
 	}{
-		{stateFile, []string{journalFile}},
-		{backupFile, []string{journalBackupFile, journalFile}},
+		{f.state, []string{f.journal}},
+		{f.backup, []string{f.journalBackup, f.journal}},
 	}
 	for _, c := range candidates {
-		st, err := readSnapshot(filepath.Join(dir, c.snap))
+		st, err := readSnapshot(c.snap)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
@@ -207,11 +229,11 @@ func readState(dir string) (*State, string, error) {
 			continue
 		}
 		for _, j := range c.journals {
-			if err := replay(st, filepath.Join(dir, j)); err != nil {
+			if err := replay(st, j); err != nil {
 				return nil, "", err
 			}
 		}
-		return st, c.snap, nil
+		return st, filepath.Base(c.snap), nil
 	}
 	return nil, "", fmt.Errorf("no readable state in %s: %w", dir, firstErr)
 }

@@ -47,7 +47,7 @@ func TestStoreJournalAndCompaction(t *testing.T) {
 	for _, n := range []int{1, compactEvery - 1, compactEvery + 1, 3*compactEvery + 5} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			dir := t.TempDir()
-			s := newStore(dir, true)
+			s := newStore(filesFor(filepath.Join(dir, stateFile)), true)
 			st := newTestState()
 			if err := s.snapshot(st); err != nil {
 				t.Fatal(err)
@@ -87,7 +87,7 @@ func TestStoreJournalAndCompaction(t *testing.T) {
 
 func TestStoreIgnoresTornLastLine(t *testing.T) {
 	dir := t.TempDir()
-	s := newStore(dir, false)
+	s := newStore(filesFor(filepath.Join(dir, stateFile)), false)
 	st := newTestState()
 	s.snapshot(st)
 	for i := range 5 {
@@ -100,7 +100,7 @@ func TestStoreIgnoresTornLastLine(t *testing.T) {
 	transition(t, s, st, 5)
 	s.close()
 	// Tear the last entry in half, as a crash mid-write would.
-	p := filepath.Join(dir, journalFile)
+	p := stateFiles(dir).journal
 	b, _ := os.ReadFile(p)
 	last := len(b) - 1
 	for last > 0 && b[last-1] != '\n' {

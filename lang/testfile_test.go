@@ -9,7 +9,6 @@ import (
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -82,7 +81,7 @@ output {
 }
 `
 
-func loadTested(t *testing.T) *Playbook {
+func loadTested(t testing.TB) *Playbook {
 	t.Helper()
 	pb, diags := (&Loader{}).LoadSources(map[string][]byte{"tested.hcl": []byte(testedPlaybook)}, ".")
 	if diags.HasErrors() {
@@ -404,4 +403,31 @@ func TestTestFiles(t *testing.T) {
 	}
 }
 
-var _ = hcl.DiagError
+// FuzzLoadTests decodes arbitrary test files against a fixed playbook: it
+// must never panic, and every diagnostic must point into the file.
+func FuzzLoadTests(f *testing.F) {
+	seeds, _ := filepath.Glob("../examples/*/*_test.hcl")
+	for _, s := range seeds {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("test \"one\" { expect { status = \"completed\" } }\n"))
+	f.Add([]byte("mock \"verify\" { outputs = [{ pass = true, checks = [] }, null] }\ntest \"t\" {\n  inputs = { phase_id = 1 }\n  expect {\n    status = \"x\"\n    visits = { verify = 1.5 }\n  }\n}\n"))
+	pb := loadTested(f)
+	f.Fuzz(func(t *testing.T, src []byte) {
+		const name = "fuzz_test.hcl"
+		_, diags := LoadTests(pb, map[string][]byte{name: src})
+		for _, d := range diags {
+			s := d.Subject
+			if s == nil {
+				t.Fatalf("diagnostic without a Subject: %s", d)
+			}
+			if s.Filename != name || s.Start.Byte < 0 || s.Start.Byte > s.End.Byte || s.End.Byte > len(src) {
+				t.Fatalf("diagnostic %q points outside the file: %s", d.Summary, s)
+			}
+		}
+	})
+}

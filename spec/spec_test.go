@@ -86,6 +86,34 @@ const testFileMark = "# test file"
 
 func isTestFile(b block) bool { return bytes.HasPrefix(b.src, []byte(testFileMark)) }
 
+// fileMark starts an hcl block that is a playbook saved as a file: the
+// block "# file: lint.hcl" is written as lint.hcl into the directory every
+// block of the same .md file is loaded from, so that a playbook step can
+// name it as its source. It is loaded as a playbook itself too.
+const fileMark = "# file: "
+
+// blockDir writes the file blocks of one .md file into a fresh directory
+// and returns it; playbooks of that .md file load relative to it.
+func blockDir(t *testing.T, blocks []block) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, b := range blocks {
+		if !bytes.HasPrefix(b.src, []byte(fileMark)) {
+			continue
+		}
+		first, _, _ := bytes.Cut(b.src, []byte("\n"))
+		name := strings.TrimSpace(string(first[len(fileMark):]))
+		if name == "" || filepath.Base(name) != name {
+			t.Errorf("%s:%d: %q is not a plain file name", b.file, b.line, name)
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b.src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // TestExamplesLoad loads every ```hcl block of every spec/*.md file as a
 // complete playbook: the reference promises that each one loads without
 // errors (warnings are allowed). A block that starts with "# test file" is
@@ -104,14 +132,16 @@ func TestExamplesLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, b := range hclBlocks(t, md, data) {
+		blocks := hclBlocks(t, md, data)
+		dir := blockDir(t, blocks)
+		for _, b := range blocks {
 			if isTestFile(b) {
 				continue
 			}
 			total++
 			name := fmt.Sprintf("spec/%s#%d.hcl", b.file, b.n)
 			t.Run(fmt.Sprintf("%s:%d", b.file, b.line), func(t *testing.T) {
-				_, diags := (&lang.Loader{}).LoadSources(map[string][]byte{name: b.src}, ".")
+				_, diags := (&lang.Loader{}).LoadSources(map[string][]byte{name: b.src}, dir)
 				var errs []string
 				for _, d := range diags {
 					if d.Severity == hcl.DiagError {
@@ -154,7 +184,9 @@ func TestExampleTests(t *testing.T) {
 			t.Fatal(err)
 		}
 		var prev *block
-		for _, b := range hclBlocks(t, md, data) {
+		blocks := hclBlocks(t, md, data)
+		dir := blockDir(t, blocks)
+		for _, b := range blocks {
 			if !isTestFile(b) {
 				prev = &b
 				continue
@@ -165,7 +197,7 @@ func TestExampleTests(t *testing.T) {
 				continue
 			}
 			pbName := fmt.Sprintf("spec/%s#%d.hcl", prev.file, prev.n)
-			pb, diags := (&lang.Loader{}).LoadSources(map[string][]byte{pbName: prev.src}, ".")
+			pb, diags := (&lang.Loader{}).LoadSources(map[string][]byte{pbName: prev.src}, dir)
 			if diags.HasErrors() {
 				t.Errorf("%s:%d: the playbook before the test file does not load: %s", md, prev.line, diags)
 				continue
