@@ -145,7 +145,7 @@ func (r *run) exprEnv(f *frame) map[string]any {
 	run := goValue(r.runValue()).(map[string]any)
 	run["tokens"] = r.st.Metrics.TotalTokens
 	env := map[string]any{
-		lang.RootInputs: goValue(r.inputs),
+		lang.RootInputs: r.inputsGo(),
 		lang.RootSteps:  steps,
 		lang.RootRun:    run,
 		lang.RootVars:   goValue(cty.ObjectVal(r.vars)),
@@ -154,6 +154,15 @@ func (r *run) exprEnv(f *frame) map[string]any {
 		env[lang.RootItem] = goValue(item)
 	}
 	return env
+}
+
+// inputsGo is inputs as conditions see them; inputs never change during
+// a run, so they are converted once.
+func (r *run) inputsGo() any {
+	if r.inputsGoCache == nil {
+		r.inputsGoCache = goValue(r.inputs)
+	}
+	return r.inputsGoCache
 }
 
 func stepGo(rec *StepRecord, out cty.Value) map[string]any {

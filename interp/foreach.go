@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,30 +33,23 @@ func (r *run) forEach(ctx context.Context, s *lang.Step) (cty.Value, error) {
 		return cty.NilVal, err
 	}
 	fe := s.ForEach
-	order := make([]*item, 0, len(items))
-	for _, it := range items {
-		order = append(order, it)
-	}
-	sort.Slice(order, func(i, j int) bool {
-		a, b := order[i].rec, order[j].rec
-		if a.Priority != b.Priority {
-			return a.Priority < b.Priority
-		}
-		return a.Index < b.Index
-	})
+	g := newItemGraph(items)
+	r.blockDependents(s, g, g.failedKeys())
 
 	done := make(chan *item)
 	running := 0
 	inUse := map[string]int{} // "limit=value" → items running
 	var waiting bool
 	for {
-		r.blockDependents(s, items)
 		if ctx.Err() == nil && !waiting && r.tripped == nil {
-			for _, it := range order {
-				if running >= fe.Concurrency {
-					break
+			var held []*item // ready, but a limit is full
+			for running < fe.Concurrency && g.ready.Len() > 0 {
+				it := heap.Pop(&g.ready).(*item)
+				if it.rec.Status != StepPending {
+					continue
 				}
-				if it.rec.Status != StepPending || !depsDone(it, items) || !r.limitsAllow(fe, it, inUse) {
+				if !r.limitsAllow(fe, it, inUse) {
+					held = append(held, it)
 					continue
 				}
 				running++
@@ -75,6 +69,9 @@ func (r *run) forEach(ctx context.Context, s *lang.Step) (cty.Value, error) {
 					done <- it
 				}(it)
 			}
+			for _, it := range held {
+				heap.Push(&g.ready, it)
+			}
 		}
 		if running == 0 {
 			break
@@ -84,6 +81,14 @@ func (r *run) forEach(ctx context.Context, s *lang.Step) (cty.Value, error) {
 		running--
 		for name, v := range it.rec.Limits {
 			inUse[name+"="+v]--
+		}
+		switch {
+		case finishedOK(it.rec.Status):
+			g.finished(it)
+		case it.rec.Status == StepFailed:
+			r.blockDependents(s, g, []string{it.rec.Key})
+		case it.rec.Status == StepPending:
+			// Interrupted or waiting: it runs again on resume.
 		}
 		if err := r.commit(true); err != nil {
 			return cty.NilVal, err
@@ -102,6 +107,77 @@ func (r *run) forEach(ctx context.Context, s *lang.Step) (cty.Value, error) {
 		return out, fmt.Errorf("deadlock: nothing runs and nothing is ready: %s (needs intervention)", strings.Join(stuck, "; "))
 	}
 	return out, nil
+}
+
+// itemGraph tracks which items can run: each item's count of
+// dependencies not yet finished, who depends on whom, and a queue of
+// ready items ordered by priority, then list order.
+type itemGraph struct {
+	items      map[string]*item
+	waitingOn  map[string]int
+	dependents map[string][]string
+	ready      readyQueue
+}
+
+func newItemGraph(items map[string]*item) *itemGraph {
+	g := &itemGraph{items: items, waitingOn: map[string]int{}, dependents: map[string][]string{}}
+	for k, it := range items {
+		for _, d := range it.rec.DependsOn {
+			g.dependents[d] = append(g.dependents[d], k)
+			if dep, ok := items[d]; !ok || !finishedOK(dep.rec.Status) {
+				g.waitingOn[k]++
+			}
+		}
+	}
+	for k, it := range items {
+		if it.rec.Status == StepPending && g.waitingOn[k] == 0 {
+			g.ready = append(g.ready, it)
+		}
+	}
+	heap.Init(&g.ready)
+	return g
+}
+
+// finished releases the items that waited on it.
+func (g *itemGraph) finished(it *item) {
+	for _, k := range g.dependents[it.rec.Key] {
+		g.waitingOn[k]--
+		if dep := g.items[k]; g.waitingOn[k] == 0 && dep.rec.Status == StepPending {
+			heap.Push(&g.ready, dep)
+		}
+	}
+}
+
+func (g *itemGraph) failedKeys() []string {
+	var out []string
+	for k, it := range g.items {
+		if it.rec.Status == StepFailed || it.rec.Status == ItemBlocked {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// readyQueue is a heap of ready items: lower priority first, then list
+// order.
+type readyQueue []*item
+
+func (q readyQueue) Len() int { return len(q) }
+func (q readyQueue) Less(i, j int) bool {
+	a, b := q[i].rec, q[j].rec
+	if a.Priority != b.Priority {
+		return a.Priority < b.Priority
+	}
+	return a.Index < b.Index
+}
+func (q readyQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *readyQueue) Push(x any)   { *q = append(*q, x.(*item)) }
+func (q *readyQueue) Pop() any {
+	old := *q
+	it := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return it
 }
 
 // runItem runs an item's steps until it ends, fails or is interrupted.
@@ -308,17 +384,6 @@ func decodeOutput(s *lang.Step, js []byte) (cty.Value, error) {
 	return builtins.JSONToCty(js)
 }
 
-// depsDone reports whether every item it waits for completed.
-func depsDone(it *item, items map[string]*item) bool {
-	for _, d := range it.rec.DependsOn {
-		dep, ok := items[d]
-		if !ok || !finishedOK(dep.rec.Status) {
-			return false
-		}
-	}
-	return true
-}
-
 // finishedOK reports whether an item ended well: completed, or finished
 // with a status of the playbook's own.
 func finishedOK(status string) bool {
@@ -329,26 +394,24 @@ func finishedOK(status string) bool {
 	return true
 }
 
-// blockDependents marks pending items that wait on a failed or blocked
-// item as blocked, until nothing changes.
-func (r *run) blockDependents(s *lang.Step, items map[string]*item) {
-	for changed := true; changed; {
-		changed = false
-		for _, it := range items {
+// blockDependents marks the pending items that wait, directly or not, on
+// the failed or blocked items from, as blocked.
+func (r *run) blockDependents(s *lang.Step, g *itemGraph, from []string) {
+	queue := append([]string(nil), from...)
+	for len(queue) > 0 {
+		k := queue[0]
+		queue = queue[1:]
+		cause := g.items[k]
+		for _, dk := range g.dependents[k] {
+			it := g.items[dk]
 			if it.rec.Status != StepPending {
 				continue
 			}
-			for _, d := range it.rec.DependsOn {
-				dep, ok := items[d]
-				if ok && (dep.rec.Status == StepFailed || dep.rec.Status == ItemBlocked) {
-					it.rec.Status = ItemBlocked
-					it.rec.Error = fmt.Sprintf("blocked: item %q %s", d, dep.rec.Status)
-					r.store.touchItem(s.Name, it.rec.Key)
-					r.event(Event{Type: EventItemBlocked, Step: s.Name, Item: it.rec.Key, Message: it.rec.Error})
-					changed = true
-					break
-				}
-			}
+			it.rec.Status = ItemBlocked
+			it.rec.Error = fmt.Sprintf("blocked: item %q %s", k, cause.rec.Status)
+			r.store.touchItem(s.Name, it.rec.Key)
+			r.event(Event{Type: EventItemBlocked, Step: s.Name, Item: it.rec.Key, Message: it.rec.Error})
+			queue = append(queue, dk)
 		}
 	}
 }

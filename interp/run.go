@@ -48,15 +48,16 @@ type run struct {
 	funcs   builtins.Registry
 	drivers DriverFactory
 
-	inputs     cty.Value
-	outputs    map[string]cty.Value
-	vars       map[string]cty.Value
-	stepsCache cty.Value
-	stepCty    map[string]cty.Value // steps.NAME for HCL, until the step changes
-	stepGo     map[string]any       // steps.NAME for conditions, likewise
-	label      string
-	started    time.Time // this process's start, for elapsed time
-	elapsed0   time.Duration
+	inputs        cty.Value
+	inputsGoCache any
+	outputs       map[string]cty.Value
+	vars          map[string]cty.Value
+	stepsCache    cty.Value
+	stepCty       map[string]cty.Value // steps.NAME for HCL, until the step changes
+	stepGo        map[string]any       // steps.NAME for conditions, likewise
+	label         string
+	started       time.Time // this process's start, for elapsed time
+	elapsed0      time.Duration
 	// failedInStep is set when a step (not a gate) failed the run, which
 	// keeps that step current so resume can retry it.
 	failedInStep bool

@@ -71,6 +71,11 @@ type store struct {
 	sync      bool
 	journal   *os.File
 	sinceSnap int
+	// snapBytes and journalBytes size the last snapshot and the journal
+	// since: a snapshot is written once the journal has grown as large as
+	// it, so that rewriting a large state stays proportional to the
+	// changes made.
+	snapBytes, journalBytes int
 	events    int             // events already persisted
 	touched   map[string]bool // steps changed since the last entry
 	items     map[[2]string]bool
@@ -124,6 +129,7 @@ func (s *store) commit(st *State, durable bool) error {
 	if err := json.NewEncoder(&s.buf).Encode(e); err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
+	s.journalBytes += s.buf.Len()
 	if _, err := s.journal.Write(s.buf.Bytes()); err != nil {
 		return fmt.Errorf("append to %s: %w", s.f.journal, err)
 	}
@@ -138,7 +144,7 @@ func (s *store) commit(st *State, durable bool) error {
 	s.sinceSnap++
 	// Compact after journaling, so that the journal that becomes the
 	// backup holds every transition up to the new snapshot.
-	if s.sinceSnap >= compactEvery {
+	if s.sinceSnap >= compactEvery && s.journalBytes >= s.snapBytes {
 		return s.snapshot(st)
 	}
 	return nil
@@ -147,7 +153,9 @@ func (s *store) commit(st *State, durable bool) error {
 // snapshot writes the whole state and starts a new journal.
 func (s *store) snapshot(st *State) error {
 	st.Meta.Seq++
-	data, err := json.MarshalIndent(st, "", "  ")
+	// Compact, not indented: the state of a large task graph is rewritten
+	// often enough for indenting to show in profiles.
+	data, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
@@ -192,6 +200,7 @@ func (s *store) snapshot(st *State) error {
 	}
 	s.journal = j
 	s.sinceSnap = 0
+	s.snapBytes, s.journalBytes = len(data), 0
 	s.events = len(st.Events)
 	clear(s.touched)
 	clear(s.items)
