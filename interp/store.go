@@ -76,10 +76,10 @@ type store struct {
 	// it, so that rewriting a large state stays proportional to the
 	// changes made.
 	snapBytes, journalBytes int
-	events    int             // events already persisted
-	touched   map[string]bool // steps changed since the last entry
-	items     map[[2]string]bool
-	buf       bytes.Buffer
+	events                  int             // events already persisted
+	touched                 map[string]bool // steps changed since the last entry
+	items                   map[[2]string]bool
+	buf                     bytes.Buffer
 }
 
 func newStore(f files, sync bool) *store {
