@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Policy is the sandbox rule set a Shell applies before it starts anything.
@@ -50,7 +51,7 @@ func (e *PolicyError) Error() string {
 // policy fails loudly instead of letting everything through.
 func (p Policy) Check(command string) error {
 	for _, rule := range p.Blocklist {
-		re, err := regexp.Compile(rule)
+		re, err := compileRule(rule)
 		if err != nil {
 			return fmt.Errorf("sandbox policy: invalid blocklist rule %q: %w", rule, err)
 		}
@@ -59,4 +60,21 @@ func (p Policy) Check(command string) error {
 		}
 	}
 	return nil
+}
+
+// rules caches compiled blocklist rules: a policy is checked before every
+// command, and compiling its patterns each time cost more than starting
+// a small process.
+var rules sync.Map // string → *regexp.Regexp
+
+func compileRule(rule string) (*regexp.Regexp, error) {
+	if re, ok := rules.Load(rule); ok {
+		return re.(*regexp.Regexp), nil
+	}
+	re, err := regexp.Compile(rule)
+	if err != nil {
+		return nil, err
+	}
+	rules.Store(rule, re)
+	return re, nil
 }
