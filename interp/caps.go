@@ -66,11 +66,11 @@ func (r *run) breaker(f *frame, s *lang.Step, stepErr error) *capError {
 		return nil
 	}
 	b := &r.st.Breaker
-	progress := stepErr == nil
-	if progress && s.ProgressWhen != nil {
-		ok, err := s.ProgressWhen.Eval(r.exprEnv(f))
-		progress = err == nil && ok
-	}
+	// A failed step counts toward same_error; a completed one toward
+	// no_progress when its progress_when is false. Each streak breaks on
+	// the other kind of step only where that means something: any
+	// completed step ends an error streak, any progress ends a no-progress
+	// streak.
 	if stepErr != nil {
 		msg := normalizeError(stepErr.Error())
 		if msg == b.LastError {
@@ -79,9 +79,20 @@ func (r *run) breaker(f *frame, s *lang.Step, stepErr error) *capError {
 			b.ConsecutiveSameError = 1
 		}
 		b.LastError = msg
-	} else {
-		b.ConsecutiveSameError = 0
-		b.LastError = ""
+		if b.State == BreakerHalfOpen {
+			return r.openBreaker(s, fmt.Sprintf("step %s failed on the half-open trial: %v", s.Name, stepErr))
+		}
+		if b.ConsecutiveSameError >= cb.SameError {
+			return r.openBreaker(s, fmt.Sprintf("the same error %d times in a row (same_error = %d): %v", b.ConsecutiveSameError, cb.SameError, stepErr))
+		}
+		return nil
+	}
+	b.ConsecutiveSameError = 0
+	b.LastError = ""
+	progress := true
+	if s.ProgressWhen != nil {
+		ok, err := s.ProgressWhen.Eval(r.exprEnv(f))
+		progress = err == nil && ok
 	}
 	if progress {
 		b.ConsecutiveNoProgress = 0
@@ -94,17 +105,17 @@ func (r *run) breaker(f *frame, s *lang.Step, stepErr error) *capError {
 		return nil
 	}
 	b.ConsecutiveNoProgress++
-	reason := ""
 	switch {
 	case b.State == BreakerHalfOpen:
-		reason = fmt.Sprintf("step %s made no progress on the half-open trial", s.Name)
+		return r.openBreaker(s, fmt.Sprintf("step %s made no progress on the half-open trial", s.Name))
 	case b.ConsecutiveNoProgress >= cb.NoProgress:
-		reason = fmt.Sprintf("%d consecutive steps without progress (no_progress = %d)", b.ConsecutiveNoProgress, cb.NoProgress)
-	case stepErr != nil && b.ConsecutiveSameError >= cb.SameError:
-		reason = fmt.Sprintf("the same error %d times in a row (same_error = %d): %v", b.ConsecutiveSameError, cb.SameError, stepErr)
-	default:
-		return nil
+		return r.openBreaker(s, fmt.Sprintf("%d consecutive steps without progress (no_progress = %d)", b.ConsecutiveNoProgress, cb.NoProgress))
 	}
+	return nil
+}
+
+func (r *run) openBreaker(s *lang.Step, reason string) *capError {
+	cb, b := r.pb.CircuitBreaker, &r.st.Breaker
 	until := r.now().Add(cb.Cooldown)
 	b.State = BreakerOpen
 	b.CooldownUntil = &until

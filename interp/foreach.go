@@ -101,6 +101,9 @@ func (r *run) forEach(ctx context.Context, s *lang.Step) (cty.Value, error) {
 		return cty.NilVal, errWaiting
 	}
 	out, stuck := r.forEachOutput(s, items)
+	if r.tripped != nil {
+		return out, r.tripped
+	}
 	if len(stuck) > 0 {
 		r.event(Event{Type: EventDeadlock, Step: s.Name, Message: "deadlock: " + strings.Join(stuck, "; "),
 			Details: map[string]any{"items": len(stuck)}})
@@ -196,6 +199,12 @@ func (r *run) runItem(ctx context.Context, it *item) error {
 			break
 		}
 		next, err := r.step(ctx, f, ns)
+		if r.tripped != nil && it.rec.Status == StepRunning {
+			// A run-wide cap or the breaker tripped in this item's step:
+			// the item failed with it, and the run stops.
+			it.rec.Status = StepFailed
+			it.rec.Error = r.tripped.msg
+		}
 		if err != nil {
 			// Interrupted or waiting: the item goes back to pending at the
 			// same step.

@@ -84,7 +84,8 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 		return nil, err
 	}
 	r.st = st
-	r.elapsed0 = st.Meta.LastCheckpoint.Sub(st.Meta.StartedAt)
+	// Time spent stopped between runs does not count against limits.
+	r.elapsed0 = time.Duration(st.Metrics.DurationS * float64(time.Second))
 	if err := r.restore(); err != nil {
 		return nil, err
 	}

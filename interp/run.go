@@ -388,6 +388,7 @@ func (r *run) checkpoint() error { return r.commit(true) }
 // commit persists the state; durable asks for an fsync.
 func (r *run) commit(durable bool) error {
 	r.st.Meta.LastCheckpoint = r.now()
+	r.st.Metrics.DurationS = r.elapsed().Seconds()
 	if err := r.store.commit(r.st, durable); err != nil {
 		return fmt.Errorf("checkpoint run %s: %w", r.st.Meta.RunID, err)
 	}

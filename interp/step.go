@@ -117,18 +117,27 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) (string, error) 
 		rec.Status = StepCompleted
 		r.event(r.stepEvent(f, s, Event{Type: EventStepCompleted, Attempt: rec.Attempts}))
 	}
-	if tripped := r.breaker(f, s, err); tripped != nil {
-		r.tripRun(tripped)
+	tripped := r.breaker(f, s, err)
+	if err != nil && (!s.ContinueOnError || tripped != nil) {
+		if tripped != nil {
+			r.tripRun(tripped)
+		} else {
+			r.fail(f, s, err)
+		}
 		return "", nil
 	}
-	if err != nil && !s.ContinueOnError {
-		r.fail(f, s, err)
-		return "", nil
-	}
+	to := next
 	if s.Gate != nil {
-		return r.route(f, s, next)
+		if to, err = r.route(f, s, next); err != nil {
+			return "", err
+		}
 	}
-	return next, nil
+	if tripped != nil {
+		// The step itself completed: resume goes on from where it led.
+		r.tripRun(tripped)
+		r.failedInStep = false
+	}
+	return to, nil
 }
 
 // attempt performs the step's action, retrying it after errors as its

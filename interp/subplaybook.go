@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/apl-lang/apl/lang"
@@ -33,11 +32,26 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 			inputs[k.AsString()] = ev
 		}
 	}
-	id := fmt.Sprintf("%s-%d", s.Name, rec.Attempts)
+	base := fmt.Sprintf("%s-%d", s.Name, rec.Attempts)
 	if k := f.key(); k != "" {
-		id = fmt.Sprintf("%s-%s-%d", s.Name, safeName(k), rec.Attempts)
+		base = fmt.Sprintf("%s-%s-%d", s.Name, safeName(k), rec.Attempts)
 	}
 	runsDir := filepath.Join(r.dir.path, "subruns")
+	// The first sub-run of this attempt that has not ended is resumed (the
+	// parent stopped while it ran); one that ended belongs to an earlier
+	// call of the step (a check asked for another), so a new one starts.
+	id, resume := base, false
+	for n := 2; ; n++ {
+		st, _, err := readState(filepath.Join(runsDir, id))
+		if err != nil {
+			break
+		}
+		if st.Meta.Status == StatusRunning || st.Meta.Status == StatusInterrupted {
+			resume = true
+			break
+		}
+		id = fmt.Sprintf("%s.%d", base, n)
+	}
 	opts := r.opts
 	opts.Workdir = r.workdir
 	opts.RunsDir = runsDir
@@ -51,7 +65,7 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	var res *Result
 	var err error
 	r.unlocked(func() {
-		if _, serr := os.Stat(filepath.Join(runsDir, id)); serr == nil {
+		if resume {
 			res, err = Resume(ctx, sub, filepath.Join(runsDir, id), opts)
 		} else {
 			res, err = Start(ctx, sub, a.Source, opts)

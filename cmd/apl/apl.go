@@ -12,6 +12,7 @@ import (
 	"github.com/apl-lang/apl/lang"
 	"github.com/apl-lang/apl/stdlib"
 	"github.com/hashicorp/hcl/v2"
+	"golang.org/x/term"
 )
 
 // Exit codes. A playbook may map its own final statuses to codes with
@@ -172,10 +173,9 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal reports whether f is a terminal (not merely a character
+// device such as /dev/null).
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 type versionCmd struct{}
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/apl-lang/apl/interp"
 )
@@ -16,6 +17,7 @@ import (
 // numbered options on stderr, the choice (a number or an option) read
 // from stdin.
 type termAsker struct {
+	mu  sync.Mutex // items of a for_each may ask at once; one question at a time
 	in  *bufio.Reader
 	out io.Writer
 }
@@ -34,6 +36,8 @@ func asker(stderr io.Writer, nonInteractive bool) interp.Asker {
 }
 
 func (a *termAsker) Ask(ctx context.Context, q interp.Question) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	where := q.Step
 	if q.Item != "" {
 		where += "[" + q.Item + "]"
