@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -96,8 +97,12 @@ func (l *loader) inputNames() []string { return mapKeys(l.pb.inputs) }
 
 // duplicate reports a second declaration of kind "name".
 func duplicate(kind, name string, first hcl.Range, b *hcl.Block) *hcl.Diagnostic {
+	article := "A"
+	if strings.ContainsRune("aeiou", rune(kind[0])) {
+		article = "An"
+	}
 	return errDiag(fmt.Sprintf("Duplicate %s", kind),
-		fmt.Sprintf("A %s named %q was already declared at %s. Names must be unique.", kind, name, first), b.LabelRanges[0])
+		fmt.Sprintf("%s %s named %q was already declared at %s. Names must be unique.", article, kind, name, first), b.LabelRanges[0])
 }
 
 // validName checks a block label is usable in references (steps.NAME).

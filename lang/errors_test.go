@@ -411,7 +411,6 @@ func TestDidYouMeanNoBase(t *testing.T) {
 // TestDuplicateDetailArticle: the Detail of a duplicate input reads "A
 // input named ..."; it should read "An input named ...".
 func TestDuplicateDetailArticle(t *testing.T) {
-	t.Skip(`BUG: lang.duplicate writes "A <kind> named" for every kind, so duplicate inputs read "A input named"`)
 	src := `
 playbook "dup" {
   description = "Two inputs with one name."

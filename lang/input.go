@@ -112,14 +112,14 @@ func (in *Input) ParseValue(s string) (cty.Value, error) {
 	}
 	expr, diags := hclsyntax.ParseExpression([]byte(s), "--"+in.FlagName(), hcl.Pos{Line: 1, Column: 1})
 	if diags.HasErrors() {
-		return cty.NilVal, fmt.Errorf("%q is not valid HCL for a %s: %s", s, typeString(in.Type), diags[0].Detail)
+		return cty.NilVal, fmt.Errorf("input %q: %q is not valid HCL for a %s: %s", in.Name, s, typeString(in.Type), diags[0].Detail)
 	}
 	v, diags := expr.Value(&hcl.EvalContext{Functions: Functions()})
 	if diags.HasErrors() {
 		if in.Type == cty.DynamicPseudoType {
 			return cty.StringVal(s), nil
 		}
-		return cty.NilVal, fmt.Errorf("%q is not a %s: %s", s, typeString(in.Type), diags[0].Detail)
+		return cty.NilVal, fmt.Errorf("input %q: %q is not a %s: %s", in.Name, s, typeString(in.Type), diags[0].Detail)
 	}
 	return in.Convert(v)
 }

@@ -86,7 +86,6 @@ func TestInputParseValueErrors(t *testing.T) {
 // every other caller (interp's --var handling, resume) gets a message that
 // names nothing.
 func TestInputParseValueErrorNamesInput(t *testing.T) {
-	t.Skip(`BUG: Input.ParseValue's parse and evaluation errors ("\"high\" is not a number: ...") name neither the input nor its flag, unlike its conversion errors`)
 	in := &Input{Name: "pass_threshold", Type: cty.Number}
 	for _, s := range []string{"high", `["a",`} {
 		_, err := in.ParseValue(s)

@@ -1,6 +1,8 @@
 package lang
 
 import (
+	"reflect"
+	"sort"
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
@@ -28,6 +30,11 @@ func (l *loader) parseFile(src []byte, name string) (*hcl.File, hcl.Diagnostics)
 		if !ok {
 			if f != nil {
 				f.Bytes = src
+				if l.rewritten[name] {
+					// Every range in the tree was computed on the rewritten
+					// text; recompute each from its byte offset.
+					fixTree(reflect.ValueOf(f.Body), newLineIndex(src), map[uintptr]bool{})
+				}
 			}
 			return f, diags
 		}
@@ -71,6 +78,72 @@ func splitOneLineBlock(src []byte, at int) ([]byte, bool) {
 	out[open+1] = '\n'
 	out[closeAt-1] = '\n'
 	return out, true
+}
+
+// lineIndex finds the line and column of a byte offset.
+type lineIndex struct {
+	src    []byte
+	starts []int // byte offset where each line starts
+}
+
+func newLineIndex(src []byte) *lineIndex {
+	li := &lineIndex{src: src, starts: []int{0}}
+	for i, c := range src {
+		if c == '\n' {
+			li.starts = append(li.starts, i+1)
+		}
+	}
+	return li
+}
+
+func (li *lineIndex) pos(off int) hcl.Pos {
+	off = min(max(off, 0), len(li.src))
+	line := sort.SearchInts(li.starts, off+1) - 1
+	col := utf8.RuneCount(li.src[li.starts[line]:off]) + 1
+	return hcl.Pos{Line: line + 1, Column: col, Byte: off}
+}
+
+var rangeType = reflect.TypeOf(hcl.Range{})
+
+// fixTree walks a syntax tree by reflection and recomputes every
+// hcl.Range in it from its byte offsets. Recomputing is idempotent, so
+// nodes reached twice are harmless; seen stops cycles.
+func fixTree(v reflect.Value, li *lineIndex, seen map[uintptr]bool) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() || seen[v.Pointer()] {
+			return
+		}
+		seen[v.Pointer()] = true
+		fixTree(v.Elem(), li, seen)
+	case reflect.Interface:
+		if !v.IsNil() {
+			fixTree(v.Elem(), li, seen)
+		}
+	case reflect.Struct:
+		if v.Type() == rangeType {
+			if v.CanSet() {
+				r := v.Addr().Interface().(*hcl.Range)
+				if r.End.Line != 0 || r.End.Byte != 0 {
+					r.Start, r.End = li.pos(r.Start.Byte), li.pos(r.End.Byte)
+				}
+			}
+			return
+		}
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				fixTree(v.Field(i), li, seen)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			fixTree(v.Index(i), li, seen)
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			fixTree(it.Value(), li, seen)
+		}
+	}
 }
 
 // fixRanges recomputes the line and column of ranges in rewritten files

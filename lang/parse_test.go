@@ -47,7 +47,6 @@ func TestOneLineBlockDeclRanges(t *testing.T) {
 // run-time failures with (actions, expressions, conditions, gates, edges):
 // after a one-line block they must still be lines of the file as written.
 func TestOneLineBlockRuntimeRanges(t *testing.T) {
-	t.Skip("BUG: parseFile rewrites one-line blocks onto several lines and fixRanges corrects only diagnostics and Step/Input/Playbook DeclRange; actions, shell expressions, conditions, gates and edges keep the rewritten file's lines")
 	pb := loadString(t, oneLineSrc)
 	a, b, c := pb.Step("a"), pb.Step("b"), pb.Step("c")
 	tests := []struct {

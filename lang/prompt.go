@@ -48,6 +48,10 @@ func (l *loader) templateExpr(expr hcl.Expression) (hcl.Expression, hcl.Diagnost
 	if !ok || call.Name != "file" {
 		return expr, nil
 	}
+	if call.Range().End.Line == 0 {
+		// A call cut short by a syntax error, which the parser reported.
+		return expr, nil
+	}
 	if len(call.Args) != 1 {
 		return nil, hcl.Diagnostics{errDiag("Invalid file call", "file takes one argument: a path relative to the playbook.", expr.Range())}
 	}

@@ -9,7 +9,6 @@ import (
 // starts, and the loader reports "Invalid file call" with that range on
 // top of the syntax error; a snippet of it shows the wrong text.
 func TestFileCallSyntaxErrorRange(t *testing.T) {
-	t.Skip(`BUG: templateExpr reports "Invalid file call" with the Range of a partial FunctionCallExpr (End 0:0) after a syntax error in file(...)`)
 	src := "playbook \"x\" {}\nstep \"s\" {\nagent \"a\" {prompt=file(\"\","
 	pb, diags := (&Loader{}).LoadSources(map[string][]byte{"fuzz.hcl": []byte(src)}, t.TempDir())
 	checkDiagnostics(t, pb, diags)

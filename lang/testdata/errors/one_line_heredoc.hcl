@@ -1,4 +1,3 @@
-# BUG: a heredoc condition's error in a file with one-line blocks points at the line the rewritten file has (past the end here), not the line as written
 playbook "one_line_heredoc" { description = "A heredoc condition after one-line blocks." }
 
 step "a" { shell { command = ["/bin/true"] } }
