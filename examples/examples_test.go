@@ -99,6 +99,7 @@ func TestPhaseGates(t *testing.T) {
 	}
 	main := []string{"preflight", "research", "plan", "plan_check", "execute", "verify", "judge", "rate", "gate"}
 	verifyLoop := []string{"verify", "judge", "rate", "gate"}
+	failed := []string{"postmortem", "learnings"}
 	cat := func(parts ...[]string) []string {
 		var out []string
 		for _, p := range parts {
@@ -142,7 +143,7 @@ func TestPhaseGates(t *testing.T) {
 		},
 		{
 			scenario: "debug_exhausted",
-			path:     cat(main, []string{"debug"}, verifyLoop, []string{"debug"}, verifyLoop, []string{"debug"}, verifyLoop, []string{"rollback"}),
+			path:     cat(main, []string{"debug"}, verifyLoop, []string{"debug"}, verifyLoop, []string{"debug"}, verifyLoop, []string{"rollback"}, failed),
 			status:   "failed",
 			rec:      "halt",
 			output:   map[string]any{"debug_attempts": 3.0, "recommendation": "halt"},
@@ -155,20 +156,20 @@ func TestPhaseGates(t *testing.T) {
 		},
 		{
 			scenario: "replan_exhausted",
-			path:     cat(main, main[1:], []string{"rollback"}),
+			path:     cat(main, main[1:], []string{"rollback"}, failed),
 			status:   "failed",
 			rec:      "halt",
 			output:   map[string]any{"replan_attempts": 1.0},
 		},
 		{
 			scenario: "judge_rollback",
-			path:     cat(main, []string{"rollback"}),
+			path:     cat(main, []string{"rollback"}, failed),
 			status:   "failed",
 			rec:      "rollback",
 		},
 		{
 			scenario: "judge_halt",
-			path:     cat(main, []string{"rollback"}),
+			path:     cat(main, []string{"rollback"}, failed),
 			status:   "failed",
 			rec:      "halt",
 		},
@@ -180,7 +181,7 @@ func TestPhaseGates(t *testing.T) {
 		},
 		{
 			scenario: "plan_check_exhausted",
-			path:     cat(main[:4], []string{"plan", "plan_check", "plan", "plan_check", "plan", "plan_check"}),
+			path:     cat(main[:4], []string{"plan", "plan_check", "plan", "plan_check", "plan", "plan_check"}, failed),
 			status:   "failed",
 			rec:      "halt",
 			output:   map[string]any{"plan_checks": 4.0},
@@ -239,6 +240,21 @@ func TestPhaseGates(t *testing.T) {
 			for k, want := range tt.output {
 				if out[k] != want {
 					t.Errorf("output %s = %v, want %v", k, out[k], want)
+				}
+			}
+			// A failed phase leaves a post-mortem and a learnings entry.
+			pm, err := os.ReadFile(filepath.Join(work, ".autopilot", "diagnostics", "phase-6.3-postmortem.json"))
+			if (err == nil) != (tt.status == "failed") {
+				t.Errorf("post-mortem written: %v, run %s", err == nil, tt.status)
+			}
+			if err == nil {
+				var doc map[string]any
+				if err := json.Unmarshal(pm, &doc); err != nil || doc["recommendation"] != tt.rec || doc["status"] != "failed" {
+					t.Errorf("post-mortem %s (%v)", pm, err)
+				}
+				learn, _ := os.ReadFile(filepath.Join(work, ".autopilot", "learnings.md"))
+				if !strings.Contains(string(learn), "### Phase 6.3 failure -- "+tt.rec) {
+					t.Errorf("learnings.md:\n%s", learn)
 				}
 			}
 		})

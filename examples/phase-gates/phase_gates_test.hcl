@@ -163,7 +163,7 @@ test "judge rollback" {
   expect {
     status         = "failed"
     recommendation = "rollback"
-    path           = ["preflight", "research", "plan", "plan_check", "execute", "verify", "judge", "rate", "gate", "rollback"]
+    path           = ["preflight", "research", "plan", "plan_check", "execute", "verify", "judge", "rate", "gate", "rollback", "postmortem", "learnings"]
   }
 }
 
@@ -205,6 +205,7 @@ test "plan check exhausted" {
     path = [
       "preflight", "research", "plan", "plan_check",
       "plan", "plan_check", "plan", "plan_check", "plan", "plan_check",
+      "postmortem", "learnings",
     ]
     output = { plan_checks = 4 }
   }

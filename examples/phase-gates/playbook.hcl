@@ -358,3 +358,35 @@ output {
   plan_checks     = steps.plan_check.attempts
   checkpoint_sha  = try(trimspace(steps.result.output), null)
 }
+
+# Seed 000, "Post-Mortem Generation": every failed phase leaves a
+# post-mortem and a prevention rule for later phases.
+on_failure {
+  step "postmortem" {
+    call "file.write" {
+      path = ".autopilot/diagnostics/phase-${inputs.phase_id}-postmortem.json"
+      content = jsonencode({
+        phase_id         = inputs.phase_id
+        run_id           = run.id
+        status           = run.status
+        recommendation   = run.recommendation
+        reason           = run.reason
+        debug_attempts   = steps.debug.attempts
+        remaining_issues = try(steps.debug.output.remaining_issues, [])
+        judge_concerns   = try(steps.judge.output.concerns, [])
+        alignment_score  = try(steps.rate.output.alignment_score, null)
+      })
+    }
+  }
+  step "learnings" {
+    call "file.append" {
+      path    = ".autopilot/learnings.md"
+      content = <<-EOT
+        ### Phase ${inputs.phase_id} failure -- ${run.recommendation}
+        **Prevention rule:** Before re-running, resolve: ${join("; ", concat(try(steps.debug.output.remaining_issues, []), try(steps.judge.output.concerns, [])))}
+        **Context:** Phase ${inputs.phase_id} (${inputs.phase_name}) failed: ${run.reason}. Run ${run.id}.
+
+      EOT
+    }
+  }
+}
