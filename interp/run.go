@@ -281,8 +281,11 @@ func (r *run) interrupted() (*Result, error) {
 		r.st.Meta.Status = StatusInterrupted
 	}
 	r.event(Event{Type: EventRunInterrupted, Step: r.st.Meta.CurrentStep, Message: "interrupted; continue with apl resume"})
-	if err := r.checkpoint(); err != nil {
-		return nil, err
+	// Whenever a run is not running, state.json alone tells where it is.
+	r.st.Meta.LastCheckpoint = r.now()
+	r.st.Metrics.DurationS = r.elapsed().Seconds()
+	if err := r.store.snapshot(r.st); err != nil {
+		return nil, fmt.Errorf("checkpoint run %s: %w", r.st.Meta.RunID, err)
 	}
 	return &Result{RunID: r.st.Meta.RunID, Dir: r.dir.path, Status: StatusInterrupted, OutputJSON: json.RawMessage("{}")}, ErrInterrupted
 }
