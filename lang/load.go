@@ -205,6 +205,13 @@ func dedupe(diags hcl.Diagnostics) hcl.Diagnostics {
 	seen := map[string]bool{}
 	var out hcl.Diagnostics
 	for _, d := range diags {
+		// A range built from an expression cut short by a syntax error may
+		// have no end; point at its start instead.
+		for _, r := range []*hcl.Range{d.Subject, d.Context} {
+			if r != nil && (r.End.Line == 0 || r.End.Byte < r.Start.Byte) {
+				r.End = r.Start
+			}
+		}
 		key := d.Summary + "|" + d.Detail
 		if d.Subject != nil {
 			key += "|" + d.Subject.String()
