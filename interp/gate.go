@@ -32,7 +32,14 @@ func (r *run) route(f *frame, s *lang.Step, next string) (string, error) {
 func (r *run) decide(f *frame, s *lang.Step, rule *lang.Rule, next string) (string, error) {
 	r.event(r.stepEvent(f, s, Event{Type: EventGateDecision, Message: "rule " + rule.Name,
 		Details: map[string]any{"rule": rule.Name}}))
+	start := r.now()
 	to, err := r.apply(f, s, rule, rule.Outcome, next)
+	cond := "otherwise"
+	if rule.When != nil {
+		cond = rule.When.Source
+	}
+	r.trace(Span{Step: s.Name, Item: f.key(), Action: "decision", InputSummary: "rule " + rule.Name + ": " + cond,
+		OutputSummary: decisionSummary(to, r.st.Meta, f)}, start, err)
 	if ce, ok := err.(*capError); ok {
 		r.tripRun(ce)
 		return "", nil
@@ -145,3 +152,16 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 
 // reservedStatus are statuses only apl sets.
 var reservedStatus = map[string]bool{StatusRunning: true, StatusFailed: true, StatusInterrupted: true, StatusWaiting: true, StepPending: true}
+
+// decisionSummary says where a gate decision led, for the trace.
+func decisionSummary(to string, m Meta, f *frame) string {
+	switch {
+	case to != "":
+		return "go to " + to
+	case f.item != nil:
+		return "item " + f.item.rec.Status
+	case m.Status == StatusFailed:
+		return "fail: " + m.Recommendation
+	}
+	return "finish: " + m.Status
+}

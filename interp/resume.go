@@ -158,7 +158,7 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 func (r *run) restore() error {
 	vals := map[string]cty.Value{}
 	for _, in := range r.pb.Inputs {
-		raw, ok := r.st.Inputs[in.Name]
+		raw, ok := r.st.Meta.Inputs[in.Name]
 		if !ok {
 			if in.Required() {
 				return fmt.Errorf("the run has no value for input %q", in.Name)

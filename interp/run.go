@@ -113,19 +113,18 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*R
 		Meta: Meta{
 			Version: stateVersion, RunID: id, Playbook: pb.Name, PlaybookRef: ref,
 			PlaybookHash: pb.Hash, Mode: opts.Mode, Workdir: r.workdir, Status: StatusRunning,
-			StartedAt: now,
+			StartedAt: now, Inputs: map[string]json.RawMessage{},
 		},
-		Inputs: map[string]json.RawMessage{},
-		Steps:  map[string]*StepRecord{},
-		Caps:   map[string]int{},
-		Vars:   map[string]json.RawMessage{},
+		Steps: map[string]*StepRecord{},
+		Caps:  map[string]int{},
+		Vars:  map[string]json.RawMessage{},
 	}
 	for name, v := range inputs.AsValueMap() {
 		b, err := builtins.CtyToJSON(v)
 		if err != nil {
 			return nil, fmt.Errorf("input %q: %w", name, err)
 		}
-		r.st.Inputs[name] = b
+		r.st.Meta.Inputs[name] = b
 	}
 	for _, s := range r.topSteps() {
 		r.st.Steps[s.Name] = &StepRecord{Status: StepPending}

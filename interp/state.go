@@ -31,9 +31,8 @@ const stateVersion = 1
 // State is everything a run knows, as written to its state file after
 // every transition (seed 001, section 1).
 type State struct {
-	Meta   Meta                       `json:"_meta"`
-	Inputs map[string]json.RawMessage `json:"inputs"`
-	Steps  map[string]*StepRecord     `json:"steps"`
+	Meta  Meta                   `json:"_meta"`
+	Steps map[string]*StepRecord `json:"steps"`
 	// Caps counts how often each capped goto was taken: "step/rule" → n.
 	Caps map[string]int `json:"caps"`
 	// Vars are the values gates assigned with `set`.
@@ -53,16 +52,18 @@ type State struct {
 type Meta struct {
 	Version int `json:"version"`
 	// Seq counts the state's writes; journal entries carry it.
-	Seq            int    `json:"seq"`
-	RunID          string `json:"run_id"`
-	Playbook       string `json:"playbook"`
-	PlaybookRef    string `json:"playbook_ref"`
-	PlaybookHash   string `json:"playbook_hash"`
-	Mode           string `json:"mode,omitempty"`
-	Workdir        string `json:"workdir"`
-	Status         string `json:"status"`
-	Recommendation string `json:"recommendation,omitempty"`
-	Reason         string `json:"reason,omitempty"`
+	Seq          int    `json:"seq"`
+	RunID        string `json:"run_id"`
+	Playbook     string `json:"playbook"`
+	PlaybookRef  string `json:"playbook_ref"`
+	PlaybookHash string `json:"playbook_hash"`
+	Mode         string `json:"mode,omitempty"`
+	// Inputs are the run's input values, after defaults and mode.
+	Inputs         map[string]json.RawMessage `json:"inputs"`
+	Workdir        string                     `json:"workdir"`
+	Status         string                     `json:"status"`
+	Recommendation string                     `json:"recommendation,omitempty"`
+	Reason         string                     `json:"reason,omitempty"`
 	// CurrentStep is the step to run next (or running now); "" once the
 	// main steps are done.
 	CurrentStep    string    `json:"current_step"`

@@ -13,7 +13,6 @@ import (
 func newTestState() *State {
 	return &State{
 		Meta:   Meta{Version: stateVersion, RunID: "r", Status: StatusRunning},
-		Inputs: map[string]json.RawMessage{},
 		Steps:  map[string]*StepRecord{},
 		Caps:   map[string]int{},
 		Vars:   map[string]json.RawMessage{},
