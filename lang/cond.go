@@ -47,11 +47,21 @@ func (c *Condition) Eval(env map[string]any) (bool, error) {
 // decodeCondition reads an attribute holding an expr-lang condition as a
 // string constant and compiles it against env.
 func (l *loader) decodeCondition(attr *hcl.Attribute, env *condEnv) (*Condition, hcl.Diagnostics) {
+	return l.decodeExprAttr(attr, env, true)
+}
+
+// decodeExpr compiles an expr-lang expression that yields a value of any
+// type (for_each lists, keys, priorities).
+func (l *loader) decodeExpr(attr *hcl.Attribute, env *condEnv) (*Condition, hcl.Diagnostics) {
+	return l.decodeExprAttr(attr, env, false)
+}
+
+func (l *loader) decodeExprAttr(attr *hcl.Attribute, env *condEnv, asBool bool) (*Condition, hcl.Diagnostics) {
 	src, diags := constString(attr)
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	c, diags := compileExpr(src, attr.Expr, env, true)
+	c, diags := compileExpr(src, attr.Expr, env, asBool)
 	for _, d := range diags {
 		fixLineStart(d.Subject, l.sources[d.Subject.Filename])
 	}

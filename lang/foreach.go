@@ -93,20 +93,6 @@ func wholeNumber(v cty.Value) (int, bool) {
 	return int(n), true
 }
 
-// decodeExpr compiles an expr-lang expression that yields a value of any
-// type (for_each lists, keys, priorities).
-func (l *loader) decodeExpr(attr *hcl.Attribute, env *condEnv) (*Condition, hcl.Diagnostics) {
-	src, diags := constString(attr)
-	if diags.HasErrors() {
-		return nil, diags
-	}
-	c, diags := compileExpr(src, attr.Expr, env, false)
-	for _, d := range diags {
-		fixLineStart(d.Subject, l.sources[d.Subject.Filename])
-	}
-	return c, diags
-}
-
 // staticType is the declared cty type of a chain of names such as
 // steps.plan.output.tasks or inputs.commands; cty.NilType when it cannot
 // be known before the run.
