@@ -12,10 +12,10 @@ import (
 
 func newTestState() *State {
 	return &State{
-		Meta:   Meta{Version: stateVersion, RunID: "r", Status: StatusRunning},
-		Steps:  map[string]*StepRecord{},
-		Caps:   map[string]int{},
-		Vars:   map[string]json.RawMessage{},
+		Meta:  Meta{Version: stateVersion, RunID: "r", Status: StatusRunning},
+		Steps: map[string]*StepRecord{},
+		Caps:  map[string]int{},
+		Vars:  map[string]json.RawMessage{},
 	}
 }
 
