@@ -144,13 +144,19 @@ func splitRun(args []string) (kongArgs, runArgs []string) {
 	return args[:2], args[2:]
 }
 
-func writeDiags(w io.Writer, pb *lang.Playbook, diags hcl.Diagnostics) {
+func writeDiags(w io.Writer, pb *lang.Playbook, diags hcl.Diagnostics, extra ...map[string][]byte) {
 	width := 100
 	color := false
 	if f, ok := w.(*os.File); ok && isTerminal(f) {
 		color = os.Getenv("NO_COLOR") == ""
 	}
-	dw := hcl.NewDiagnosticTextWriter(w, pb.Files(), uint(width), color)
+	files := pb.Files()
+	for _, m := range extra {
+		for name, src := range m {
+			files[name] = &hcl.File{Bytes: src}
+		}
+	}
+	dw := hcl.NewDiagnosticTextWriter(w, files, uint(width), color)
 	dw.WriteDiagnostics(diags)
 }
 

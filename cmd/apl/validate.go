@@ -47,6 +47,15 @@ func (c *validateCmd) Run(e *env) error {
 	failed := false
 	for _, p := range c.Paths {
 		pb, diags := e.loader.Load(p)
+		// A playbook's test files are part of what CI should check.
+		var tests map[string][]byte
+		if !diags.HasErrors() {
+			if files, err := e.loader.TestFiles(p); err == nil && len(files) > 0 {
+				_, td := lang.LoadTests(pb, files)
+				diags = append(diags, td...)
+				tests = files
+			}
+		}
 		res := jsonResult{Path: p, Playbook: pb.Name, Valid: !diags.HasErrors(), Diagnostics: []jsonDiag{}}
 		for _, d := range diags {
 			jd := jsonDiag{Severity: "warning", Summary: d.Summary, Detail: d.Detail}
@@ -68,7 +77,7 @@ func (c *validateCmd) Run(e *env) error {
 		}
 		results = append(results, res)
 		if c.Format == "text" {
-			writeDiags(e.stdout, pb, diags)
+			writeDiags(e.stdout, pb, diags, tests)
 			fmt.Fprintf(e.stdout, "%s: %s\n", p, summaryLine(pb, diags))
 		}
 	}
