@@ -46,6 +46,9 @@ func (r *run) askAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask
 		if q.Default, err = evalString(a.Default, ectx); err != nil {
 			return cty.NilVal, err
 		}
+		if !contains(q.Options, q.Default) {
+			return cty.NilVal, fmt.Errorf("%s: default %q is not one of the options: %s", a.Default.Range(), q.Default, strings.Join(q.Options, ", "))
+		}
 	}
 	answer, how := "", ""
 	if v, ok := r.opts.Answers[s.Name+"["+q.Item+"]"]; ok && q.Item != "" {

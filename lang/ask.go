@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // decodeAskBlock reads a human decision: a question and the options a
@@ -30,6 +31,22 @@ func (l *loader) decodeAskBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics)
 	if at := content.Attributes["default"]; at != nil {
 		a.Default = at.Expr
 		l.deferRefs(at.Expr, scope)
+		dv, d1 := at.Expr.Value(nil)
+		ov, d2 := cty.DynamicVal, hcl.Diagnostics(nil)
+		if a.Options != nil {
+			ov, d2 = a.Options.Value(nil)
+		}
+		if a.Options != nil && !d1.HasErrors() && !d2.HasErrors() && dv.Type() == cty.String && !dv.IsNull() && ov.IsKnown() && !ov.IsNull() && ov.CanIterateElements() {
+			found := false
+			for it := ov.ElementIterator(); it.Next(); {
+				if _, v := it.Element(); v.Type() == cty.String && !v.IsNull() && v.AsString() == dv.AsString() {
+					found = true
+				}
+			}
+			if !found {
+				diags = append(diags, errDiag("Invalid default", fmt.Sprintf("The default %q is not one of the options.", dv.AsString()), at.Expr.Range()))
+			}
+		}
 	}
 	return a, diags
 }
