@@ -104,7 +104,9 @@ func (s *store) commit(st *State, durable bool) error {
 		return s.snapshot(st)
 	}
 	st.Meta.Seq++
-	e := journalEntry{Seq: st.Meta.Seq, Meta: st.Meta, Caps: st.Caps, Metrics: st.Metrics, Output: st.Output,
+	meta := st.Meta
+	meta.Inputs = nil // fixed for the run; the snapshot has them
+	e := journalEntry{Seq: st.Meta.Seq, Meta: meta, Caps: st.Caps, Metrics: st.Metrics, Output: st.Output,
 		Breaker: st.Breaker, Waiting: st.Waiting}
 	for k := range s.items {
 		if e.Items == nil {
@@ -293,7 +295,9 @@ func replay(st *State, path string) error {
 		if e.Seq <= st.Meta.Seq {
 			continue
 		}
+		inputs := st.Meta.Inputs
 		st.Meta = e.Meta
+		st.Meta.Inputs = inputs
 		for name, rec := range e.Steps {
 			st.Steps[name] = rec
 		}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/zclconf/go-cty/cty"
 )
 
 func newTestState() *State {
@@ -127,4 +129,28 @@ func asJSON(t testing.TB, st *State) string {
 	json.Unmarshal(b, &v)
 	b, _ = json.MarshalIndent(v, "", " ")
 	return string(b)
+}
+
+// TestJournalOmitsInputs guards against journal entries repeating the
+// run's inputs: they never change during a run, and with a large input
+// (a task list) every transition re-wrote it, making a 1,000-item graph
+// ten times slower.
+func TestJournalOmitsInputs(t *testing.T) {
+	pb := load(t, `
+playbook "big" {}
+input "blob" { type = string }
+step "a" { shell { command = ["true"] } }
+step "b" { shell { command = ["true"] } }
+`)
+	blob := strings.Repeat("x", 10000)
+	res, _, _ := start(t, pb, map[string]cty.Value{"blob": cty.StringVal(blob)})
+	st, _, err := ReadRun(res.Dir)
+	if err != nil || !strings.Contains(string(st.Meta.Inputs["blob"]), blob) {
+		t.Fatalf("inputs not restored from the snapshot: %v", err)
+	}
+	j, _ := os.ReadFile(stateFiles(res.Dir).journalBackup)
+	j2, _ := os.ReadFile(stateFiles(res.Dir).journal)
+	if strings.Contains(string(j)+string(j2), blob) {
+		t.Error("a journal entry repeats the inputs")
+	}
 }
