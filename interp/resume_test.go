@@ -32,7 +32,11 @@ func TestHelperChild(t *testing.T) {
 	if work == "" {
 		t.Skip("helper process")
 	}
-	pb := load(t, chainPlaybook(20))
+	src := chainPlaybook(20)
+	if os.Getenv("APL_TEST_ITEMS") != "" {
+		src = itemsPlaybook
+	}
+	pb := load(t, src)
 	_, err := Start(context.Background(), pb, "chain", Options{Workdir: work, RunID: "killed"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -98,6 +102,76 @@ func TestResumeAfterKill(t *testing.T) {
 			}
 			if twice > 1 {
 				t.Errorf("%d steps ran twice; at most the one in flight may:\n%s", twice, log)
+			}
+		})
+	}
+}
+
+// itemsPlaybook runs 12 items, 3 at a time; each appends its key to
+// log.txt and takes a little while.
+const itemsPlaybook = `
+playbook "items" {}
+step "work" {
+  for_each    = "map(1..12, 'k' + string(#))"
+  key         = "item"
+  concurrency = 3
+  step "do" {
+    shell { script = "echo ${item} >> log.txt; sleep 0.03" }
+  }
+}
+`
+
+// TestResumeItemsAfterKill kills a run inside a for_each at random
+// moments and resumes it: every item ran once, except at most the three
+// in flight.
+func TestResumeItemsAfterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	pb := load(t, itemsPlaybook)
+	for i := range 5 {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			work := t.TempDir()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
+			cmd.Env = append(os.Environ(), "APL_TEST_CHILD="+work, "APL_TEST_ITEMS=1")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				if _, err := os.Stat(filepath.Join(work, "log.txt")); err == nil || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			time.Sleep(time.Duration(rand.IntN(120)) * time.Millisecond)
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+
+			res, err := Resume(context.Background(), pb, filepath.Join(work, ".apl", "runs", "killed"), Options{NoSync: true})
+			if err != nil {
+				t.Fatalf("resume: %v", err)
+			}
+			if res.Status != StatusCompleted {
+				t.Fatalf("status %s: %s", res.Status, res.Reason)
+			}
+			log, _ := os.ReadFile(filepath.Join(work, "log.txt"))
+			counts := map[string]int{}
+			for _, l := range strings.Fields(string(log)) {
+				counts[l]++
+			}
+			twice := 0
+			for i := 1; i <= 12; i++ {
+				switch n := counts[fmt.Sprintf("k%d", i)]; n {
+				case 1:
+				case 2:
+					twice++
+				default:
+					t.Errorf("item k%d ran %d times", i, n)
+				}
+			}
+			if twice > 3 {
+				t.Errorf("%d items ran twice; at most the 3 in flight may:\n%s", twice, log)
 			}
 		})
 	}
