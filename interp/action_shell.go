@@ -76,7 +76,7 @@ func (r *run) shellAction(ctx context.Context, f *frame, s *lang.Step, a *lang.S
 	var res builtins.ShellResult
 	var err error
 	r.unlocked(func() { res, err = r.shell.Run(ctx, spec) })
-	base := artifactBase(f, s, rec.Attempts)
+	base := artifactBase(f, s, rec.Runs)
 	artifact := ""
 	if res.Stdout != "" {
 		artifact, _ = r.dir.artifact(base+".stdout", []byte(res.Stdout))
@@ -89,7 +89,7 @@ func (r *run) shellAction(ctx context.Context, f *frame, s *lang.Step, a *lang.S
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("exit status %d%s", res.ExitCode, stderrExcerpt(res.Stderr))
 	}
-	r.trace(Span{Step: s.Name, Item: f.key(), Action: "command_run", Attempt: rec.Attempts, Artifact: artifact,
+	r.trace(Span{Step: s.Name, Item: f.key(), Action: "command_run", Attempt: rec.Runs, Artifact: artifact,
 		InputSummary: input, OutputSummary: fmt.Sprintf("exit %d: %s", res.ExitCode, res.Stdout)}, start, err)
 	out := res.Output
 	if out == cty.NilVal {

@@ -51,18 +51,17 @@ func (r *run) askAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask
 		}
 	}
 	answer, how := "", ""
+	start := r.now()
 	if v, ok := r.opts.Answers[s.Name+"["+q.Item+"]"]; ok && q.Item != "" {
 		answer, how = v, "answer given to resume"
 	} else if v, ok := r.opts.Answers[s.Name]; ok {
 		answer, how = v, "answer given to resume"
 	} else if r.opts.Asker != nil {
-		start := r.now()
 		r.unlocked(func() { answer, err = r.opts.Asker.Ask(ctx, q) })
 		if err != nil {
 			return cty.NilVal, err
 		}
 		how = "answered at the terminal"
-		r.trace(Span{Step: s.Name, Item: q.Item, Action: "decision", InputSummary: q.Question, OutputSummary: answer}, start, nil)
 	} else {
 		r.st.Waiting = &Waiting{Step: s.Name, Item: q.Item, Question: q.Question, Options: q.Options}
 		return cty.NilVal, errWaiting
@@ -70,6 +69,7 @@ func (r *run) askAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask
 	if !contains(q.Options, answer) {
 		return cty.NilVal, fmt.Errorf("answer %q is not one of the options: %s", answer, strings.Join(q.Options, ", "))
 	}
+	r.trace(Span{Step: s.Name, Item: q.Item, Action: "decision", InputSummary: q.Question, OutputSummary: answer + " (" + how + ")"}, start, nil)
 	r.event(r.stepEvent(f, s, Event{Type: EventHumanDecision, Message: fmt.Sprintf("%s: %s (%s)", q.Question, answer, how),
 		Details: map[string]any{"question": q.Question, "choice": answer, "options": q.Options}}))
 	return cty.StringVal(answer), nil

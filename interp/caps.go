@@ -27,11 +27,11 @@ type BreakerState struct {
 // countRetry counts one retry of the run (a step retried, a check that
 // re-runs a step, a capped goto back) against limits.max_retries.
 func (r *run) countRetry(f *frame, s *lang.Step, what string) error {
+	if l := r.pb.Limits; l != nil && l.MaxRetries > 0 && r.st.Metrics.Retries >= l.MaxRetries {
+		return &capError{fmt.Sprintf("limits.max_retries: a retry beyond the %d this run may make (%s)", l.MaxRetries, what)}
+	}
 	r.st.Metrics.Retries++
 	r.event(r.stepEvent(f, s, Event{Type: EventStepRetried, Message: what}))
-	if l := r.pb.Limits; l != nil && l.MaxRetries > 0 && r.st.Metrics.Retries > l.MaxRetries {
-		return &capError{fmt.Sprintf("limits.max_retries: %d retries in this run (max %d)", r.st.Metrics.Retries, l.MaxRetries)}
-	}
 	return nil
 }
 

@@ -36,12 +36,13 @@ func (r *run) forEach(ctx context.Context, s *lang.Step) (cty.Value, error) {
 	g := newItemGraph(items)
 	r.blockDependents(s, g, g.failedKeys())
 
-	done := make(chan *item)
+	done := make(chan *item, fe.Concurrency)
 	running := 0
+	var commitErr error
 	inUse := map[string]int{} // "limit=value" → items running
 	var waiting bool
 	for {
-		if ctx.Err() == nil && !waiting && r.tripped == nil {
+		if ctx.Err() == nil && !waiting && r.tripped == nil && commitErr == nil {
 			var held []*item // ready, but a limit is full
 			for running < fe.Concurrency && g.ready.Len() > 0 {
 				it := heap.Pop(&g.ready).(*item)
@@ -90,9 +91,13 @@ func (r *run) forEach(ctx context.Context, s *lang.Step) (cty.Value, error) {
 		case it.rec.Status == StepPending:
 			// Interrupted or waiting: it runs again on resume.
 		}
-		if err := r.commit(true); err != nil {
-			return cty.NilVal, err
+		if err := r.commit(true); err != nil && commitErr == nil {
+			// Start nothing more; let the running items end first.
+			commitErr = err
 		}
+	}
+	if commitErr != nil {
+		return cty.NilVal, commitErr
 	}
 	if ctx.Err() != nil {
 		return cty.NilVal, ctx.Err()
@@ -251,9 +256,12 @@ func (r *run) itemFrame(it *item) *frame {
 // items returns the step's items: from the state when the run already
 // computed them, else from the for_each expression.
 func (r *run) items(s *lang.Step) (map[string]*item, error) {
-	if recs, ok := r.st.Items[s.Name]; ok {
+	run := r.st.Steps[s.Name].Runs
+	if recs, ok := r.st.Items[s.Name]; ok && r.st.ItemsRun[s.Name] == run {
 		return r.restoreItems(s, recs)
 	}
+	// A new run of the step (a goto back, a retry): new items.
+	delete(r.itemOutputs, s.Name)
 	fe := s.ForEach
 	v, err := fe.List.Value(r.exprEnv(r.top()))
 	if err != nil {
@@ -330,6 +338,10 @@ func (r *run) items(s *lang.Step) (map[string]*item, error) {
 		r.st.Items = map[string]map[string]*ItemRecord{}
 	}
 	r.st.Items[s.Name] = recs
+	if r.st.ItemsRun == nil {
+		r.st.ItemsRun = map[string]int{}
+	}
+	r.st.ItemsRun[s.Name] = run
 	for k := range recs {
 		r.store.touchItem(s.Name, k)
 	}
@@ -360,6 +372,7 @@ func (r *run) restoreItems(s *lang.Step, recs map[string]*ItemRecord) (map[strin
 				sr.Status = StepPending
 				if sr.Attempts > 0 {
 					sr.Attempts--
+					sr.Runs = max(sr.Runs-1, 0)
 				}
 			}
 			if len(sr.Output) > 0 {
@@ -386,9 +399,14 @@ func decodeItem(js []byte, t cty.Type) (cty.Value, error) {
 	return agent.Decode(js, t)
 }
 
+// decodeOutput reads a recorded output back: by the step's returns type
+// when it has one and the output conforms (a failed step may have
+// recorded something else), else as it is.
 func decodeOutput(s *lang.Step, js []byte) (cty.Value, error) {
-	if s.Returns != cty.NilType {
-		return agent.Decode(js, s.Returns)
+	if s.Returns != cty.NilType && s.ForEach == nil {
+		if v, err := agent.Decode(js, s.Returns); err == nil {
+			return v, nil
+		}
 	}
 	return builtins.JSONToCty(js)
 }

@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/apl-lang/apl/builtins"
@@ -34,15 +35,21 @@ func (r *run) decide(f *frame, s *lang.Step, rule *lang.Rule, next string) (stri
 		Details: map[string]any{"rule": rule.Name}}))
 	start := r.now()
 	to, err := r.apply(f, s, rule, rule.Outcome, next)
+	var tripped *capError
+	if errors.As(err, &tripped) {
+		err = nil
+	}
 	cond := "otherwise"
 	if rule.When != nil {
 		cond = rule.When.Source
 	}
 	r.trace(Span{Step: s.Name, Item: f.key(), Action: "decision", InputSummary: "rule " + rule.Name + ": " + cond,
 		OutputSummary: decisionSummary(to, r.st.Meta, f)}, start, err)
-	if ce, ok := err.(*capError); ok {
-		r.tripRun(ce)
-		return "", nil
+	if tripped != nil {
+		// The step completed and its gate chose: resume goes on from there.
+		r.tripRun(f, s, tripped)
+		r.failedInStep = false
+		return to, nil
 	}
 	if err != nil {
 		r.fail(f, s, fmt.Errorf("gate rule %q: %w", rule.Name, err))
@@ -68,7 +75,7 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 		if o.Goto.Index <= s.Index {
 			// Going back is a retry of the steps in between.
 			if err := r.countRetry(f, s, fmt.Sprintf("rule %q: back to %s (%d/%d)", rule.Name, o.Goto.Name, f.caps[key], o.Max)); err != nil {
-				return "", err
+				return o.Goto.Name, err
 			}
 		}
 	}
@@ -124,6 +131,9 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 			return "", fmt.Errorf("cannot finish as %q: apl sets that status itself", status)
 		}
 		if f.item != nil {
+			if status == ItemBlocked {
+				return "", fmt.Errorf("an item cannot finish as %q: apl sets that status for items whose dependencies failed", status)
+			}
 			f.item.rec.Status = status
 			f.item.rec.Error = reason
 		} else {

@@ -2,6 +2,7 @@ package interp
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/apl-lang/apl/builtins"
@@ -68,6 +69,18 @@ type DriverFactory func(a *lang.Agent) (agent.Driver, error)
 // goroutine running the playbook, in order.
 type Observer interface {
 	Event(e Event)
+}
+
+// syncObserver makes an Observer's calls one at a time.
+type syncObserver struct {
+	mu    sync.Mutex
+	inner Observer
+}
+
+func (o *syncObserver) Event(e Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.inner.Event(e)
 }
 
 // ObserverFunc adapts a function to Observer.

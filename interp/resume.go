@@ -2,6 +2,7 @@ package interp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,19 @@ func ReadRun(dir string) (*State, string, error) { return readState(dir) }
 // their outputs are restored; the step that was in flight, or that failed,
 // runs again.
 func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*Result, error) {
+	d, err := openRunDir(dir)
+	if errors.Is(err, ErrRunInUse) {
+		return nil, &InputError{Msg: fmt.Sprintf("%v: it is still running; wait for it, or stop it first", err)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			d.close()
+		}
+	}()
 	st, used, err := readState(dir)
 	if err != nil {
 		return nil, err
@@ -48,15 +62,19 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 			return nil, fmt.Errorf("run %s already ended with status %q; there is nothing to resume", st.Meta.RunID, st.Meta.Status)
 		}
 	}
-	if st.Meta.Status == StatusWaiting && st.Waiting != nil && !opts.Force {
+	if st.Waiting != nil && !opts.Force {
 		w := st.Waiting
 		key := w.Step
 		if w.Item != "" {
 			key += "[" + w.Item + "]"
 		}
-		_, ok := opts.Answers[key]
-		if _, plain := opts.Answers[w.Step]; plain {
-			ok = true
+		answer, ok := opts.Answers[key]
+		if v, plain := opts.Answers[w.Step]; plain && !ok {
+			answer, ok = v, true
+		}
+		if ok && !contains(w.Options, answer) {
+			return nil, &InputError{Msg: fmt.Sprintf("--answer %s=%s: step %s takes one of: %s; the run is still waiting",
+				key, answer, key, strings.Join(w.Options, ", "))}
 		}
 		if !ok && opts.Asker == nil {
 			return nil, &InputError{Msg: fmt.Sprintf("run %s is waiting for a decision at step %s: %s; answer with --answer %s=CHOICE (one of: %s)",
@@ -87,10 +105,6 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 	// Time spent stopped between runs does not count against limits.
 	r.elapsed0 = time.Duration(st.Metrics.DurationS * float64(time.Second))
 	if err := r.restore(); err != nil {
-		return nil, err
-	}
-	d, err := openRunDir(dir)
-	if err != nil {
 		return nil, err
 	}
 	r.dir = d
@@ -132,17 +146,39 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 		r.st.Meta.OnFailure, r.st.Meta.OnFailureStep = false, ""
 		r.event(Event{Type: EventRunResumed, Step: st.Meta.CurrentStep, Message: "resuming at step " + st.Meta.CurrentStep})
 	}
-	for _, s := range pb.Steps {
+	steps := pb.Steps
+	if inOnFailure {
+		// The main steps are over; the failed one stays failed. Only an
+		// on_failure step in flight goes back to pending.
+		steps = pb.OnFailure
+	}
+	from := len(pb.Steps)
+	if s := pb.Step(opts.From); s != nil && s.Parent == nil && !s.OnFailure {
+		from = s.Index
+	}
+	for _, s := range steps {
 		rec := st.Steps[s.Name]
+		if rec == nil {
+			continue
+		}
+		if !inOnFailure && (s.Index >= from || s.Name == st.Meta.CurrentStep) && rec.Status != StepRunning && rec.Status != StepFailed {
+			// It runs again: not reused.
+			continue
+		}
 		switch rec.Status {
 		case StepCompleted, StepSkipped:
 			r.event(Event{Type: EventStepReused, Step: s.Name, Message: fmt.Sprintf("%s earlier; not run again", rec.Status)})
-		case StepRunning, StepFailed:
+		case StepRunning:
 			// The attempt in flight when the run stopped did not finish.
-			if rec.Status == StepRunning && rec.Attempts > 0 {
+			if rec.Attempts > 0 {
 				rec.Attempts--
+				rec.Runs = max(rec.Runs-1, 0)
 			}
 			rec.Status = StepPending
+		case StepFailed:
+			if !inOnFailure {
+				rec.Status = StepPending // it runs again
+			}
 		}
 	}
 	// Records changed above: start from a full snapshot.
@@ -150,6 +186,7 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 	if err := r.store.snapshot(r.st); err != nil {
 		return nil, fmt.Errorf("checkpoint run %s: %w", r.st.Meta.RunID, err)
 	}
+	keep = true // execute closes it
 	return r.execute(ctx)
 }
 
@@ -182,13 +219,7 @@ func (r *run) restore() error {
 		if len(rec.Output) == 0 {
 			continue
 		}
-		var v cty.Value
-		var err error
-		if s.Returns != cty.NilType {
-			v, err = agent.Decode(rec.Output, s.Returns)
-		} else {
-			v, err = builtins.JSONToCty(rec.Output)
-		}
+		v, err := decodeOutput(s, rec.Output)
 		if err != nil {
 			return fmt.Errorf("output of step %q in the state: %w", s.Name, err)
 		}

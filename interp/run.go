@@ -113,7 +113,7 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*R
 		Meta: Meta{
 			Version: stateVersion, RunID: id, Playbook: pb.Name, PlaybookRef: ref,
 			PlaybookHash: pb.Hash, Mode: opts.Mode, Workdir: r.workdir, Status: StatusRunning,
-			StartedAt: now, Inputs: map[string]json.RawMessage{},
+			StartedAt: now, Inputs: map[string]json.RawMessage{}, AgentCommand: opts.AgentCommand,
 		},
 		Steps: map[string]*StepRecord{},
 		Caps:  map[string]int{},
@@ -170,6 +170,13 @@ func newRun(pb *lang.Playbook, opts Options) (*run, error) {
 	if r.funcs == nil {
 		r.funcs = builtins.Funcs()
 	}
+	if opts.Observer != nil {
+		if _, ok := opts.Observer.(*syncObserver); !ok {
+			// Sub-runs report from other goroutines; calls stay one at a
+			// time, as Observer promises.
+			r.opts.Observer = &syncObserver{inner: opts.Observer}
+		}
+	}
 	r.drivers = opts.Drivers
 	if r.drivers == nil {
 		r.drivers = defaultDrivers(pb, opts.AgentCommand)
@@ -216,7 +223,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		next, err := r.step(runCtx, top, s)
 		if err != nil && ctx.Err() == nil && runCtx.Err() != nil {
 			// The wall clock ran out, not the user's patience.
-			r.tripRun(&capError{fmt.Sprintf("limits.timeout: the run took longer than %s", r.pb.Limits.Timeout)})
+			r.tripRun(top, s, &capError{fmt.Sprintf("limits.timeout: the run took longer than %s", r.pb.Limits.Timeout)})
 			r.st.Meta.CurrentStep = s.Name
 			break
 		}
@@ -242,6 +249,9 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	}
 	if r.st.Meta.Status == StatusFailed {
 		if err := r.runOnFailure(ctx); err != nil {
+			if errors.Is(err, errWaiting) {
+				return r.wait()
+			}
 			if errors.Is(err, ErrInterrupted) {
 				return r.interrupted()
 			}
@@ -253,7 +263,11 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 
 // wait checkpoints a run paused for a human decision.
 func (r *run) wait() (*Result, error) {
-	r.st.Meta.Status = StatusWaiting
+	// A run that failed and waits in its on_failure steps stays failed;
+	// resume continues them.
+	if !r.st.Meta.OnFailure {
+		r.st.Meta.Status = StatusWaiting
+	}
 	w := r.st.Waiting
 	msg := "waiting for a decision"
 	if w != nil {
@@ -299,7 +313,14 @@ func (r *run) runOnFailure(ctx context.Context) error {
 	if !r.st.Meta.OnFailure {
 		r.st.Meta.OnFailure = true
 		r.st.Meta.OnFailureStep = r.pb.OnFailure[0].Name
+		// On disk before the first of them runs, so that a crash here
+		// leaves a run that resume continues in on_failure.
+		if err := r.checkpoint(); err != nil {
+			return err
+		}
 	}
+	// A cap that stopped the main steps does not stop the clean-up.
+	r.tripped = nil
 	saved := r.st.Meta
 	for r.st.Meta.OnFailureStep != "" {
 		s := r.pb.Step(r.st.Meta.OnFailureStep)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -21,6 +22,7 @@ type runDir struct {
 
 	mu    sync.Mutex
 	trace *os.File
+	lock  *os.File
 }
 
 // newRunID makes a sortable, unique run id.
@@ -48,12 +50,30 @@ func createRunDir(runsDir, id string) (*runDir, error) {
 	return openRunDir(dir)
 }
 
+// ErrRunInUse is returned when another process holds the run: two
+// processes running the same run would run its steps twice.
+var ErrRunInUse = errors.New("the run is in use by another apl process")
+
+// openRunDir opens a run directory for this process: it takes the run's
+// lock (released by the kernel if the process dies) and opens the trace.
 func openRunDir(dir string) (*runDir, error) {
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock run: %w", err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%s: %w", dir, ErrRunInUse)
+		}
+		return nil, fmt.Errorf("lock run: %w", err)
+	}
 	f, err := os.OpenFile(filepath.Join(dir, "trace.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("open trace: %w", err)
 	}
-	return &runDir{path: dir, trace: f}, nil
+	return &runDir{path: dir, trace: f, lock: lock}, nil
 }
 
 func (d *runDir) close() error {
@@ -64,6 +84,7 @@ func (d *runDir) close() error {
 	}
 	err := d.trace.Close()
 	d.trace = nil
+	d.lock.Close() // releases the lock
 	return err
 }
 
@@ -117,12 +138,12 @@ func ResolveRun(runsDir, ref string) (string, error) {
 		}
 		return filepath.Join(runsDir, strings.TrimSpace(string(b))), nil
 	}
-	if _, err := os.Stat(filepath.Join(p, stateFile)); err != nil {
-		if _, err2 := os.Stat(filepath.Join(p, backupFile)); err2 != nil {
-			return "", fmt.Errorf("no run %q in %s", ref, runsDir)
+	for _, name := range []string{stateFile, backupFile, statePointer} {
+		if _, err := os.Stat(filepath.Join(p, name)); err == nil {
+			return p, nil
 		}
 	}
-	return p, nil
+	return "", fmt.Errorf("no run %q in %s", ref, runsDir)
 }
 
 // artifact writes one artifact file and returns its path relative to the

@@ -38,8 +38,12 @@ type State struct {
 	// Vars are the values gates assigned with `set`.
 	Vars map[string]json.RawMessage `json:"vars"`
 	// Items are the items of for_each steps: step → key → record.
-	Items   map[string]map[string]*ItemRecord `json:"items,omitempty"`
-	Breaker BreakerState                      `json:"circuit_breaker"`
+	Items map[string]map[string]*ItemRecord `json:"items,omitempty"`
+	// ItemsRun is the run of each for_each step (StepRecord.Runs) its
+	// items belong to: a new run computes new items, a resumed one keeps
+	// them.
+	ItemsRun map[string]int `json:"items_run,omitempty"`
+	Breaker  BreakerState   `json:"circuit_breaker"`
 	// Waiting says which decision a waiting run needs.
 	Waiting *Waiting `json:"waiting,omitempty"`
 	Events  []Event  `json:"event_log"`
@@ -58,6 +62,9 @@ type Meta struct {
 	PlaybookRef  string `json:"playbook_ref"`
 	PlaybookHash string `json:"playbook_hash"`
 	Mode         string `json:"mode,omitempty"`
+	// AgentCommand is the command every agent step went to (apl run
+	// --agent-cmd), so that resume can use it again.
+	AgentCommand []string `json:"agent_command,omitempty"`
 	// Inputs are the run's input values, after defaults and mode.
 	Inputs         map[string]json.RawMessage `json:"inputs"`
 	Workdir        string                     `json:"workdir"`
@@ -77,9 +84,12 @@ type Meta struct {
 
 // StepRecord is what the run knows about one step.
 type StepRecord struct {
-	Status      string          `json:"status"`
-	Attempts    int             `json:"attempts"`
-	Calls       int             `json:"calls,omitempty"` // agent calls, re-prompts included
+	Status   string `json:"status"`
+	Attempts int    `json:"attempts"`
+	Calls    int    `json:"calls,omitempty"` // agent calls, re-prompts included
+	// Runs counts the action's runs, retries and check re-runs included;
+	// artifacts and sub-runs are named by it.
+	Runs        int             `json:"runs,omitempty"`
 	Output      json.RawMessage `json:"output,omitempty"`
 	Error       string          `json:"error,omitempty"`
 	ExitCode    *int            `json:"exit_code,omitempty"`

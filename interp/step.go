@@ -88,6 +88,7 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) (string, error) 
 		// Interrupted or paused: the attempt did not finish and does not
 		// count.
 		rec.Attempts--
+		rec.Runs--
 		rec.Status = StepPending
 		rec.StartedAt = nil
 		r.frameChanged(f, s.Name)
@@ -104,8 +105,9 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) (string, error) 
 	if errors.As(err, &ce) {
 		rec.Status = StepFailed
 		rec.Error = err.Error()
+		r.st.Metrics.StepsFailed++
 		r.event(r.stepEvent(f, s, Event{Type: EventStepFailed, Attempt: rec.Attempts, Message: err.Error()}))
-		r.tripRun(ce)
+		r.tripRun(f, s, ce)
 		return "", nil
 	}
 	if err != nil {
@@ -120,7 +122,7 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) (string, error) 
 	tripped := r.breaker(f, s, err)
 	if err != nil && (!s.ContinueOnError || tripped != nil) {
 		if tripped != nil {
-			r.tripRun(tripped)
+			r.tripRun(f, s, tripped)
 		} else {
 			r.fail(f, s, err)
 		}
@@ -134,7 +136,7 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) (string, error) 
 	}
 	if tripped != nil {
 		// The step itself completed: resume goes on from where it led.
-		r.tripRun(tripped)
+		r.tripRun(f, s, tripped)
 		r.failedInStep = false
 	}
 	return to, nil
@@ -151,6 +153,11 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 		if s.Timeout > 0 {
 			actx, cancel = context.WithTimeout(ctx, s.Timeout)
 		}
+		// A new run of the action: nothing of the last one stays visible.
+		rec.Runs++
+		rec.Output, rec.ExitCode = nil, nil
+		delete(f.outputs, s.Name)
+		r.frameChanged(f, s.Name)
 		out, err := r.act(actx, f, s, rec, feedback)
 		timedOut := s.Timeout > 0 && errors.Is(actx.Err(), context.DeadlineExceeded)
 		cancel()
@@ -306,12 +313,12 @@ func (r *run) fail(f *frame, s *lang.Step, err error) {
 }
 
 // tripRun fails the whole run because a cap or the circuit breaker
-// tripped, wherever the step ran.
-func (r *run) tripRun(ce *capError) {
+// tripped in step s, wherever the step ran.
+func (r *run) tripRun(f *frame, s *lang.Step, ce *capError) {
 	if r.st.Meta.Status == StatusRunning {
 		r.st.Meta.Status = StatusFailed
 		r.st.Meta.Recommendation = "halt"
-		r.st.Meta.Reason = ce.msg
+		r.st.Meta.Reason = (&StepError{Step: s.Name, Item: f.key(), Range: s.DeclRange.String(), Err: ce}).Error()
 		r.failedInStep = true
 	}
 	r.tripped = ce
@@ -378,7 +385,7 @@ func (r *run) callAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Ca
 	var out cty.Value
 	var err error
 	r.unlocked(func() { out, err = r.funcs.Call(ctx, a.Builtin, env, cty.ObjectVal(args)) })
-	r.trace(Span{Step: s.Name, Item: f.key(), Action: "tool_call", Attempt: rec.Attempts,
+	r.trace(Span{Step: s.Name, Item: f.key(), Action: "tool_call", Attempt: rec.Runs,
 		InputSummary: a.Builtin + " " + string(mustJSON(cty.ObjectVal(args))), OutputSummary: summaryOf(out, err)}, start, err)
 	return out, err
 }

@@ -51,17 +51,18 @@ func stateFiles(dir string) files {
 // journalEntry is one transition: the records that changed and the events
 // added since the previous entry.
 type journalEntry struct {
-	Seq     int                               `json:"seq"`
-	Items   map[string]map[string]*ItemRecord `json:"items,omitempty"`
-	Breaker BreakerState                      `json:"circuit_breaker"`
-	Waiting *Waiting                          `json:"waiting,omitempty"`
-	Meta    Meta                              `json:"meta"`
-	Steps   map[string]*StepRecord            `json:"steps,omitempty"`
-	Caps    map[string]int                    `json:"caps,omitempty"`
-	Vars    map[string]json.RawMessage        `json:"vars,omitempty"`
-	Events  []Event                           `json:"events,omitempty"`
-	Metrics Metrics                           `json:"metrics"`
-	Output  json.RawMessage                   `json:"output,omitempty"`
+	Seq      int                               `json:"seq"`
+	Items    map[string]map[string]*ItemRecord `json:"items,omitempty"`
+	ItemsRun map[string]int                    `json:"items_run,omitempty"`
+	Breaker  BreakerState                      `json:"circuit_breaker"`
+	Waiting  *Waiting                          `json:"waiting,omitempty"`
+	Meta     Meta                              `json:"meta"`
+	Steps    map[string]*StepRecord            `json:"steps,omitempty"`
+	Caps     map[string]int                    `json:"caps,omitempty"`
+	Vars     map[string]json.RawMessage        `json:"vars,omitempty"`
+	Events   []Event                           `json:"events,omitempty"`
+	Metrics  Metrics                           `json:"metrics"`
+	Output   json.RawMessage                   `json:"output,omitempty"`
 }
 
 // store persists one run's state.
@@ -107,7 +108,7 @@ func (s *store) commit(st *State, durable bool) error {
 	meta := st.Meta
 	meta.Inputs = nil // fixed for the run; the snapshot has them
 	e := journalEntry{Seq: st.Meta.Seq, Meta: meta, Caps: st.Caps, Metrics: st.Metrics, Output: st.Output,
-		Breaker: st.Breaker, Waiting: st.Waiting}
+		Breaker: st.Breaker, Waiting: st.Waiting, ItemsRun: st.ItemsRun}
 	for k := range s.items {
 		if e.Items == nil {
 			e.Items = map[string]map[string]*ItemRecord{}
@@ -310,6 +311,9 @@ func replay(st *State, path string) error {
 		st.Events = append(st.Events, e.Events...)
 		st.Metrics = e.Metrics
 		st.Breaker = e.Breaker
+		if e.ItemsRun != nil {
+			st.ItemsRun = e.ItemsRun
+		}
 		st.Waiting = e.Waiting
 		for step, recs := range e.Items {
 			if st.Items == nil {

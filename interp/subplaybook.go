@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/lang"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -32,25 +33,23 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 			inputs[k.AsString()] = ev
 		}
 	}
-	base := fmt.Sprintf("%s-%d", s.Name, rec.Attempts)
+	id := fmt.Sprintf("%s-%d", s.Name, rec.Runs)
 	if k := f.key(); k != "" {
-		base = fmt.Sprintf("%s-%s-%d", s.Name, safeName(k), rec.Attempts)
+		id = fmt.Sprintf("%s-%s-%d", s.Name, safeName(k), rec.Runs)
 	}
 	runsDir := filepath.Join(r.dir.path, "subruns")
-	// The first sub-run of this attempt that has not ended is resumed (the
-	// parent stopped while it ran); one that ended belongs to an earlier
-	// call of the step (a check asked for another), so a new one starts.
-	id, resume := base, false
-	for n := 2; ; n++ {
-		st, _, err := readState(filepath.Join(runsDir, id))
-		if err != nil {
-			break
-		}
-		if st.Meta.Status == StatusRunning || st.Meta.Status == StatusInterrupted {
+	// Each run of the step has its own sub-run. One that exists already was
+	// started before this run stopped: resume it, or, if it ended, take
+	// its result.
+	resume := false
+	if st, _, err := readState(filepath.Join(runsDir, id)); err == nil {
+		switch st.Meta.Status {
+		case StatusRunning, StatusInterrupted, StatusWaiting:
 			resume = true
-			break
+		default:
+			return r.subResult(a, &Result{RunID: id, Dir: filepath.Join(runsDir, id), Status: st.Meta.Status,
+				Recommendation: st.Meta.Recommendation, Reason: st.Meta.Reason, OutputJSON: st.Output})
 		}
-		id = fmt.Sprintf("%s.%d", base, n)
 	}
 	opts := r.opts
 	opts.Workdir = r.workdir
@@ -59,6 +58,8 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	opts.Inputs = inputs
 	opts.Mode = a.Mode
 	opts.Observer = prefixObserver{r.opts.Observer, s.Name}
+	// --from and --answer were given for this run, not the sub-run.
+	opts.From, opts.Answers = "", nil
 	opts.Shell, opts.Funcs, opts.Drivers = r.shell, r.funcs, r.drivers
 
 	start := r.now()
@@ -71,7 +72,7 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 			res, err = Start(ctx, sub, a.Source, opts)
 		}
 	})
-	r.trace(Span{Step: s.Name, Item: f.key(), Action: "agent_spawn", Attempt: rec.Attempts,
+	r.trace(Span{Step: s.Name, Item: f.key(), Action: "agent_spawn", Attempt: rec.Runs,
 		InputSummary: "playbook " + a.Source, OutputSummary: resultSummary(res, err)}, start, err)
 	if errors.Is(err, ErrInterrupted) {
 		return cty.NilVal, err
@@ -83,9 +84,19 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	if err != nil {
 		return cty.NilVal, fmt.Errorf("playbook %s: %w", a.Source, err)
 	}
+	return r.subResult(a, res)
+}
+
+// subResult turns a sub-run's result into the step's output or error.
+func (r *run) subResult(a *lang.SubPlaybook, res *Result) (cty.Value, error) {
 	out := res.Output
 	if out == cty.NilVal {
 		out = cty.EmptyObjectVal
+		if len(res.OutputJSON) > 0 {
+			if v, err := builtins.JSONToCty(res.OutputJSON); err == nil {
+				out = v
+			}
+		}
 	}
 	if res.Status == StatusWaiting {
 		return cty.NilVal, fmt.Errorf("playbook %s is waiting for a decision; answer it in its own run: apl resume %s", a.Source, res.Dir)

@@ -63,6 +63,9 @@ func runDrivers(pb *lang.Playbook, agentCmd []string, f cassetteFlags, fresh boo
 	var inner agent.Driver
 	if mode != agent.CassetteReplay {
 		inner = router{}
+		if err := checkWritable(path); err != nil {
+			return nil, fmt.Errorf("--%s: %w", mode, err)
+		}
 	}
 	tape, err := agent.NewCassette(inner, path, mode)
 	if err != nil {
@@ -89,6 +92,25 @@ func runDrivers(pb *lang.Playbook, agentCmd []string, f cassetteFlags, fresh boo
 			return d, nil
 		}}, nil
 	}, nil
+}
+
+// checkWritable checks that a cassette can be recorded to, before the
+// run starts: the cassette writes only after an agent call, whose answer
+// (paid for, with a real agent) would then be lost and its step failed.
+// It leaves no file behind that was not there.
+func checkWritable(path string) error {
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if errors.Is(statErr, os.ErrNotExist) {
+		return os.Remove(path)
+	}
+	return nil
 }
 
 // driverKey is the context key under which taped hands the cassette the

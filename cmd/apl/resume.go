@@ -17,7 +17,7 @@ type resumeCmd struct {
 	Force          bool     `help:"Resume even though the playbook changed since the run began."`
 	JSON           bool     `help:"Print only the output object, as JSON, on stdout."`
 	Quiet          bool     `short:"q" help:"No progress lines on stderr."`
-	AgentCmd       string   `help:"Send every agent step to this command." env:"APL_AGENT_CMD" placeholder:"CMD"`
+	AgentCmd       string   `help:"Send every agent step to this command (default: the one the run started with)." env:"APL_AGENT_CMD" placeholder:"CMD"`
 	RunsDir        string   `help:"Where run directories are (default: .apl/runs)." placeholder:"DIR"`
 	Answer         []string `help:"Answer a waiting decision: STEP=CHOICE (STEP[ITEM]=CHOICE inside a for_each). Repeatable." placeholder:"STEP=CHOICE"`
 	From           string   `help:"Run again from this step (completed steps before it are reused)." placeholder:"STEP"`
@@ -50,6 +50,10 @@ func (c *resumeCmd) Run(e *env) error {
 	agentCmd, err := splitCommand(c.AgentCmd)
 	if err != nil {
 		return exitWith(exitUsage, fmt.Errorf("--agent-cmd: %w", err))
+	}
+	if len(agentCmd) == 0 {
+		// The run goes on with the agent command it started with.
+		agentCmd = st.Meta.AgentCommand
 	}
 	drivers, err := runDrivers(pb, agentCmd, c.cassetteFlags, false)
 	if err != nil {

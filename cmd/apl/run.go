@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,8 +61,11 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
-	if !opts.quiet && len(warnings) > 0 {
-		writeDiags(e.stderr, pb, warnings)
+	if !opts.quiet {
+		if len(warnings) > 0 {
+			writeDiags(e.stderr, pb, warnings)
+		}
+		warnClashes(e.stderr, pb)
 	}
 	agentCmd, err := splitCommand(opts.agentCmd)
 	if err != nil {
@@ -114,28 +119,38 @@ func checkRunPlace(o runOptions) error {
 	return nil
 }
 
-// report prints how a run ended and turns it into an exit code.
+// report prints how a run ended and turns it into an exit code. With
+// asJSON, stdout gets the output object and nothing else, however the run
+// ended ("{}" when there is none yet), so it is always one JSON document.
 func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON bool) error {
 	var inErr *interp.InputError
 	switch {
 	case errors.As(err, &inErr):
 		return exitWith(exitUsage, err)
 	case errors.Is(err, interp.ErrInterrupted):
-		fmt.Fprintf(e.stderr, "apl: run %s interrupted; continue it with: apl resume %s\n", res.RunID, res.RunID)
+		if asJSON {
+			fmt.Fprintf(e.stdout, "%s\n", outputJSON(res))
+		}
+		fmt.Fprintf(e.stderr, "apl: run %s interrupted; continue it with: %s\n", res.RunID, resumeCommand(res))
 		return exitWith(exitInterrupted, nil)
 	case err != nil:
 		return exitWith(exitInternal, err)
 	case res.Status == interp.StatusWaiting:
 		if asJSON {
-			fmt.Fprintf(e.stdout, "%s\n", res.OutputJSON)
+			fmt.Fprintf(e.stdout, "%s\n", outputJSON(res))
 		} else {
 			fmt.Fprintf(e.stdout, "waiting: run %s (%s)\n", res.RunID, relPath(res.Dir))
 		}
-		fmt.Fprintf(e.stderr, "apl: %s\n", res.Reason)
+		reason := res.Reason
+		if !defaultRunsDir(res) {
+			// interp's hint is for the default runs directory.
+			reason = strings.Replace(reason, "apl resume ", resumeCommand(res)+" ", 1)
+		}
+		fmt.Fprintf(e.stderr, "apl: %s\n", reason)
 		return exitWith(exitWaiting, nil)
 	}
 	if asJSON {
-		fmt.Fprintf(e.stdout, "%s\n", res.OutputJSON)
+		fmt.Fprintf(e.stdout, "%s\n", outputJSON(res))
 	} else {
 		fmt.Fprintf(e.stdout, "%s: run %s (%s)\n", res.Status, res.RunID, relPath(res.Dir))
 		if res.Reason != "" {
@@ -145,16 +160,44 @@ func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON boo
 			fmt.Fprintf(e.stdout, "recommendation: %s\n", res.Recommendation)
 		}
 		if pb.Output != nil {
-			var v any
-			json.Unmarshal(res.OutputJSON, &v)
-			b, _ := json.MarshalIndent(v, "", "  ")
-			fmt.Fprintf(e.stdout, "%s\n", b)
+			// Indented as it is, not decoded: numbers keep every digit.
+			var b bytes.Buffer
+			if err := json.Indent(&b, outputJSON(res), "", "  "); err != nil {
+				return exitWith(exitInternal, fmt.Errorf("output: %w", err))
+			}
+			fmt.Fprintf(e.stdout, "%s\n", b.Bytes())
 		}
 	}
 	if code := pb.ExitCode(res.Status); code != exitOK {
 		return exitWith(code, nil)
 	}
 	return nil
+}
+
+// outputJSON is the run's output object, "{}" when it has none.
+func outputJSON(res *interp.Result) []byte {
+	if res == nil || len(res.OutputJSON) == 0 {
+		return []byte("{}")
+	}
+	return res.OutputJSON
+}
+
+// resumeCommand is the apl resume command that continues a run from the
+// user's directory: it names the runs directory unless it is apl resume's
+// default, ./.apl/runs, which --workdir and --runs-dir move it from.
+func resumeCommand(res *interp.Result) string {
+	if defaultRunsDir(res) {
+		return "apl resume " + shellQuote(res.RunID)
+	}
+	return "apl resume --runs-dir " + shellQuote(relPath(filepath.Dir(res.Dir))) + " " + shellQuote(res.RunID)
+}
+
+// defaultRunsDir reports whether a run's directory is in the runs
+// directory apl resume looks in by default.
+func defaultRunsDir(res *interp.Result) bool {
+	abs, err1 := filepath.Abs(filepath.Dir(res.Dir))
+	def, err2 := filepath.Abs(filepath.Join(".apl", "runs"))
+	return err1 == nil && err2 == nil && abs == def
 }
 
 func relPath(p string) string {
@@ -168,13 +211,8 @@ func relPath(p string) string {
 	return p
 }
 
-// parseRunArgs reads the flags after the playbook: run options and one
-// flag per input (pass_threshold → --pass-threshold, plus its alias).
-// ref is the playbook as the user named it, for hints.
-func parseRunArgs(pb *lang.Playbook, ref string, args []string) (runOptions, map[string]cty.Value, bool, error) {
-	var o runOptions
-	fs := flag.NewFlagSet("apl run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+// runFlags registers the run options on fs, to be read into o.
+func runFlags(fs *flag.FlagSet, o *runOptions) {
 	fs.StringVar(&o.mode, "mode", "", "")
 	fs.BoolVar(&o.json, "json", false, "")
 	fs.BoolVar(&o.quiet, "quiet", false, "")
@@ -189,23 +227,61 @@ func parseRunArgs(pb *lang.Playbook, ref string, args []string) (runOptions, map
 	fs.StringVar(&o.cassette.Replay, "replay", "", "")
 	fs.StringVar(&o.cassette.RecordMissing, "record-missing", "", "")
 	fs.Func("var", "", func(s string) error { o.vars = append(o.vars, s); return nil })
-	raw := map[string]string{}
+}
+
+// isRunOption reports whether a flag name belongs to apl run itself: a run
+// option, or help. An input cannot have such a flag; it is set with --var.
+func isRunOption(name string) bool {
+	if name == "help" || name == "h" {
+		return true
+	}
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	runFlags(fs, &runOptions{})
+	return fs.Lookup(name) != nil
+}
+
+// isHelp reports whether args ask for help (--help, -h), wherever it
+// stands before a "--": help must work whatever the other flags are, and
+// whatever the inputs are named.
+func isHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "--h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// rawInput is an input's value as given, and the flag that gave it, for
+// messages.
+type rawInput struct {
+	val, flag string
+}
+
+// parseRunArgs reads the flags after the playbook: run options and one
+// flag per input (pass_threshold → --pass-threshold, plus its alias).
+// ref is the playbook as the user named it, for hints.
+func parseRunArgs(pb *lang.Playbook, ref string, args []string) (runOptions, map[string]cty.Value, bool, error) {
+	var o runOptions
+	if isHelp(args) {
+		return o, nil, true, nil
+	}
+	fs := flag.NewFlagSet("apl run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	runFlags(fs, &o)
+	raw := map[string]rawInput{}
 	for _, in := range pb.Inputs {
 		in := in
-		set := func(s string) error {
-			if _, dup := raw[in.Name]; dup {
-				return fmt.Errorf("input %q given twice", in.Name)
-			}
-			raw[in.Name] = s
-			return nil
-		}
-		names := []string{in.FlagName()}
-		if in.Flag != "" && in.Flag != in.FlagName() {
-			names = append(names, in.Flag)
-		}
-		for _, n := range names {
-			if fs.Lookup(n) != nil {
-				continue // run options win; the input stays reachable with --var
+		for _, n := range inputFlags(in) {
+			set := func(s string) error {
+				if _, dup := raw[in.Name]; dup {
+					return fmt.Errorf("input %q given twice", in.Name)
+				}
+				raw[in.Name] = rawInput{s, "--" + n}
+				return nil
 			}
 			if in.Type == cty.Bool {
 				fs.Var(boolFlag(set), n, "")
@@ -221,7 +297,7 @@ func parseRunArgs(pb *lang.Playbook, ref string, args []string) (runOptions, map
 		return o, nil, false, flagError(pb, ref, err)
 	}
 	if fs.NArg() > 0 {
-		return o, nil, false, fmt.Errorf("unexpected argument %q: inputs are given as flags, e.g. --%s VALUE", fs.Arg(0), firstInputFlag(pb))
+		return o, nil, false, argError(pb, args, fs.Args())
 	}
 	for _, v := range o.vars {
 		name, val, ok := strings.Cut(v, "=")
@@ -231,21 +307,54 @@ func parseRunArgs(pb *lang.Playbook, ref string, args []string) (runOptions, map
 		if _, dup := raw[name]; dup {
 			return o, nil, false, fmt.Errorf("input %q given twice", name)
 		}
-		raw[name] = val
+		raw[name] = rawInput{val, "--var " + name}
 	}
 	inputs := map[string]cty.Value{}
-	for name, s := range raw {
+	for name, r := range raw {
 		in := pb.Input(name)
 		if in == nil {
 			return o, nil, false, fmt.Errorf("--var %s: playbook %q has no input %q%s", name, pb.Name, name, suggestInput(pb, name))
 		}
-		v, err := parseInput(in, s)
+		v, err := parseInput(in, r.val)
 		if err != nil {
-			return o, nil, false, fmt.Errorf("--%s: %w", in.FlagName(), err)
+			return o, nil, false, fmt.Errorf("%s: %w", r.flag, err)
 		}
 		inputs[name] = v
 	}
 	return o, inputs, false, nil
+}
+
+// argError explains an argument left after the flags, rest. The usual
+// cause is a value after a bool input's flag: --existing-plan false sets
+// the input and leaves false over, since a bool flag takes its value only
+// after "=".
+func argError(pb *lang.Playbook, args, rest []string) error {
+	if i := len(args) - len(rest) - 1; i >= 0 {
+		name := strings.TrimLeft(args[i], "-")
+		if in := inputByFlag(pb, name); in != nil && in.Type == cty.Bool && args[i] != name && !strings.Contains(name, "=") {
+			return fmt.Errorf("unexpected argument %q: --%s is a bool input; give its value after =, e.g. --%s=%s", rest[0], name, name, boolExample(rest[0]))
+		}
+	}
+	return fmt.Errorf("unexpected argument %q: inputs are given as flags, e.g. --%s VALUE", rest[0], firstInputFlag(pb))
+}
+
+// boolExample is the value to show in a hint for a bool flag: the user's,
+// if it is a bool.
+func boolExample(s string) string {
+	if _, err := strconv.ParseBool(s); err == nil {
+		return s
+	}
+	return "false"
+}
+
+// inputByFlag returns the input that a flag sets, or nil.
+func inputByFlag(pb *lang.Playbook, name string) *lang.Input {
+	for _, in := range pb.Inputs {
+		if slices.Contains(inputFlags(in), name) {
+			return in
+		}
+	}
+	return nil
 }
 
 // boolFlag is an input flag that may stand alone (--existing-plan) or take
@@ -281,34 +390,67 @@ func suggestFlag(pb *lang.Playbook, name string) string {
 	return fmt.Sprintf(" (did you mean --%s?)", best)
 }
 
+// suggestInput suggests the input closest to a name given to --var, in the
+// form --var takes: the input's flag may be missing, or be a run option's.
 func suggestInput(pb *lang.Playbook, name string) string {
 	best, dist := "", 3
 	for _, in := range pb.Inputs {
 		if d := levenshtein.Distance(name, in.Name, nil); d < dist {
-			best, dist = in.FlagName(), d
+			best, dist = in.Name, d
 		}
 	}
 	if best == "" {
 		return ""
 	}
-	return fmt.Sprintf(" (did you mean --%s?)", best)
+	return fmt.Sprintf(" (did you mean --var %s=...?)", best)
 }
 
-// inputFlags lists the flags that set an input, its alias first.
+// inputFlags lists the flags that set an input, its alias first. A name
+// that a run option has is left out: the run option wins, and the input
+// stays reachable with --var.
 func inputFlags(in *lang.Input) []string {
+	names := []string{in.FlagName()}
 	if in.Flag != "" && in.Flag != in.FlagName() {
-		return []string{in.Flag, in.FlagName()}
+		names = []string{in.Flag, in.FlagName()}
 	}
-	return []string{in.FlagName()}
+	return slices.DeleteFunc(names, isRunOption)
+}
+
+// clashingFlags lists the flags an input would have but cannot, since run
+// options have them.
+func clashingFlags(in *lang.Input) []string {
+	names := []string{in.FlagName()}
+	if in.Flag != "" && in.Flag != in.FlagName() {
+		names = []string{in.Flag, in.FlagName()}
+	}
+	return slices.DeleteFunc(names, func(n string) bool { return !isRunOption(n) })
+}
+
+// warnClashes tells the user of the inputs whose flags are taken by run
+// options, and how to set them instead.
+func warnClashes(w io.Writer, pb *lang.Playbook) {
+	for _, in := range pb.Inputs {
+		clash := clashingFlags(in)
+		if len(clash) == 0 {
+			continue
+		}
+		how := fmt.Sprintf("--var %s=VALUE", in.Name)
+		if flags := inputFlags(in); len(flags) > 0 {
+			how = "--" + flags[0]
+		}
+		fmt.Fprintf(w, "apl: warning: input %q cannot be set with --%s, a run option of apl run; set it with %s\n", in.Name, strings.Join(clash, " or --"), how)
+	}
 }
 
 // firstInputFlag is the flag for the example in a hint: the first input's
 // alias if it has one, as the playbook's author chose it for users.
 func firstInputFlag(pb *lang.Playbook) string {
-	if len(pb.Inputs) == 0 {
-		return "name"
+	for _, in := range pb.Inputs {
+		if flags := inputFlags(in); len(flags) > 0 {
+			return flags[0]
+		}
 	}
-	return inputFlags(pb.Inputs[0])[0]
+	return "name"
 }
 
 // parseInput reads a command-line value for an input. lang's ParseValue
@@ -352,15 +494,21 @@ func printRunHelp(w io.Writer, pb *lang.Playbook, ref string) {
 	}
 	fmt.Fprintf(w, "Inputs:\n")
 	for _, in := range pb.Inputs {
-		name := "--" + in.FlagName()
-		if in.Flag != "" && in.Flag != in.FlagName() {
-			name = "--" + in.Flag + ", " + name
-		}
+		name := "--" + strings.Join(inputFlags(in), ", --")
 		req := "required"
 		if !in.Required() {
 			req = "default " + formatDefault(in)
 		}
-		fmt.Fprintf(w, "  %-32s %s (%s, %s)\n", name, in.Description, typeLabel(in.Type), req)
+		note := ""
+		if clash := clashingFlags(in); len(clash) > 0 && len(inputFlags(in)) == 0 {
+			name = "--var " + in.Name + "=VALUE"
+			note = fmt.Sprintf("; only with --var: --%s is a run option", strings.Join(clash, " and --"))
+		}
+		desc := in.Description
+		if desc != "" {
+			desc += " "
+		}
+		fmt.Fprintf(w, "  %-32s %s(%s, %s%s)\n", name, desc, typeLabel(in.Type), req, note)
 	}
 	if len(pb.Modes) > 0 {
 		names := make([]string, 0, len(pb.Modes))

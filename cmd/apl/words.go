@@ -54,3 +54,14 @@ func splitCommand(s string) ([]string, error) {
 	}
 	return words, nil
 }
+
+// shellQuote quotes a word for a POSIX shell when it needs it, so that a
+// command apl prints can be pasted back.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@+,%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
