@@ -1,8 +1,7 @@
 package interp
 
-// Tests written during a review of the runtime. Each shows one defect; the
-// ones still open are skipped with "BUG: ..." so the suite stays green.
-// Each was found by a review and failed before its fix.
+// Regression tests from a review of the runtime: each showed one defect
+// and failed before its fix.
 
 import (
 	"context"
