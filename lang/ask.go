@@ -84,12 +84,12 @@ func (l *loader) decodeSubPlaybookBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 	}
 	a.Source = src
 	for _, r := range l.stack {
-		if r == ref {
+		if r == canonicalRef(ref) {
 			return a, append(diags, errDiag("Playbook calls itself",
-				fmt.Sprintf("Playbook %q is already being loaded higher up (%s); a playbook cannot run itself.", src, strings.Join(append(l.stack, ref), " → ")), at.Expr.Range()))
+				fmt.Sprintf("Playbook %q is already being loaded higher up (%s); a playbook cannot run itself.", src, strings.Join(append(l.stack, canonicalRef(ref)), " → ")), at.Expr.Range()))
 		}
 	}
-	sub := &Loader{Stdlib: l.stdlib, Builtins: l.builtins, stack: append(append([]string(nil), l.stack...), ref)}
+	sub := &Loader{Stdlib: l.stdlib, Builtins: l.builtins, stack: append(append([]string(nil), l.stack...), canonicalRef(ref))}
 	pb, subDiags := sub.Load(ref)
 	if subDiags.HasErrors() {
 		detail := fmt.Sprintf("Playbook %q does not load: %s.", src, firstError(subDiags))
@@ -138,13 +138,19 @@ func checkSubInputs(pb *Playbook, expr hcl.Expression, src string, rng hcl.Range
 	return diags
 }
 
+// firstError describes the first error of a sub-playbook's load, detail
+// included, so that the reason (a cycle, a missing file) shows here.
 func firstError(diags hcl.Diagnostics) string {
 	for _, d := range diags {
 		if d.Severity == hcl.DiagError {
-			if d.Subject != nil {
-				return fmt.Sprintf("%s: %s", d.Subject, d.Summary)
+			msg := d.Summary
+			if d.Detail != "" {
+				msg += ": " + strings.TrimSuffix(d.Detail, ".")
 			}
-			return d.Summary
+			if d.Subject != nil {
+				msg = d.Subject.String() + ": " + msg
+			}
+			return msg
 		}
 	}
 	return "unknown error"

@@ -33,6 +33,13 @@ type Loader struct {
 // "stdlib:NAME". It always returns the files it parsed (for rendering
 // diagnostics) and as much of the playbook as it could decode.
 func (ld *Loader) Load(ref string) (*Playbook, hcl.Diagnostics) {
+	if len(ld.stack) == 0 {
+		// The playbook itself is the first on the stack of playbooks being
+		// loaded, so that a sub-playbook that runs it is a cycle.
+		top := *ld
+		top.stack = []string{canonicalRef(ref)}
+		ld = &top
+	}
 	srcs, dir, err := ld.read(ref)
 	if err != nil {
 		return &Playbook{Sources: map[string][]byte{}}, hcl.Diagnostics{{
@@ -42,6 +49,21 @@ func (ld *Loader) Load(ref string) (*Playbook, hcl.Diagnostics) {
 		}}
 	}
 	return ld.LoadSources(srcs, dir)
+}
+
+// canonicalRef names a playbook the same way however it was reached:
+// stdlib refs as they are, paths absolute and cleaned.
+func canonicalRef(ref string) string {
+	if strings.HasPrefix(ref, StdlibPrefix) {
+		return ref
+	}
+	if abs, err := filepath.Abs(ref); err == nil {
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			return real
+		}
+		return abs
+	}
+	return ref
 }
 
 // Load loads a playbook from the file system; see Loader.Load.

@@ -74,7 +74,7 @@ func (l *loader) declareStep(b *hcl.Block, parent *Step, onFailure bool) hcl.Dia
 	}
 	if s.ForEach != nil {
 		s.Returns = forEachOutputType
-		if len(s.ForEach.Steps) == 0 {
+		if len(s.ForEach.Steps) == 0 && parent == nil {
 			diags = append(diags, errDiag("Empty for_each",
 				fmt.Sprintf("for_each step %q has no nested steps to run per item.", name), b.DefRange))
 		}
@@ -357,6 +357,11 @@ func (l *loader) decodeShellBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostic
 	for _, e := range []hcl.Expression{sh.Command, sh.Script, sh.Dir, sh.Env, sh.Stdin} {
 		l.deferRefs(e, scope)
 	}
+	if msg := parseGives(sh.Parse, s.Returns); msg != "" {
+		diags = append(diags, errDiag("returns does not match parse",
+			fmt.Sprintf("Step %q returns %s, but %s, so the step could never succeed. %s", s.Name, typeString(s.Returns), msg,
+				`Use parse = "json" for objects, numbers and bools.`), b.DefRange))
+	}
 	return sh, diags
 }
 
@@ -428,6 +433,25 @@ func (l *loader) decodeCallBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics
 		l.deferRefs(a.Expr, refScope{body: s.Parent, what: "a builtin call"})
 	}
 	return c, diags
+}
+
+// parseGives says why a shell action's parse mode cannot give the returns
+// type, or "" when it can.
+func parseGives(parse string, returns cty.Type) string {
+	if returns == cty.NilType || returns == cty.DynamicPseudoType {
+		return ""
+	}
+	switch parse {
+	case "text", "":
+		if returns != cty.String {
+			return `parse = "text" gives a string`
+		}
+	case "lines":
+		if !(returns.IsListType() || returns.IsSetType()) || !(returns.ElementType() == cty.String || returns.ElementType() == cty.DynamicPseudoType) {
+			return `parse = "lines" gives a list of strings`
+		}
+	}
+	return ""
 }
 
 // sortedAttrs returns attributes in source order.
