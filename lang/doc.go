@@ -9,5 +9,8 @@
 // an hcl.Diagnostic with a source range; loading keeps going after an error
 // and returns a partial Playbook with all diagnostics.
 //
+// Test files (NAME_test.hcl beside a playbook) are decoded here too
+// (LoadTests), against the playbook they test; interp/playtest runs them.
+//
 // The language reference is spec/language.md.
 package lang
