@@ -468,3 +468,36 @@ step "a" { shell { command = ["true"] } }
 		t.Errorf("state also written in the run directory")
 	}
 }
+
+// TestSubPlaybookSpendCountsTowardLimits: tokens spent by a sub-run count
+// toward the parent's limits.
+func TestSubPlaybookSpendCountsTowardLimits(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "child.hcl"), []byte(`
+playbook "child" {}
+agent "a" {}
+step "ask" { agent "a" { prompt = "x" } }
+`), 0o644)
+	os.WriteFile(filepath.Join(dir, "parent.hcl"), []byte(`
+playbook "parent" {}
+limits { max_tokens = 100 }
+step "one" {
+  playbook { source = "child.hcl" }
+}
+step "two" {
+  playbook { source = "child.hcl" }
+}
+`), 0o644)
+	pb, diags := lang.Load(filepath.Join(dir, "parent.hcl"))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	d := &fakeDriver{answers: map[string][]string{"ask": {"ok"}}, tokens: 60}
+	res, rec := startWith(t, pb, Options{Drivers: drivers(d)})
+	if res.Status != StatusFailed || !strings.Contains(res.Reason, "limits.max_tokens: the run used 120 tokens (max 100)") {
+		t.Fatalf("status %s reason %q", res.Status, res.Reason)
+	}
+	if got := rec.steps(EventStepStarted); strings.Join(got, ",") != "one,one/ask,two,two/ask" {
+		t.Errorf("steps %v", got)
+	}
+}

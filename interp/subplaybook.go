@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/lang"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -83,6 +84,14 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	}
 	if err != nil {
 		return cty.NilVal, fmt.Errorf("playbook %s: %w", a.Source, err)
+	}
+	// What the sub-run spent counts toward this step's and this run's caps.
+	if st, _, err := readState(res.Dir); err == nil {
+		r.st.Metrics.AgentCalls += st.Metrics.AgentCalls
+		r.account(rec, agent.Response{Usage: agent.Usage{InputTokens: st.Metrics.TotalTokens}, CostUSD: st.Metrics.TotalCostUSD})
+		if err := r.checkSpend(s, rec); err != nil {
+			return cty.NilVal, err
+		}
 	}
 	return r.subResult(a, res)
 }
