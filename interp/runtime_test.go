@@ -501,3 +501,44 @@ step "two" {
 		t.Errorf("steps %v", got)
 	}
 }
+
+// TestSubPlaybookAskWaitsInTheParent: a sub-run waiting for a decision
+// makes its parent wait; resume --answer STEP/SUBSTEP=CHOICE answers it
+// and the sub-run goes on where it stopped.
+func TestSubPlaybookAskWaitsInTheParent(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "child.hcl"), []byte(`
+playbook "child" {}
+step "prep" { shell { script = "echo prep >> log" } }
+step "escalate" {
+  ask {
+    question = "Ship it?"
+    options  = ["yes", "no"]
+  }
+}
+output { choice = steps.escalate.output }
+`), 0o644)
+	os.WriteFile(filepath.Join(dir, "parent.hcl"), []byte(`
+playbook "parent" {}
+step "phase" {
+  playbook { source = "child.hcl" }
+}
+output { choice = steps.phase.output.choice }
+`), 0o644)
+	pb, diags := lang.Load(filepath.Join(dir, "parent.hcl"))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	work := t.TempDir()
+	res, _ := startWith(t, pb, Options{Workdir: work})
+	if res.Status != StatusWaiting || !strings.Contains(res.Reason, "--answer phase/escalate=CHOICE") {
+		t.Fatalf("status %s reason %q", res.Status, res.Reason)
+	}
+	res, err := Resume(context.Background(), pb, res.Dir, Options{NoSync: true, Answers: map[string]string{"phase/escalate": "yes"}})
+	if err != nil || res.Status != StatusCompleted || string(res.OutputJSON) != `{"choice":"yes"}` {
+		t.Fatalf("resume: %v %+v", err, res)
+	}
+	if b, _ := os.ReadFile(filepath.Join(work, "log")); string(b) != "prep\n" {
+		t.Errorf("the sub-run's first step ran again: %q", b)
+	}
+}

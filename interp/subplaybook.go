@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/builtins/agent"
@@ -59,8 +60,17 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	opts.Inputs = inputs
 	opts.Mode = a.Mode
 	opts.Observer = prefixObserver{r.opts.Observer, s.Name}
-	// --from and --answer were given for this run, not the sub-run.
+	// --from is for this run. Answers reach the sub-run under this step's
+	// name: --answer STEP/SUBSTEP=CHOICE.
 	opts.From, opts.Answers = "", nil
+	for k, v := range r.opts.Answers {
+		if sub, ok := strings.CutPrefix(k, s.Name+"/"); ok {
+			if opts.Answers == nil {
+				opts.Answers = map[string]string{}
+			}
+			opts.Answers[sub] = v
+		}
+	}
 	opts.Shell, opts.Funcs, opts.Drivers = r.shell, r.funcs, r.drivers
 
 	start := r.now()
@@ -84,6 +94,15 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	}
 	if err != nil {
 		return cty.NilVal, fmt.Errorf("playbook %s: %w", a.Source, err)
+	}
+	if res.Status == StatusWaiting {
+		// The decision the sub-run waits for is this run's to wait for.
+		if st, _, err := readState(res.Dir); err == nil && st.Waiting != nil {
+			w := *st.Waiting
+			w.Step = s.Name + "/" + w.Step
+			r.st.Waiting = &w
+			return cty.NilVal, errWaiting
+		}
 	}
 	// What the sub-run spent counts toward this step's and this run's caps.
 	if st, _, err := readState(res.Dir); err == nil {
