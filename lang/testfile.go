@@ -116,9 +116,9 @@ type Expect struct {
 }
 
 // TestFiles reads the test files of the playbook at ref: every
-// *_test.hcl file of a playbook directory or of stdlib:NAME, or X_test.hcl
-// beside a playbook file X.hcl. It returns an empty map when there are
-// none.
+// *_test.hcl file of a playbook directory or of stdlib:NAME, and every
+// .hcl file in its tests/ folder; or X_test.hcl beside a playbook file
+// X.hcl. It returns an empty map when there are none.
 func (ld *Loader) TestFiles(ref string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	if name, ok := strings.CutPrefix(ref, StdlibPrefix); ok {
@@ -139,6 +139,17 @@ func (ld *Loader) TestFiles(ref string) (map[string][]byte, error) {
 			}
 			out[ref+"/"+e.Name()] = b
 		}
+		tests, _ := fs.ReadDir(ld.Stdlib, path.Join(name, "tests"))
+		for _, e := range tests {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".hcl") {
+				continue
+			}
+			b, err := fs.ReadFile(ld.Stdlib, path.Join(name, "tests", e.Name()))
+			if err != nil {
+				return nil, err
+			}
+			out[ref+"/tests/"+e.Name()] = b
+		}
 		return out, nil
 	}
 	info, err := os.Stat(ref)
@@ -154,6 +165,12 @@ func (ld *Loader) TestFiles(ref string) (map[string][]byte, error) {
 		for _, e := range entries {
 			if !e.IsDir() && strings.HasSuffix(e.Name(), TestFileSuffix) {
 				paths = append(paths, filepath.Join(ref, e.Name()))
+			}
+		}
+		tests, _ := os.ReadDir(filepath.Join(ref, "tests"))
+		for _, e := range tests {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".hcl") {
+				paths = append(paths, filepath.Join(ref, "tests", e.Name()))
 			}
 		}
 	} else {

@@ -199,11 +199,12 @@ func testRefs(p string) ([]string, error) {
 		if !d.IsDir() {
 			return nil
 		}
-		if path != p && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
-			return filepath.SkipDir
+		if path != p && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "tests") {
+			return filepath.SkipDir // tests/ belongs to the playbook above it
 		}
 		matches, _ := filepath.Glob(filepath.Join(path, "*"+lang.TestFileSuffix))
-		if len(matches) > 0 {
+		inTests, _ := filepath.Glob(filepath.Join(path, "tests", "*.hcl"))
+		if len(matches) > 0 || len(inTests) > 0 {
 			refs = append(refs, path)
 		}
 		return nil
