@@ -100,8 +100,14 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*R
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(r.workdir, p)
 		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return nil, fmt.Errorf("state directory: %w", err)
+		if _, err := os.Stat(filepath.Dir(p)); errors.Is(err, os.ErrNotExist) {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return nil, fmt.Errorf("state directory: %w", err)
+			}
+			// In a directory apl made for it, the state stays out of git
+			// (seed 001, "Git considerations"); a directory the project
+			// already had is the project's to manage.
+			ignoreStateFiles(filesFor(p))
 		}
 		if err := os.WriteFile(filepath.Join(dir.path, statePointer), []byte(p+"\n"), 0o644); err != nil {
 			return nil, fmt.Errorf("state pointer: %w", err)

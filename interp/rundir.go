@@ -101,6 +101,20 @@ func ignoreGit(runsDir string) {
 	}
 }
 
+// ignoreStateFiles writes a .gitignore naming the state files, next to
+// them; other files there (a learnings file) stay visible to git.
+func ignoreStateFiles(f files) {
+	var b strings.Builder
+	b.WriteString("# apl run state; not for version control\n.state-*.tmp\n")
+	for _, p := range []string{f.state, f.backup, f.journal, f.journalBackup} {
+		b.WriteString(filepath.Base(p) + "\n")
+	}
+	p := filepath.Join(filepath.Dir(f.state), ".gitignore")
+	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+		os.WriteFile(p, []byte(b.String()), 0o644)
+	}
+}
+
 // pointLatest makes runs/latest a symlink to the run (or, where symlinks
 // are not possible, a file holding its id).
 func pointLatest(runsDir, id string) error {

@@ -467,6 +467,11 @@ step "a" { shell { command = ["true"] } }
 	if _, err := os.Stat(filepath.Join(res.Dir, "state.json")); err == nil {
 		t.Errorf("state also written in the run directory")
 	}
+	// apl made .autopilot/, so it keeps the state files out of git there.
+	gi, err := os.ReadFile(filepath.Join(work, ".autopilot", ".gitignore"))
+	if err != nil || !strings.Contains(string(gi), "\nstate.json\n") || !strings.Contains(string(gi), "state.journal\n") || strings.Contains(string(gi), "*\n") && !strings.Contains(string(gi), ".state-*.tmp") {
+		t.Errorf(".autopilot/.gitignore: %q %v", gi, err)
+	}
 }
 
 // TestSubPlaybookSpendCountsTowardLimits: tokens spent by a sub-run count
