@@ -222,6 +222,9 @@ func (r *run) runItem(ctx context.Context, it *item) error {
 			it.rec.Current = next
 		}
 		r.store.touchItem(it.parent.Name, it.rec.Key)
+		if it.rec.Status != StepRunning || it.rec.Current == "" {
+			break // the item ends; the scheduler commits that
+		}
 		if err := r.commit(true); err != nil {
 			return err
 		}

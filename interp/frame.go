@@ -36,7 +36,7 @@ type ItemRecord struct {
 	Current        string                 `json:"current_step,omitempty"`
 	Error          string                 `json:"error,omitempty"`
 	Recommendation string                 `json:"recommendation,omitempty"`
-	Value          json.RawMessage        `json:"value"`
+	Value          json.RawMessage        `json:"value,omitempty"` // left out of journal entries once written
 	Steps          map[string]*StepRecord `json:"steps"`
 	Caps           map[string]int         `json:"caps"`
 }

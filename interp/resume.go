@@ -31,6 +31,13 @@ func ReadRun(dir string) (*State, string, error) { return readState(dir) }
 // runs again.
 func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*Result, error) {
 	d, err := openRunDir(dir)
+	// A process that was just killed may have left a child between fork
+	// and exec that still holds the lock for a moment: wait a little
+	// before calling the run busy.
+	for i := 0; i < 50 && errors.Is(err, ErrRunInUse); i++ {
+		time.Sleep(20 * time.Millisecond)
+		d, err = openRunDir(dir)
+	}
 	if errors.Is(err, ErrRunInUse) {
 		return nil, &InputError{Msg: fmt.Sprintf("%v: it is still running; wait for it, or stop it first", err)}
 	}

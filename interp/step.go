@@ -77,9 +77,12 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) (string, error) 
 	r.frameChanged(f, s.Name)
 	r.event(r.stepEvent(f, s, Event{Type: EventStepStarted, Attempt: rec.Attempts}))
 	// Losing this transition to a power cut costs nothing that resume
-	// would not redo, so it is written but not synced.
-	if err := r.commit(false); err != nil {
-		return "", err
+	// would not redo, so it is written but not synced. A step without an
+	// action does nothing in flight: its start and end are one transition.
+	if s.Action != nil || s.ForEach != nil {
+		if err := r.commit(false); err != nil {
+			return "", err
+		}
 	}
 
 	_, err := r.attempt(ctx, f, s, rec)

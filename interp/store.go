@@ -80,7 +80,10 @@ type store struct {
 	events                  int             // events already persisted
 	touched                 map[string]bool // steps changed since the last entry
 	items                   map[[2]string]bool
-	buf                     bytes.Buffer
+	// itemsWritten are the items whose value the snapshot or journal
+	// already holds.
+	itemsWritten map[[2]string]bool
+	buf          bytes.Buffer
 }
 
 func newStore(f files, sync bool) *store {
@@ -116,7 +119,14 @@ func (s *store) commit(st *State, durable bool) error {
 		if e.Items[k[0]] == nil {
 			e.Items[k[0]] = map[string]*ItemRecord{}
 		}
-		e.Items[k[0]][k[1]] = st.Items[k[0]][k[1]]
+		rec := st.Items[k[0]][k[1]]
+		if s.itemsWritten[k] && rec != nil {
+			// An item's value never changes; once written it is left out.
+			c := *rec
+			c.Value = nil
+			rec = &c
+		}
+		e.Items[k[0]][k[1]] = rec
 	}
 	if len(s.touched) > 0 {
 		e.Steps = make(map[string]*StepRecord, len(s.touched))
@@ -143,6 +153,7 @@ func (s *store) commit(st *State, durable bool) error {
 	}
 	s.events = len(st.Events)
 	clear(s.touched)
+	s.markWritten(s.items)
 	clear(s.items)
 	s.sinceSnap++
 	// Compact after journaling, so that the journal that becomes the
@@ -207,7 +218,21 @@ func (s *store) snapshot(st *State) error {
 	s.events = len(st.Events)
 	clear(s.touched)
 	clear(s.items)
+	for step, recs := range st.Items {
+		for k := range recs {
+			s.markWritten(map[[2]string]bool{{step, k}: true})
+		}
+	}
 	return nil
+}
+
+func (s *store) markWritten(items map[[2]string]bool) {
+	if s.itemsWritten == nil {
+		s.itemsWritten = map[[2]string]bool{}
+	}
+	for k := range items {
+		s.itemsWritten[k] = true
+	}
 }
 
 func (s *store) close() error {
@@ -323,6 +348,11 @@ func replay(st *State, path string) error {
 				st.Items[step] = map[string]*ItemRecord{}
 			}
 			for k, rec := range recs {
+				if rec != nil && (len(rec.Value) == 0 || string(rec.Value) == "null") {
+					if prev := st.Items[step][k]; prev != nil {
+						rec.Value = prev.Value
+					}
+				}
 				st.Items[step][k] = rec
 			}
 		}

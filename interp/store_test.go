@@ -154,3 +154,37 @@ step "b" { shell { command = ["true"] } }
 		t.Error("a journal entry repeats the inputs")
 	}
 }
+
+// TestJournalKeepsItemValues guards the journal leaving out an item's
+// value once written: reading back must restore it from the earlier
+// record (a "null" read as a value once made every resumed item null).
+func TestJournalKeepsItemValues(t *testing.T) {
+	dir := t.TempDir()
+	s := newStore(filesFor(filepath.Join(dir, stateFile)), false)
+	st := newTestState()
+	s.snapshot(st)
+	st.Items = map[string]map[string]*ItemRecord{"work": {
+		"k1": {Key: "k1", Status: StepPending, Value: json.RawMessage(`{"id":"k1"}`), Steps: map[string]*StepRecord{}},
+	}}
+	s.touchItem("work", "k1")
+	if err := s.commit(st, false); err != nil {
+		t.Fatal(err)
+	}
+	st.Items["work"]["k1"].Status = StepRunning
+	s.touchItem("work", "k1")
+	if err := s.commit(st, false); err != nil {
+		t.Fatal(err)
+	}
+	s.close()
+	b, _ := os.ReadFile(stateFiles(dir).journal)
+	if strings.Count(string(b), `{"id":"k1"}`) != 1 {
+		t.Errorf("the item's value was journaled %d times, want once:\n%s", strings.Count(string(b), `{"id":"k1"}`), b)
+	}
+	got, _, err := readState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it := got.Items["work"]["k1"]; it.Status != StepRunning || string(it.Value) != `{"id":"k1"}` {
+		t.Errorf("item read back: %+v value %s", it, it.Value)
+	}
+}
