@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -280,6 +281,7 @@ func (r *run) items(s *lang.Step) (map[string]*item, error) {
 	}
 	items := map[string]*item{}
 	recs := map[string]*ItemRecord{}
+	var base map[string]any
 	for i, raw := range list {
 		js, err := json.Marshal(raw)
 		if err != nil {
@@ -294,7 +296,13 @@ func (r *run) items(s *lang.Step) (map[string]*item, error) {
 		for _, ns := range fe.Steps {
 			it.rec.Steps[ns.Name] = &StepRecord{Status: StepPending}
 		}
-		env := r.exprEnv(&frame{item: it, recs: it.rec.Steps, outputs: map[string]cty.Value{}})
+		// Every item sees the same run, with its nested steps pending: the
+		// environment is built once and only item changes.
+		if base == nil {
+			base = r.exprEnv(&frame{item: it, recs: it.rec.Steps, outputs: map[string]cty.Value{}})
+		}
+		env := maps.Clone(base)
+		env[lang.RootItem] = goValue(val)
 		it.rec.Key = strconv.Itoa(i)
 		if fe.Key != nil {
 			k, err := evalKey(fe.Key, env)
