@@ -134,12 +134,11 @@ func isPlaybookFile(name string) bool {
 // dir is where file() paths resolve ("stdlib:NAME" for embedded ones).
 func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hcl.Diagnostics) {
 	l := &loader{
-		rewritten: map[string]bool{},
-		dir:       dir,
-		stdlib:    ld.Stdlib,
-		builtins:  ld.Builtins,
-		stack:     ld.stack,
-		sources:   map[string][]byte{},
+		dir:      dir,
+		stdlib:   ld.Stdlib,
+		builtins: ld.Builtins,
+		stack:    ld.stack,
+		sources:  map[string][]byte{},
 		pb: &Playbook{
 			Modes:   map[string]*Mode{},
 			Budgets: map[string]*Budget{},
@@ -160,7 +159,7 @@ func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hc
 	var bodies []*hcl.BodyContent
 	for _, n := range names {
 		l.sources[n] = srcs[n]
-		f, d := l.parseFile(srcs[n], n)
+		_, f, d := ParseConfig(srcs[n], n)
 		diags = append(diags, d...)
 		if f == nil || f.Body == nil {
 			continue
@@ -170,7 +169,6 @@ func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hc
 		bodies = append(bodies, content)
 	}
 	diags = append(diags, l.decode(bodies)...)
-	l.fixRanges(diags)
 	l.pb.Sources = l.sources
 	l.pb.Hash = hashSources(l.sources)
 	return l.pb, dedupe(diags)
@@ -178,12 +176,10 @@ func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hc
 
 // loader holds the state of one load.
 type loader struct {
-	// rewritten marks files whose one-line blocks were split to parse.
-	rewritten map[string]bool
-	dir       string
-	stdlib    fs.FS
-	sources   map[string][]byte
-	pb        *Playbook
+	dir     string
+	stdlib  fs.FS
+	sources map[string][]byte
+	pb      *Playbook
 
 	stepBlocks map[*Step]*hcl.Block
 	used       map[string]bool // "prompt.x", "budget.y", "agent.z", "input.w"

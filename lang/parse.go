@@ -9,17 +9,21 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
-// parseFile parses one playbook file. HCL's native syntax forbids a nested
-// block inside a one-line block, but playbooks rely on the one-line form
-// step "s" { shell { command = ["/bin/true"] } }. So when the parser
-// rejects exactly that, the file is parsed again with the space after the
-// outer "{" and the one before its "}" turned into newlines. That keeps
-// every byte offset, so positions are then recomputed against the file as
-// written (fixRanges).
-func (l *loader) parseFile(src []byte, name string) (*hcl.File, hcl.Diagnostics) {
-	text := src
+// ParseConfig parses a playbook or test file. HCL's native syntax forbids
+// a nested block inside a one-line block, but playbooks rely on the
+// one-line form step "s" { shell { command = ["/bin/true"] } }. So when
+// the parser rejects exactly that, the text is parsed again with the space
+// after the outer "{" and the one before its "}" turned into newlines.
+// That keeps every byte offset, so every range of the tree and of the
+// diagnostics is then recomputed against the file as written.
+//
+// It returns the text it parsed (src, or src with such blocks split over
+// lines, which apl fmt formats), the file (whose Bytes are src), and the
+// diagnostics.
+func ParseConfig(src []byte, filename string) ([]byte, *hcl.File, hcl.Diagnostics) {
+	text, split := src, false
 	for range 1000 {
-		f, diags := hclsyntax.ParseConfig(text, name, hcl.Pos{Line: 1, Column: 1})
+		f, diags := hclsyntax.ParseConfig(text, filename, hcl.Pos{Line: 1, Column: 1})
 		next, ok := []byte(nil), false
 		for _, d := range diags {
 			if d.Summary == "Argument definition required" && d.Subject != nil {
@@ -27,21 +31,27 @@ func (l *loader) parseFile(src []byte, name string) (*hcl.File, hcl.Diagnostics)
 				break
 			}
 		}
-		if !ok {
-			if f != nil {
-				f.Bytes = src
-				if l.rewritten[name] {
-					// Every range in the tree was computed on the rewritten
-					// text; recompute each from its byte offset.
-					fixTree(reflect.ValueOf(f.Body), newLineIndex(src), map[uintptr]bool{})
-				}
-			}
-			return f, diags
+		if ok {
+			text, split = next, true
+			continue
 		}
-		text = next
-		l.rewritten[name] = true
+		if split {
+			li := newLineIndex(src)
+			if f != nil {
+				fixTree(reflect.ValueOf(f.Body), li, map[uintptr]bool{})
+			}
+			for _, d := range diags {
+				fixRange(d.Subject, li)
+				fixRange(d.Context, li)
+			}
+		}
+		if f != nil {
+			f.Bytes = src
+		}
+		return text, f, diags
 	}
-	return hclsyntax.ParseConfig(src, name, hcl.Pos{Line: 1, Column: 1})
+	f, diags := hclsyntax.ParseConfig(src, filename, hcl.Pos{Line: 1, Column: 1})
+	return src, f, diags
 }
 
 // splitOneLineBlock turns the one-line block whose body starts with a
@@ -117,16 +127,24 @@ func fixTree(v reflect.Value, li *lineIndex, seen map[uintptr]bool) {
 		seen[v.Pointer()] = true
 		fixTree(v.Elem(), li, seen)
 	case reflect.Interface:
-		if !v.IsNil() {
-			fixTree(v.Elem(), li, seen)
+		if v.IsNil() {
+			return
 		}
+		e := v.Elem()
+		if e.Kind() == reflect.Struct && v.CanSet() {
+			// A struct held by value in an interface (a traversal step)
+			// cannot be changed in place: fix a copy and put it back.
+			c := reflect.New(e.Type()).Elem()
+			c.Set(e)
+			fixTree(c, li, seen)
+			v.Set(c)
+			return
+		}
+		fixTree(e, li, seen)
 	case reflect.Struct:
 		if v.Type() == rangeType {
 			if v.CanSet() {
-				r := v.Addr().Interface().(*hcl.Range)
-				if r.End.Line != 0 || r.End.Byte != 0 {
-					r.Start, r.End = li.pos(r.Start.Byte), li.pos(r.End.Byte)
-				}
+				fixRange(v.Addr().Interface().(*hcl.Range), li)
 			}
 			return
 		}
@@ -146,48 +164,9 @@ func fixTree(v reflect.Value, li *lineIndex, seen map[uintptr]bool) {
 	}
 }
 
-// fixRanges recomputes the line and column of ranges in rewritten files
-// from their byte offsets in the file as written.
-func (l *loader) fixRanges(diags hcl.Diagnostics) {
-	if len(l.rewritten) == 0 {
-		return
+// fixRange recomputes a range's lines and columns from its byte offsets.
+func fixRange(r *hcl.Range, li *lineIndex) {
+	if r != nil && (r.End.Line != 0 || r.End.Byte != 0) {
+		r.Start, r.End = li.pos(r.Start.Byte), li.pos(r.End.Byte)
 	}
-	fix := func(r *hcl.Range) {
-		if r == nil || !l.rewritten[r.Filename] {
-			return
-		}
-		src := l.sources[r.Filename]
-		r.Start = posAt(src, r.Start.Byte)
-		r.End = posAt(src, r.End.Byte)
-	}
-	for _, d := range diags {
-		fix(d.Subject)
-		fix(d.Context)
-	}
-	for _, s := range l.pb.AllSteps() {
-		fix(&s.DeclRange)
-	}
-	for _, in := range l.pb.Inputs {
-		fix(&in.DeclRange)
-	}
-	fix(&l.pb.DeclRange)
-}
-
-// posAt is the position of byte offset off in src.
-func posAt(src []byte, off int) hcl.Pos {
-	if off > len(src) {
-		off = len(src)
-	}
-	line, col := 1, 1
-	for i := 0; i < off; {
-		r, n := utf8.DecodeRune(src[i:])
-		if r == '\n' {
-			line++
-			col = 1
-		} else {
-			col++
-		}
-		i += n
-	}
-	return hcl.Pos{Line: line, Column: col, Byte: off}
 }

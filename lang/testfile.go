@@ -203,16 +203,12 @@ func LoadTests(pb *Playbook, files map[string][]byte) ([]*Test, hcl.Diagnostics)
 
 // LoadTestFiles is LoadTests, with the tests grouped by file.
 func LoadTestFiles(pb *Playbook, files map[string][]byte) ([]*TestFile, hcl.Diagnostics) {
-	// A loader of its own, for the one-line-block parsing and the range
-	// fixes that come with it.
-	l := &loader{rewritten: map[string]bool{}, sources: map[string][]byte{}, pb: &Playbook{}}
 	d := &testDecoder{pb: pb, names: map[string]hcl.Range{}}
 	names := mapKeys(files)
 	var diags hcl.Diagnostics
 	var out []*TestFile
 	for _, n := range names {
-		l.sources[n] = files[n]
-		f, fd := l.parseFile(files[n], n)
+		_, f, fd := ParseConfig(files[n], n)
 		diags = append(diags, fd...)
 		if f == nil || f.Body == nil {
 			continue
@@ -249,27 +245,7 @@ func LoadTestFiles(pb *Playbook, files map[string][]byte) ([]*TestFile, hcl.Diag
 		}
 		out = append(out, tf)
 	}
-	l.fixRanges(diags)
-	for _, tf := range out {
-		for _, m := range tf.Mocks {
-			fixRange(l, &m.DeclRange)
-		}
-		for _, t := range tf.Tests {
-			fixRange(l, &t.DeclRange)
-			fixRange(l, &t.Expect.DeclRange)
-			for _, m := range t.Mocks {
-				fixRange(l, &m.DeclRange) // idempotent, so shared mocks may pass twice
-			}
-		}
-	}
 	return out, dedupe(diags)
-}
-
-func fixRange(l *loader, r *hcl.Range) {
-	if l.rewritten[r.Filename] {
-		src := l.sources[r.Filename]
-		r.Start, r.End = posAt(src, r.Start.Byte), posAt(src, r.End.Byte)
-	}
 }
 
 // testDecoder decodes the test blocks of one playbook's test files.
