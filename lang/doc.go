@@ -9,6 +9,10 @@
 // an hcl.Diagnostic with a source range; loading keeps going after an error
 // and returns a partial Playbook with all diagnostics.
 //
+// ParseConfig is the HCL parser of every playbook file, test files and
+// apl fmt included: it also accepts one-line blocks that hold a nested
+// block, which HCL's native syntax does not.
+//
 // Test files (NAME_test.hcl beside a playbook) are decoded here too
 // (LoadTests), against the playbook they test; interp/playtest runs them.
 //
