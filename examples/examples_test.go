@@ -187,6 +187,21 @@ func TestPhaseGates(t *testing.T) {
 			output:   map[string]any{"plan_checks": 4.0},
 		},
 		{
+			// The rater answers 9 first: rejected (decimal scores only) and
+			// asked again within the same step; 9.2 the second time.
+			scenario: "integer_score",
+			path:     cat(main, []string{"result"}),
+			status:   "completed",
+			output:   map[string]any{"alignment_score": 9.2},
+		},
+		{
+			// The executor never lists a command: the check asks once
+			// more, then fails the step and the phase.
+			scenario: "no_evidence",
+			path:     cat(main[:5], failed),
+			status:   "failed",
+		},
+		{
 			scenario: "pass",
 			inputs:   map[string]cty.Value{"existing_plan": cty.True},
 			path:     []string{"preflight", "plan_check", "execute", "verify", "judge", "rate", "gate", "result"},

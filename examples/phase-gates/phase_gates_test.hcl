@@ -145,7 +145,7 @@ test "low alignment replans" {
 test "replan exhausted rolls back" {
   inputs = { phase_id = "6.3" }
   mock "rate" {
-    output = { alignment_score = 5 }
+    output = { alignment_score = 5.4 }
   }
   expect {
     status         = "failed"

@@ -209,6 +209,11 @@ step "execute" {
   agent "executor" {
     prompt = prompt.execute
   }
+  # Seed 000: an executor that ran nothing has no evidence; ask again once.
+  check "evidence" {
+    condition = "len(steps.execute.output.commands_run) > 0"
+    message   = "commands_run is empty: list the compile, lint and test commands you ran, with their results."
+  }
 }
 
 step "verify" {
@@ -242,6 +247,11 @@ step "rate" {
   })
   agent "rater" {
     prompt = prompt.rate
+  }
+  # Seed 000, STEP 4.6: scores use decimal precision; an integer is rejected.
+  check "decimal" {
+    condition = "steps.rate.output.alignment_score != floor(steps.rate.output.alignment_score)"
+    message   = "Scores use decimal precision (x.x/10); ${steps.rate.output.alignment_score} is an integer."
   }
 }
 
