@@ -2,8 +2,6 @@ package lang
 
 import (
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -49,109 +47,4 @@ func (l *loader) decodeAskBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics)
 		}
 	}
 	return a, diags
-}
-
-// decodeSubPlaybookBlock reads a step that runs another playbook. The
-// other playbook is loaded and checked now, with this one.
-func (l *loader) decodeSubPlaybookBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
-	content, diags := b.Body.Content(subPlaybookSchema)
-	a := &SubPlaybook{DeclRange: b.DefRange}
-	if at := content.Attributes["mode"]; at != nil {
-		v, d := constString(at)
-		diags = append(diags, d...)
-		a.Mode = v
-	}
-	if at := content.Attributes["inputs"]; at != nil {
-		a.Inputs = at.Expr
-		l.deferRefs(at.Expr, refScope{body: s.Parent, what: "sub-playbook inputs"})
-	}
-	at := content.Attributes["source"]
-	if at == nil {
-		return a, diags
-	}
-	src, d := constString(at)
-	diags = append(diags, d...)
-	if d.HasErrors() {
-		return a, diags
-	}
-	ref := src
-	if !strings.HasPrefix(src, StdlibPrefix) && !filepath.IsAbs(src) {
-		if strings.HasPrefix(l.dir, StdlibPrefix) {
-			ref = l.dir + "/" + filepath.ToSlash(src)
-		} else {
-			ref = filepath.Join(l.dir, src)
-		}
-	}
-	a.Source = src
-	for _, r := range l.stack {
-		if r == canonicalRef(ref) {
-			return a, append(diags, errDiag("Playbook calls itself",
-				fmt.Sprintf("Playbook %q is already being loaded higher up (%s); a playbook cannot run itself.", src, strings.Join(append(l.stack, canonicalRef(ref)), " → ")), at.Expr.Range()))
-		}
-	}
-	sub := &Loader{Stdlib: l.stdlib, Builtins: l.builtins, stack: append(append([]string(nil), l.stack...), canonicalRef(ref))}
-	pb, subDiags := sub.Load(ref)
-	if subDiags.HasErrors() {
-		detail := fmt.Sprintf("Playbook %q does not load: %s.", src, firstError(subDiags))
-		return a, append(diags, errDiag("Invalid sub-playbook", detail, at.Expr.Range()))
-	}
-	a.Playbook = pb
-	if a.Mode != "" && pb.Modes[a.Mode] == nil {
-		diags = append(diags, errDiag("Unknown mode", fmt.Sprintf("Playbook %q has no mode %q.%s", src, a.Mode, didYouMean(a.Mode, mapKeys(pb.Modes))), content.Attributes["mode"].Expr.Range()))
-	}
-	diags = append(diags, checkSubInputs(pb, a.Inputs, src, b.DefRange)...)
-	return a, diags
-}
-
-// checkSubInputs checks, when the inputs are written as an object, that
-// they name inputs the sub-playbook declares and cover its required ones.
-func checkSubInputs(pb *Playbook, expr hcl.Expression, src string, rng hcl.Range) hcl.Diagnostics {
-	given := map[string]bool{}
-	var diags hcl.Diagnostics
-	if expr != nil {
-		items, d := hcl.ExprMap(expr)
-		if d.HasErrors() {
-			return nil // computed: checked when the step runs
-		}
-		for _, it := range items {
-			key := hcl.ExprAsKeyword(it.Key)
-			if key == "" {
-				return nil
-			}
-			given[key] = true
-			if pb.Input(key) == nil {
-				names := make([]string, len(pb.Inputs))
-				for i, in := range pb.Inputs {
-					names[i] = in.Name
-				}
-				diags = append(diags, errDiag("Unknown sub-playbook input",
-					fmt.Sprintf("Playbook %q has no input %q.%s", src, key, didYouMean(key, names)), it.Key.Range()))
-			}
-		}
-	}
-	for _, in := range pb.Inputs {
-		if in.Required() && !given[in.Name] {
-			diags = append(diags, errDiag("Missing sub-playbook input",
-				fmt.Sprintf("Playbook %q requires input %q; set it in inputs.", src, in.Name), rng))
-		}
-	}
-	return diags
-}
-
-// firstError describes the first error of a sub-playbook's load, detail
-// included, so that the reason (a cycle, a missing file) shows here.
-func firstError(diags hcl.Diagnostics) string {
-	for _, d := range diags {
-		if d.Severity == hcl.DiagError {
-			msg := d.Summary
-			if d.Detail != "" {
-				msg += ": " + strings.TrimSuffix(d.Detail, ".")
-			}
-			if d.Subject != nil {
-				msg = d.Subject.String() + ": " + msg
-			}
-			return msg
-		}
-	}
-	return "unknown error"
 }
