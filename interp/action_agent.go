@@ -47,7 +47,7 @@ func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.A
 			return out, err
 		}
 		if call == maxCalls {
-			return cty.NilVal, fmt.Errorf("the answer does not match returns %s: %w", typeName(s.Returns), problem)
+			return cty.NilVal, fmt.Errorf("the answer does not match returns %s: %w", s.Returns.FriendlyName(), problem)
 		}
 		r.event(r.stepEvent(f, s, Event{Type: EventLog, Message: "answer rejected, asking again: " + problem.Error()}))
 		schema, _ := json.Marshal(req.Schema)
@@ -155,5 +155,3 @@ func addCost(p *float64, c float64) *float64 {
 	}
 	return &v
 }
-
-func typeName(t cty.Type) string { return t.FriendlyName() }

@@ -225,7 +225,7 @@ func (r *run) conform(s *lang.Step, out cty.Value) (cty.Value, error) {
 	}
 	cv, err := convert.Convert(out, s.Returns)
 	if err != nil {
-		return out, fmt.Errorf("output does not match returns %s: %v", typeName(s.Returns), err)
+		return out, fmt.Errorf("output does not match returns %s: %v", s.Returns.FriendlyName(), err)
 	}
 	return cv, nil
 }
@@ -335,13 +335,7 @@ func (r *run) stepEvent(f *frame, s *lang.Step, e Event) Event {
 		return e
 	}
 	e.Progress = s.Progress
-	ps := r.pb.ProgressSteps()
-	e.ProgressTotal = len(ps)
-	for i, p := range ps {
-		if p == s {
-			e.ProgressIndex = i + 1
-		}
-	}
+	e.ProgressIndex, e.ProgressTotal = s.ProgressIndex, r.pb.ProgressTotal
 	return e
 }
 

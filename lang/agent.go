@@ -2,6 +2,8 @@ package lang
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -37,7 +39,7 @@ func (l *loader) decodeAgentBlock(b *hcl.Block) hcl.Diagnostics {
 		diags = append(diags, d...)
 		ag.Driver = v
 		if v != "" && l.pb.Drivers[v] == nil && !contains(DriverTypes, v) {
-			names := append(mapKeys(l.pb.Drivers), DriverTypes...)
+			names := append(slices.Sorted(maps.Keys(l.pb.Drivers)), DriverTypes...)
 			diags = append(diags, errDiag("Unknown driver",
 				fmt.Sprintf("Agent %q uses driver %q, which is neither a driver block nor a built-in driver (%v).%s", name, v, DriverTypes, didYouMean(v, names)), rng))
 		}
@@ -48,7 +50,7 @@ func (l *loader) decodeAgentBlock(b *hcl.Block) hcl.Diagnostics {
 		diags = append(diags, d...)
 		if v != "" && l.pb.Budgets[v] == nil {
 			diags = append(diags, errDiag("Reference to undeclared budget",
-				fmt.Sprintf("There is no budget named %q.%s", v, didYouMean(v, mapKeys(l.pb.Budgets))), rng))
+				fmt.Sprintf("There is no budget named %q.%s", v, didYouMean(v, slices.Sorted(maps.Keys(l.pb.Budgets)))), rng))
 		}
 		ag.Budget = v
 		l.used["budget."+v] = true

@@ -3,6 +3,7 @@ package lang
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/expr-lang/expr"
@@ -259,7 +260,7 @@ func sortedKeys(m types.Map) []string {
 			keys = append(keys, k)
 		}
 	}
-	sortStrings(keys)
+	sort.Strings(keys)
 	return keys
 }
 

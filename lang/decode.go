@@ -2,6 +2,8 @@ package lang
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -91,9 +93,9 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 
 func (l *loader) stepByName(name string) *Step { return l.pb.steps[name] }
 
-func (l *loader) stepNames() []string { return mapKeys(l.pb.steps) }
+func (l *loader) stepNames() []string { return slices.Sorted(maps.Keys(l.pb.steps)) }
 
-func (l *loader) inputNames() []string { return mapKeys(l.pb.inputs) }
+func (l *loader) inputNames() []string { return slices.Sorted(maps.Keys(l.pb.inputs)) }
 
 // duplicate reports a second declaration of kind "name".
 func duplicate(kind, name string, first hcl.Range, b *hcl.Block) *hcl.Diagnostic {

@@ -2,6 +2,8 @@ package lang
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -156,7 +158,7 @@ func checkFunctions(expr hcl.Expression) hcl.Diagnostics {
 		if _, ok := functions[call.Name]; ok {
 			return nil
 		}
-		detail := fmt.Sprintf("There is no function named %q.%s", call.Name, didYouMean(call.Name, mapKeys(functions)))
+		detail := fmt.Sprintf("There is no function named %q.%s", call.Name, didYouMean(call.Name, slices.Sorted(maps.Keys(functions))))
 		if call.Name == "file" {
 			detail = "file() is read when the playbook loads and may only be the whole template of a prompt: template = file(\"prompts/x.md\")."
 		}
@@ -193,7 +195,7 @@ func (l *loader) checkTraversal(tr hcl.Traversal, scope refScope) hcl.Diagnostic
 		if len(attrs) > 0 {
 			if _, ok := RunFields[attrs[0]]; !ok {
 				return hcl.Diagnostics{errDiag("Unknown run attribute",
-					fmt.Sprintf("run has no attribute %q.%s", attrs[0], didYouMean(attrs[0], mapKeys(RunFields))), rng)}
+					fmt.Sprintf("run has no attribute %q.%s", attrs[0], didYouMean(attrs[0], slices.Sorted(maps.Keys(RunFields)))), rng)}
 			}
 		}
 		return nil
@@ -228,7 +230,7 @@ func (l *loader) checkStepRef(attrs []string, rng hcl.Range, body *Step) hcl.Dia
 	field := attrs[1]
 	if field != "output" {
 		if _, ok := StepFields[field]; !ok {
-			names := append(mapKeys(StepFields), "output")
+			names := append(slices.Sorted(maps.Keys(StepFields)), "output")
 			sort.Strings(names)
 			return hcl.Diagnostics{errDiag("Unknown step attribute",
 				fmt.Sprintf("steps.%s has no attribute %q.%s", s.Name, field, didYouMean(field, names)), rng)}
@@ -244,7 +246,7 @@ func (l *loader) checkStepRef(attrs []string, rng hcl.Range, body *Step) hcl.Dia
 		if !t.HasAttribute(a) {
 			return hcl.Diagnostics{errDiag("Unknown output field",
 				fmt.Sprintf("%s has no field %q: step %q returns %s.%s", path, a, s.Name, typeString(s.Returns),
-					didYouMean(a, mapKeys(t.AttributeTypes()))), rng)}
+					didYouMean(a, slices.Sorted(maps.Keys(t.AttributeTypes())))), rng)}
 		}
 		t = t.AttributeType(a)
 		path += "." + a
@@ -270,15 +272,6 @@ func attrNames(tr hcl.Traversal) []string {
 			return out
 		}
 	}
-	return out
-}
-
-func mapKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

@@ -2,6 +2,8 @@ package lang
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/expr-lang/expr/ast"
@@ -13,6 +15,10 @@ import (
 // about steps no path reaches.
 func (l *loader) buildGraph() hcl.Diagnostics {
 	var diags hcl.Diagnostics
+	for _, s := range l.pb.ProgressSteps() {
+		l.pb.ProgressTotal++
+		s.ProgressIndex = l.pb.ProgressTotal
+	}
 	sections := [][]*Step{l.pb.Steps, l.pb.OnFailure}
 	for _, s := range l.pb.AllSteps() {
 		if s.ForEach != nil {
@@ -230,17 +236,17 @@ func (l *loader) checkUnused() hcl.Diagnostics {
 				fmt.Sprintf("Input %q is declared but no expression reads inputs.%s.", in.Name, in.Name), in.DeclRange))
 		}
 	}
-	for _, n := range mapKeys(l.pb.Prompts) {
+	for _, n := range slices.Sorted(maps.Keys(l.pb.Prompts)) {
 		if !l.used["prompt."+n] {
 			diags = append(diags, warnDiag("Unused prompt", fmt.Sprintf("No agent step uses prompt %q.", n), l.pb.Prompts[n].DeclRange))
 		}
 	}
-	for _, n := range mapKeys(l.pb.Budgets) {
+	for _, n := range slices.Sorted(maps.Keys(l.pb.Budgets)) {
 		if !l.used["budget."+n] {
 			diags = append(diags, warnDiag("Unused budget", fmt.Sprintf("No agent or step uses budget %q.", n), l.pb.Budgets[n].DeclRange))
 		}
 	}
-	for _, n := range mapKeys(l.pb.Agents) {
+	for _, n := range slices.Sorted(maps.Keys(l.pb.Agents)) {
 		if !l.used["agent."+n] {
 			diags = append(diags, warnDiag("Unused agent", fmt.Sprintf("No step uses agent %q.", n), l.pb.Agents[n].DeclRange))
 		}

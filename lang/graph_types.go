@@ -16,9 +16,12 @@ type Step struct {
 	Description string
 	// Progress is the step's progress label ("PLAN"); steps with one are
 	// announced as "Step: PLAN (N/M)".
-	Progress   string
-	When       *Condition // nil: always runs
-	SkipReason hcl.Expression
+	Progress string
+	// ProgressIndex is the step's place among the main steps with a
+	// progress label (the N of N/M), 0 for others.
+	ProgressIndex int
+	When          *Condition // nil: always runs
+	SkipReason    hcl.Expression
 	// Returns is the declared type of the step's output; cty.NilType when
 	// the step declares none.
 	Returns         cty.Type

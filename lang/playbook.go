@@ -40,6 +40,10 @@ type Playbook struct {
 	// to the working directory), instead of the run directory.
 	StatePath string
 
+	// ProgressTotal is how many main steps have a progress label (the M of
+	// "Step: PLAN (N/M)").
+	ProgressTotal int
+
 	// Sources holds every file's bytes by filename, for diagnostics.
 	Sources map[string][]byte
 	// Hash identifies the playbook's source text; resume refuses a run

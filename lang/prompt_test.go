@@ -1,6 +1,8 @@
 package lang
 
 import (
+	"maps"
+	"slices"
 	"testing"
 )
 
@@ -35,7 +37,7 @@ func TestFilePrompt(t *testing.T) {
 		t.Errorf("template range is in %q, want the prompt file", got)
 	}
 	if pb.Sources["testdata/valid/prompts/review.md"] == nil {
-		t.Errorf("the prompt file is not among the sources: %v", mapKeys(pb.Sources))
+		t.Errorf("the prompt file is not among the sources: %v", slices.Sorted(maps.Keys(pb.Sources)))
 	}
 	if pb.Step("review").Action.(*AgentCall).Prompt != p {
 		t.Errorf("step review does not use prompt review")

@@ -2,6 +2,8 @@ package lang
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -371,7 +373,7 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 	ag := l.pb.Agents[name]
 	if ag == nil {
 		diags = append(diags, errDiag("Reference to undeclared agent",
-			fmt.Sprintf("Step %q uses agent %q, but no agent block has that name.%s", s.Name, name, didYouMean(name, mapKeys(l.pb.Agents))), b.LabelRanges[0]))
+			fmt.Sprintf("Step %q uses agent %q, but no agent block has that name.%s", s.Name, name, didYouMean(name, slices.Sorted(maps.Keys(l.pb.Agents)))), b.LabelRanges[0]))
 		ag = &Agent{Name: name, Type: name}
 	}
 	l.used["agent."+name] = true
@@ -386,7 +388,7 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 				diags = append(diags, errDiag("Invalid prompt reference", "Refer to a prompt block as prompt.NAME.", a.Expr.Range()))
 			} else if p := l.pb.Prompts[names[0]]; p == nil {
 				diags = append(diags, errDiag("Reference to undeclared prompt",
-					fmt.Sprintf("There is no prompt named %q.%s", names[0], didYouMean(names[0], mapKeys(l.pb.Prompts))), a.Expr.Range()))
+					fmt.Sprintf("There is no prompt named %q.%s", names[0], didYouMean(names[0], slices.Sorted(maps.Keys(l.pb.Prompts)))), a.Expr.Range()))
 			} else {
 				call.Prompt, call.Template = p, p.Template
 				l.used["prompt."+p.Name] = true
@@ -410,7 +412,7 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 			l.used["budget."+v] = true
 		} else if v != "" {
 			diags = append(diags, errDiag("Reference to undeclared budget",
-				fmt.Sprintf("There is no budget named %q.%s", v, didYouMean(v, mapKeys(l.pb.Budgets))), rng))
+				fmt.Sprintf("There is no budget named %q.%s", v, didYouMean(v, slices.Sorted(maps.Keys(l.pb.Budgets)))), rng))
 		}
 	}
 	if a := content.Attributes["model"]; a != nil {

@@ -2,7 +2,9 @@ package lang
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -54,7 +56,7 @@ func (l *loader) decodeSubPlaybookBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 	}
 	a.Playbook = pb
 	if a.Mode != "" && pb.Modes[a.Mode] == nil {
-		diags = append(diags, errDiag("Unknown mode", fmt.Sprintf("Playbook %q has no mode %q.%s", src, a.Mode, didYouMean(a.Mode, mapKeys(pb.Modes))), content.Attributes["mode"].Expr.Range()))
+		diags = append(diags, errDiag("Unknown mode", fmt.Sprintf("Playbook %q has no mode %q.%s", src, a.Mode, didYouMean(a.Mode, slices.Sorted(maps.Keys(pb.Modes)))), content.Attributes["mode"].Expr.Range()))
 	}
 	diags = append(diags, checkSubInputs(pb, a.Inputs, src, b.DefRange)...)
 	return a, diags

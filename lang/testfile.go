@@ -3,9 +3,11 @@ package lang
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -204,7 +206,7 @@ func LoadTests(pb *Playbook, files map[string][]byte) ([]*Test, hcl.Diagnostics)
 // LoadTestFiles is LoadTests, with the tests grouped by file.
 func LoadTestFiles(pb *Playbook, files map[string][]byte) ([]*TestFile, hcl.Diagnostics) {
 	d := &testDecoder{pb: pb, names: map[string]hcl.Range{}}
-	names := mapKeys(files)
+	names := slices.Sorted(maps.Keys(files))
 	var diags hcl.Diagnostics
 	var out []*TestFile
 	for _, n := range names {
@@ -276,7 +278,7 @@ func (d *testDecoder) decodeTest(b *hcl.Block) (*Test, hcl.Diagnostics) {
 			t.Mode = v
 			if mode = d.pb.Modes[v]; mode == nil {
 				diags = append(diags, errDiag("Unknown mode",
-					fmt.Sprintf("The playbook has no mode named %q.%s", v, didYouMean(v, mapKeys(d.pb.Modes))), a.Expr.Range()))
+					fmt.Sprintf("The playbook has no mode named %q.%s", v, didYouMean(v, slices.Sorted(maps.Keys(d.pb.Modes)))), a.Expr.Range()))
 			}
 		}
 	}
@@ -340,7 +342,7 @@ func (d *testDecoder) decodeInputs(t *Test, a *hcl.Attribute) hcl.Diagnostics {
 		in := d.pb.Input(key)
 		if in == nil {
 			diags = append(diags, errDiag("Test sets an undeclared input",
-				fmt.Sprintf("Test %q sets %q, but there is no input named %q.%s", t.Name, key, key, didYouMean(key, mapKeys(d.pb.inputs))), it.Key.Range()))
+				fmt.Sprintf("Test %q sets %q, but there is no input named %q.%s", t.Name, key, key, didYouMean(key, slices.Sorted(maps.Keys(d.pb.inputs)))), it.Key.Range()))
 			continue
 		}
 		v, vd := constExpr(it.Value, "a test input")
@@ -364,7 +366,7 @@ func (d *testDecoder) decodeMock(t *Test, b *hcl.Block) hcl.Diagnostics {
 	s := d.pb.Step(name)
 	if s == nil {
 		return hcl.Diagnostics{errDiag("Reference to undeclared step",
-			fmt.Sprintf("There is no step named %q to mock.%s", name, didYouMean(name, mapKeys(d.pb.steps))), b.LabelRanges[0])}
+			fmt.Sprintf("There is no step named %q to mock.%s", name, didYouMean(name, slices.Sorted(maps.Keys(d.pb.steps)))), b.LabelRanges[0])}
 	}
 	if prev := t.Mocks[name]; prev != nil {
 		return hcl.Diagnostics{duplicate("mock", name, prev.DeclRange, b)}
@@ -552,7 +554,7 @@ func agentConforms(v cty.Value, t cty.Type, path string, problems *[]string) {
 			have[k.AsString()] = e
 		}
 		types := t.AttributeTypes()
-		for _, name := range mapKeys(types) {
+		for _, name := range slices.Sorted(maps.Keys(types)) {
 			e, ok := have[name]
 			switch {
 			case t.AttributeOptional(name) && (!ok || e.IsNull()):
@@ -676,7 +678,7 @@ func (d *testDecoder) stepName(expr hcl.Expression, what string, bare bool) (str
 	}
 	if d.pb.Step(name) == nil {
 		return "", hcl.Diagnostics{errDiag("Reference to undeclared step",
-			fmt.Sprintf("There is no step named %q.%s", name, didYouMean(name, mapKeys(d.pb.steps))), expr.Range())}
+			fmt.Sprintf("There is no step named %q.%s", name, didYouMean(name, slices.Sorted(maps.Keys(d.pb.steps)))), expr.Range())}
 	}
 	return name, nil
 }

@@ -2,8 +2,10 @@ package lang
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -387,7 +389,7 @@ func TestTestFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(c.want, mapKeys(files)); diff != "" {
+		if diff := cmp.Diff(c.want, slices.Sorted(maps.Keys(files))); diff != "" {
 			t.Errorf("TestFiles(%s) (-want +got):\n%s", c.ref, diff)
 		}
 	}

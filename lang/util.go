@@ -2,7 +2,6 @@ package lang
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/agext/levenshtein"
@@ -12,8 +11,6 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
-
-func sortStrings(s []string) { sort.Strings(s) }
 
 // suggest returns the candidate closest to name, if one is close enough to
 // be a likely typo.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -145,7 +147,7 @@ func checkCommon(cfg Config) error {
 	if cfg.Retry.Max < 0 || cfg.Retry.Backoff < 0 {
 		return fmt.Errorf("driver %s: retry max and backoff must not be negative", cfg.Type)
 	}
-	for _, m := range sortedKeys(cfg.Prices) {
+	for _, m := range slices.Sorted(maps.Keys(cfg.Prices)) {
 		p := cfg.Prices[m]
 		if p.InputPerMTok < 0 || p.OutputPerMTok < 0 || p.CacheReadPerMTok < 0 || p.CacheWritePerMTok < 0 {
 			return fmt.Errorf("driver %s: price of model %q must not be negative", cfg.Type, m)
@@ -157,7 +159,7 @@ func checkCommon(cfg Config) error {
 // checkOptions rejects options the driver does not know, naming the ones it
 // does.
 func checkOptions(cfg Config, known ...string) error {
-	for _, k := range sortedKeys(cfg.Options) {
+	for _, k := range slices.Sorted(maps.Keys(cfg.Options)) {
 		if !contains(known, k) {
 			if len(known) == 0 {
 				return fmt.Errorf("driver %s takes no options, got %q", cfg.Type, k)

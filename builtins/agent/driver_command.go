@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -60,7 +62,7 @@ func newCommand(cfg Config) (Driver, error) {
 	if !contains([]string{"", "text", "json", "jsonl"}, cfg.Output) {
 		return nil, fmt.Errorf("driver command: output %q is not one of text, json, jsonl", cfg.Output)
 	}
-	for _, k := range sortedKeys(cfg.Fields) {
+	for _, k := range slices.Sorted(maps.Keys(cfg.Fields)) {
 		if !contains(fieldNames, k) {
 			return nil, fmt.Errorf("driver command: unknown field %q (known: %s)", k, strings.Join(fieldNames, ", "))
 		}
@@ -207,7 +209,7 @@ var placeholder = regexp.MustCompile(`\{(model|prompt|prompt_file|session_id|ste
 // APL_* contract variables, which win.
 func (d *commandDriver) environ(req Request) []string {
 	env := os.Environ()
-	for _, k := range sortedKeys(d.cfg.Env) {
+	for _, k := range slices.Sorted(maps.Keys(d.cfg.Env)) {
 		env = append(env, k+"="+d.cfg.Env[k])
 	}
 	return append(env,

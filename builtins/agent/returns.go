@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -216,7 +218,7 @@ func (d *decoder) value(v any, t cty.Type, path string) cty.Value {
 		}
 		et := t.ElementType()
 		elems := make(map[string]cty.Value, len(obj))
-		for _, k := range sortedKeys(obj) {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			elems[k] = d.value(obj[k], et, path+"["+strconv.Quote(k)+"]")
 		}
 		if len(d.problems) > before {
@@ -248,7 +250,7 @@ func (d *decoder) value(v any, t cty.Type, path string) cty.Value {
 		}
 		attrs := map[string]cty.Value{}
 		types := t.AttributeTypes()
-		for _, name := range sortedKeys(types) {
+		for _, name := range slices.Sorted(maps.Keys(types)) {
 			at := types[name]
 			ap := path + "." + name
 			e, present := obj[name]
@@ -378,15 +380,6 @@ func jsonKind(v any) string {
 		return "object"
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // wrapKey is the property under which a non-object schema is wrapped.

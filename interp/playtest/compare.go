@@ -2,8 +2,8 @@ package playtest
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/apl-lang/apl/builtins"
@@ -32,12 +32,12 @@ func compare(e *lang.Expect, res *Result) []string {
 	for _, s := range res.Path {
 		visits[s]++
 	}
-	for _, s := range sortedKeys(e.Visits) {
+	for _, s := range slices.Sorted(maps.Keys(e.Visits)) {
 		if want, got := e.Visits[s], visits[s]; want != got {
 			out = append(out, fmt.Sprintf("visits.%s: want %d, got %d", s, want, got))
 		}
 	}
-	for _, k := range sortedKeys(e.Output) {
+	for _, k := range slices.Sorted(maps.Keys(e.Output)) {
 		want := e.Output[k]
 		got := cty.NullVal(cty.DynamicPseudoType)
 		if res.Output != cty.NilVal && !res.Output.IsNull() && res.Output.Type().IsObjectType() && res.Output.Type().HasAttribute(k) {
@@ -118,13 +118,4 @@ func show(v cty.Value) string {
 		return v.GoString()
 	}
 	return strings.TrimSpace(string(b))
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
