@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/apl-lang/apl/lang"
 )
 
 // chainPlaybook is n shell steps; each appends its name to log.txt and
@@ -45,6 +47,66 @@ func TestHelperChild(t *testing.T) {
 	os.Exit(0)
 }
 
+// killAndResume starts the run of TestHelperChild in a separate process
+// with extra env, kills it with SIGKILL up to window after its first step
+// began, resumes it in this process and returns the run's log.txt.
+func killAndResume(t *testing.T, pb *lang.Playbook, window time.Duration, env ...string) string {
+	t.Helper()
+	work := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
+	cmd.Env = append(append(os.Environ(), "APL_TEST_CHILD="+work), env...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the run has begun, then kill it somewhere inside.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(work, "log.txt")); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	time.Sleep(time.Duration(rand.Int64N(int64(window))))
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	res, err := Resume(context.Background(), pb, filepath.Join(work, ".apl", "runs", "killed"), Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	if res.Status != StatusCompleted {
+		t.Fatalf("status %s: %s", res.Status, res.Reason)
+	}
+	log, err := os.ReadFile(filepath.Join(work, "log.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(log)
+}
+
+// ranOnce checks that each of names appears once in log, except at most
+// inFlight of them, which may appear twice.
+func ranOnce(t *testing.T, log string, names []string, inFlight int) {
+	t.Helper()
+	counts := map[string]int{}
+	for _, l := range strings.Fields(log) {
+		counts[l]++
+	}
+	twice := 0
+	for _, name := range names {
+		switch n := counts[name]; n {
+		case 1:
+		case 2:
+			twice++
+		default:
+			t.Errorf("%s ran %d times", name, n)
+		}
+	}
+	if twice > inFlight {
+		t.Errorf("%d ran twice; at most the %d in flight may:\n%s", twice, inFlight, log)
+	}
+}
+
 // TestResumeAfterKill kills a 20-step run with SIGKILL at random moments,
 // resumes it, and checks every step ran exactly once, except at most the
 // one in flight when the kill landed.
@@ -53,56 +115,13 @@ func TestResumeAfterKill(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	pb := load(t, chainPlaybook(20))
+	var names []string
+	for i := 1; i <= 20; i++ {
+		names = append(names, fmt.Sprintf("s%02d", i))
+	}
 	for i := range 6 {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			work := t.TempDir()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
-			cmd.Env = append(os.Environ(), "APL_TEST_CHILD="+work)
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			// Wait until the run has begun, then kill it somewhere inside.
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				if _, err := os.Stat(filepath.Join(work, "log.txt")); err == nil || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(2 * time.Millisecond)
-			}
-			time.Sleep(time.Duration(rand.IntN(400)) * time.Millisecond)
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
-
-			dir := filepath.Join(work, ".apl", "runs", "killed")
-			res, err := Resume(context.Background(), pb, dir, Options{NoSync: true})
-			if err != nil {
-				t.Fatalf("resume: %v", err)
-			}
-			if res.Status != StatusCompleted {
-				t.Fatalf("status %s: %s", res.Status, res.Reason)
-			}
-			log, err := os.ReadFile(filepath.Join(work, "log.txt"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			counts := map[string]int{}
-			for _, l := range strings.Fields(string(log)) {
-				counts[l]++
-			}
-			twice := 0
-			for i := 1; i <= 20; i++ {
-				name := fmt.Sprintf("s%02d", i)
-				switch counts[name] {
-				case 1:
-				case 2:
-					twice++
-				default:
-					t.Errorf("step %s ran %d times", name, counts[name])
-				}
-			}
-			if twice > 1 {
-				t.Errorf("%d steps ran twice; at most the one in flight may:\n%s", twice, log)
-			}
+			ranOnce(t, killAndResume(t, pb, 400*time.Millisecond), names, 1)
 		})
 	}
 }
@@ -129,50 +148,13 @@ func TestResumeItemsAfterKill(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	pb := load(t, itemsPlaybook)
+	var names []string
+	for i := 1; i <= 12; i++ {
+		names = append(names, fmt.Sprintf("k%d", i))
+	}
 	for i := range 5 {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			work := t.TempDir()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
-			cmd.Env = append(os.Environ(), "APL_TEST_CHILD="+work, "APL_TEST_ITEMS=1")
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				if _, err := os.Stat(filepath.Join(work, "log.txt")); err == nil || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(2 * time.Millisecond)
-			}
-			time.Sleep(time.Duration(rand.IntN(120)) * time.Millisecond)
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
-
-			res, err := Resume(context.Background(), pb, filepath.Join(work, ".apl", "runs", "killed"), Options{NoSync: true})
-			if err != nil {
-				t.Fatalf("resume: %v", err)
-			}
-			if res.Status != StatusCompleted {
-				t.Fatalf("status %s: %s", res.Status, res.Reason)
-			}
-			log, _ := os.ReadFile(filepath.Join(work, "log.txt"))
-			counts := map[string]int{}
-			for _, l := range strings.Fields(string(log)) {
-				counts[l]++
-			}
-			twice := 0
-			for i := 1; i <= 12; i++ {
-				switch n := counts[fmt.Sprintf("k%d", i)]; n {
-				case 1:
-				case 2:
-					twice++
-				default:
-					t.Errorf("item k%d ran %d times", i, n)
-				}
-			}
-			if twice > 3 {
-				t.Errorf("%d items ran twice; at most the 3 in flight may:\n%s", twice, log)
-			}
+			ranOnce(t, killAndResume(t, pb, 120*time.Millisecond, "APL_TEST_ITEMS=1"), names, 3)
 		})
 	}
 }

@@ -90,22 +90,23 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	}
 	var ie *InputError
 	if errors.As(err, &ie) {
+		// The sub-run's bad inputs are this step's failure, not a usage
+		// error of this run: %v drops the type.
 		return cty.NilVal, fmt.Errorf("playbook %s: %v", a.Source, err)
 	}
 	if err != nil {
 		return cty.NilVal, fmt.Errorf("playbook %s: %w", a.Source, err)
 	}
-	if res.Status == StatusWaiting {
+	st, _, err := readState(res.Dir)
+	if err == nil && res.Status == StatusWaiting && st.Waiting != nil {
 		// The decision the sub-run waits for is this run's to wait for.
-		if st, _, err := readState(res.Dir); err == nil && st.Waiting != nil {
-			w := *st.Waiting
-			w.Step = s.Name + "/" + w.Step
-			r.st.Waiting = &w
-			return cty.NilVal, errWaiting
-		}
+		w := *st.Waiting
+		w.Step = s.Name + "/" + w.Step
+		r.st.Waiting = &w
+		return cty.NilVal, errWaiting
 	}
 	// What the sub-run spent counts toward this step's and this run's caps.
-	if st, _, err := readState(res.Dir); err == nil {
+	if err == nil {
 		r.st.Metrics.AgentCalls += st.Metrics.AgentCalls
 		r.account(rec, agent.Response{Usage: agent.Usage{InputTokens: st.Metrics.TotalTokens}, CostUSD: st.Metrics.TotalCostUSD})
 		if err := r.checkSpend(s, rec); err != nil {

@@ -18,8 +18,10 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
-// Condition is an expr-lang boolean expression compiled once, at load
-// time, against the playbook's typed environment.
+// Condition is an expr-lang expression compiled once, at load time,
+// against the playbook's typed environment. Most are conditions (when,
+// gate rules, checks: Eval); for_each's list, key, depends_on, priority
+// and limit keys yield other values (Value).
 type Condition struct {
 	Source  string
 	Program *vm.Program
