@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/expr-lang/expr/types"
@@ -103,25 +104,77 @@ func decodeType(a *hcl.Attribute) (cty.Type, hcl.Diagnostics) {
 	return t, diags
 }
 
+// ValueError is a command-line value that does not read as its input's
+// type. Msg speaks of what the user typed; the CLI puts the flag before
+// it.
+type ValueError struct {
+	Input string
+	Type  cty.Type
+	Msg   string
+}
+
+func (e *ValueError) Error() string {
+	return fmt.Sprintf("input %q (%s): %s", e.Input, typeString(e.Type), e.Msg)
+}
+
 // ParseValue reads a command-line value for the input: strings are taken
-// as they are; other types are read with HCL syntax (7, true,
-// ["make lint"], { a = 1 }).
+// as they are, numbers and bools as such (7, -2.5, true, false, 1, 0), and
+// lists and objects with HCL syntax (["make lint"], { a = 1 }), where a
+// bare word is an error rather than a variable.
 func (in *Input) ParseValue(s string) (cty.Value, error) {
-	if in.Type == cty.String {
+	bad := func(format string, args ...any) error {
+		return &ValueError{Input: in.Name, Type: in.Type, Msg: fmt.Sprintf(format, args...)}
+	}
+	switch in.Type {
+	case cty.String:
 		return cty.StringVal(s), nil
+	case cty.Number:
+		v, err := cty.ParseNumberVal(strings.TrimSpace(s))
+		if err == nil && !v.AsBigFloat().IsInf() {
+			return in.Convert(v)
+		}
+		if v, ok := constValueOf(s); ok && v.Type() == cty.Number {
+			return in.Convert(v) // max(3, 4)
+		}
+		return cty.NilVal, bad("%q is not a number", s)
+	case cty.Bool:
+		if b, err := strconv.ParseBool(strings.TrimSpace(s)); err == nil {
+			return in.Convert(cty.BoolVal(b))
+		}
+		if v, ok := constValueOf(s); ok && v.Type() == cty.Bool {
+			return in.Convert(v)
+		}
+		return cty.NilVal, bad("%q is not a bool: use true or false", s)
 	}
+	what := in.Type.FriendlyNameForConstraint()
 	expr, diags := hclsyntax.ParseExpression([]byte(s), "--"+in.FlagName(), hcl.Pos{Line: 1, Column: 1})
-	if diags.HasErrors() {
-		return cty.NilVal, fmt.Errorf("input %q: %q is not valid HCL for a %s: %s", in.Name, s, typeString(in.Type), diags[0].Detail)
-	}
-	v, diags := expr.Value(&hcl.EvalContext{Functions: Functions()})
 	if diags.HasErrors() {
 		if in.Type == cty.DynamicPseudoType {
 			return cty.StringVal(s), nil
 		}
-		return cty.NilVal, fmt.Errorf("input %q: %q is not a %s: %s", in.Name, s, typeString(in.Type), diags[0].Detail)
+		return cty.NilVal, bad("%q is not valid HCL for a %s: %s", s, what, diags[0].Summary)
+	}
+	if vars := expr.Variables(); len(vars) > 0 {
+		if in.Type == cty.DynamicPseudoType {
+			return cty.StringVal(s), nil
+		}
+		return cty.NilVal, bad("%q is not valid HCL for a %s: %s is not quoted", s, what, vars[0].RootName())
+	}
+	v, diags := expr.Value(&hcl.EvalContext{Functions: Functions()})
+	if diags.HasErrors() {
+		return cty.NilVal, bad("%q is not a %s: %s", s, what, diags[0].Summary)
 	}
 	return in.Convert(v)
+}
+
+// constValueOf evaluates s as an HCL expression without variables.
+func constValueOf(s string) (cty.Value, bool) {
+	expr, diags := hclsyntax.ParseExpression([]byte(s), "value", hcl.Pos{Line: 1, Column: 1})
+	if diags.HasErrors() || len(expr.Variables()) > 0 {
+		return cty.NilVal, false
+	}
+	v, diags := expr.Value(&hcl.EvalContext{Functions: Functions()})
+	return v, !diags.HasErrors() && v.IsWhollyKnown() && !v.IsNull()
 }
 
 // Convert converts v to the input's type, with an error that names it.

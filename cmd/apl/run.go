@@ -21,8 +21,6 @@ import (
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -453,38 +451,15 @@ func firstInputFlag(pb *lang.Playbook) string {
 	return "name"
 }
 
-// parseInput reads a command-line value for an input. lang's ParseValue
-// reads every value that is not a string as an HCL expression, so its
-// errors speak of HCL: abc for a number is "Variables may not be used
-// here". Numbers and bools are read here, and HCL's errors for lists and
-// objects are rephrased, so that messages speak of what the user typed.
+// parseInput reads a command-line value for an input; the caller puts
+// the flag in front of lang's message about what the user typed.
 func parseInput(in *lang.Input, s string) (cty.Value, error) {
-	switch {
-	case in.Type == cty.Number:
-		v, err := cty.ParseNumberVal(strings.TrimSpace(s))
-		if err != nil || v.AsBigFloat().IsInf() {
-			return cty.NilVal, fmt.Errorf("%q is not a number", s)
-		}
-		return in.Convert(v)
-	case in.Type == cty.Bool:
-		b, err := strconv.ParseBool(strings.TrimSpace(s))
-		if err != nil {
-			return cty.NilVal, fmt.Errorf("%q is not a bool: use true or false", s)
-		}
-		return in.Convert(cty.BoolVal(b))
-	case in.Type == cty.String || in.Type == cty.DynamicPseudoType:
-		return in.ParseValue(s)
+	v, err := in.ParseValue(s)
+	var ve *lang.ValueError
+	if errors.As(err, &ve) {
+		return cty.NilVal, errors.New(ve.Msg)
 	}
-	what := typeLabel(in.Type)
-	expr, diags := hclsyntax.ParseExpression([]byte(s), "--"+in.FlagName(), hcl.InitialPos)
-	if diags.HasErrors() {
-		return cty.NilVal, fmt.Errorf("%q is not valid HCL for a %s: %s", s, what, diags[0].Summary)
-	}
-	if vars := expr.Variables(); len(vars) > 0 {
-		word := vars[0].RootName()
-		return cty.NilVal, fmt.Errorf("%q is not valid HCL for a %s: %s is not quoted", s, what, word)
-	}
-	return in.ParseValue(s)
+	return v, err
 }
 
 func printRunHelp(w io.Writer, pb *lang.Playbook, ref string) {
