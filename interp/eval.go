@@ -2,6 +2,7 @@ package interp
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/apl-lang/apl/builtins"
@@ -54,7 +55,7 @@ func (r *run) evalCtx(f *frame, extra map[string]cty.Value, exprs ...hcl.Express
 // output changed.
 func (r *run) changed(step string) {
 	delete(r.stepCty, step)
-	delete(r.stepGo, step)
+	r.stepGoStale = append(r.stepGoStale, step)
 	r.stepsCache = cty.NilVal
 	r.store.touch(step)
 }
@@ -126,17 +127,24 @@ func (r *run) runValue() cty.Value {
 // exprEnv is the environment conditions run against; the same names as
 // evalCtx, as Go values.
 func (r *run) exprEnv(f *frame) map[string]any {
-	steps := make(map[string]any, len(r.st.Steps))
-	for _, s := range r.topSteps() {
-		v, ok := r.stepGo[s.Name]
-		if !ok {
-			v = stepGo(r.st.Steps[s.Name], r.outputs[s.Name])
-			r.stepGo[s.Name] = v
+	// steps for conditions is kept up to date in place: only the steps that
+	// changed since the last condition are converted again. Conditions only
+	// read it, one at a time under the run's lock.
+	if r.stepGo == nil {
+		r.stepGo = make(map[string]any, len(r.st.Steps))
+		for _, s := range r.topSteps() {
+			r.stepGo[s.Name] = stepGo(r.st.Steps[s.Name], r.outputs[s.Name])
 		}
-		steps[s.Name] = v
+		r.stepGoStale = r.stepGoStale[:0]
 	}
+	for _, name := range r.stepGoStale {
+		r.stepGo[name] = stepGo(r.st.Steps[name], r.outputs[name])
+	}
+	r.stepGoStale = r.stepGoStale[:0]
+	steps := r.stepGo
 	var item cty.Value
 	if f != nil && f.item != nil {
+		steps = maps.Clone(steps)
 		for _, s := range f.item.parent.ForEach.Steps {
 			steps[s.Name] = stepGo(f.recs[s.Name], f.outputs[s.Name])
 		}

@@ -54,7 +54,8 @@ type run struct {
 	vars          map[string]cty.Value
 	stepsCache    cty.Value
 	stepCty       map[string]cty.Value // steps.NAME for HCL, until the step changes
-	stepGo        map[string]any       // steps.NAME for conditions, likewise
+	stepGo        map[string]any       // steps for conditions; nil until first used
+	stepGoStale   []string             // steps changed since stepGo was brought up to date
 	label         string
 	started       time.Time // this process's start, for elapsed time
 	elapsed0      time.Duration
@@ -149,7 +150,7 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*R
 
 func newRun(pb *lang.Playbook, opts Options) (*run, error) {
 	r := &run{pb: pb, opts: opts, outputs: map[string]cty.Value{}, vars: map[string]cty.Value{},
-		stepCty: map[string]cty.Value{}, stepGo: map[string]any{},
+		stepCty:     map[string]cty.Value{},
 		itemOutputs: map[string]map[string]map[string]cty.Value{}}
 	r.now = opts.Clock
 	if r.now == nil {
