@@ -74,15 +74,24 @@ input "pass_threshold" {
 }
 step "verify" {
   returns = object({ automated_checks = list(object({ name = string, pass = bool })) })
-  shell { command = ["true"] }
+  shell {
+    command = ["true"]
+    parse   = "json"
+  }
 }
 step "rate" {
   returns = object({ alignment_score = number })
-  shell { command = ["true"] }
+  shell {
+    command = ["true"]
+    parse   = "json"
+  }
 }
 step "judge" {
   returns = object({ recommendation = string })
-  shell { command = ["true"] }
+  shell {
+    command = ["true"]
+    parse   = "json"
+  }
   gate {
     rule "pass" {
       when = "all(steps.verify.output.automated_checks, .pass) && steps.rate.output.alignment_score >= inputs.pass_threshold && steps.judge.output.recommendation == 'proceed'"
