@@ -12,7 +12,7 @@ build:
 test: lint
 	$(GO) test -count=1 $(PKGS)
 	@# Every benchmark runs once, so a fixture that stops loading fails here.
-	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x $(PKGS) > /dev/null
+	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x $(PKGS)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
