@@ -14,18 +14,18 @@ import (
 // budget and checks the answer against the step's returns type. An answer
 // that does not match is sent back once with the problems listed; a second
 // mismatch fails the step.
-func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.AgentCall, rec *StepRecord, feedback string) (cty.Value, error) {
+func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.AgentCall, rec *StepRecord, feedback string) result {
 	drv, err := r.drivers(a.Agent)
 	if err != nil {
-		return cty.NilVal, fmt.Errorf("agent %q: %w", a.Agent.Name, err)
+		return result{err: fmt.Errorf("agent %q: %w", a.Agent.Name, err)}
 	}
 	vars, err := r.promptVars(f, a)
 	if err != nil {
-		return cty.NilVal, err
+		return result{err: err}
 	}
 	prompt, err := evalString(a.Template, r.evalCtx(f, map[string]cty.Value{lang.RootVars: vars}, a.Template))
 	if err != nil {
-		return cty.NilVal, fmt.Errorf("rendering the prompt: %w", err)
+		return result{err: fmt.Errorf("rendering the prompt: %w", err)}
 	}
 	if feedback != "" {
 		prompt += "\n\n" + feedback + "\n"
@@ -42,51 +42,60 @@ func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.A
 	for call := 1; ; call++ {
 		rec.Calls++
 		req.Attempt = rec.Calls
-		out, problem, err := r.callAgent(ctx, f, s, a, drv, req, rec)
-		if err != nil || problem == nil {
-			return out, err
+		ans := r.callAgent(ctx, f, s, a, drv, req, rec)
+		if ans.problem == nil {
+			return ans.result
 		}
 		if call == maxCalls {
-			return cty.NilVal, fmt.Errorf("the answer does not match returns %s: %w", s.Returns.FriendlyName(), problem)
+			return result{err: fmt.Errorf("the answer does not match returns %s: %w", s.Returns.FriendlyName(), ans.problem)}
 		}
-		r.event(r.stepEvent(f, s, Event{Type: EventLog, Message: "answer rejected, asking again: " + problem.Error()}))
-		schema, _ := json.Marshal(req.Schema)
-		req.Prompt = prompt + fmt.Sprintf("\n\nYour previous answer was rejected: %v\nAnswer again, ending with one JSON object that matches this JSON Schema:\n%s\n", problem, schema)
+		r.event(r.stepEvent(f, s, Event{Type: EventLog, Message: "answer rejected, asking again: " + ans.problem.Error()}))
+		schema, err := json.Marshal(req.Schema)
+		if err != nil {
+			return result{err: fmt.Errorf("internal error: the returns schema: %w", err)}
+		}
+		req.Prompt = prompt + fmt.Sprintf("\n\nYour previous answer was rejected: %v\nAnswer again, ending with one JSON object that matches this JSON Schema:\n%s\n", ans.problem, schema)
 	}
 }
 
-// callAgent makes one call. It returns the output, or a problem with the
-// answer's shape (worth asking again), or an error that fails the step.
-func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.AgentCall, drv agent.Driver, req agent.Request, rec *StepRecord) (cty.Value, error, error) {
+// answer is what one agent call came to: a result, or a problem with the
+// answer's shape that is worth asking again about.
+type answer struct {
+	result
+	problem error
+}
+
+// callAgent makes one call.
+func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.AgentCall, drv agent.Driver, req agent.Request, rec *StepRecord) answer {
 	start := r.now()
 	base := artifactBase(f, s, req.Attempt)
-	r.dir.artifact(base+".prompt", []byte(req.Prompt))
+	r.artifact(s, base+".prompt", []byte(req.Prompt))
 	var resp agent.Response
 	var err error
-	r.unlocked(func() { resp, err = drv.Call(ctx, req) })
+	r.host.block(func() { resp, err = drv.Call(ctx, req) })
 	r.st.Metrics.AgentCalls++
 	raw := resp.Raw
 	if raw == nil {
 		raw = []byte(resp.Text)
 	}
-	artifact, _ := r.dir.artifact(base+".response", raw)
+	artifact := r.artifact(s, base+".response", raw)
 	r.account(rec, resp)
 	span := Span{Step: s.Name, Item: f.key(), Action: "agent_spawn", Attempt: req.Attempt, Artifact: artifact,
 		InputSummary: a.Agent.Type + ": " + req.Prompt, OutputSummary: resp.Text}
 	if err != nil {
 		r.trace(span, start, err)
-		return cty.NilVal, nil, err
+		return answer{result: result{err: err}}
 	}
-	if err := r.checkSpend(s, rec); err != nil {
-		r.trace(span, start, err)
-		return cty.NilVal, nil, err
+	if spent := r.checkSpend(s, rec); spent.spent() {
+		r.trace(span, start, spent.failure())
+		return answer{result: spent}
 	}
 	text := resp.Text
 	if b := a.Budget; b != nil {
 		bd, err := agent.EnforceBudget(text, agent.Budget{MaxResponseLines: b.MaxResponseLines, MaxSummaryLines: b.MaxSummaryLines, Enforcement: b.Enforcement})
 		if err != nil {
 			r.trace(span, start, err)
-			return cty.NilVal, nil, fmt.Errorf("budget %q: %w", b.Name, err)
+			return answer{result: result{err: fmt.Errorf("budget %q: %w", b.Name, err)}}
 		}
 		if bd.Cut {
 			r.event(r.stepEvent(f, s, Event{Type: EventBudgetEnforced,
@@ -96,20 +105,20 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	}
 	if s.Returns == cty.NilType {
 		r.trace(span, start, nil)
-		return cty.StringVal(text), nil, nil
+		return answer{result: result{out: cty.StringVal(text)}}
 	}
 	resp.Text = text
 	js, err := agent.ExtractFromResponse(resp)
 	if err != nil {
 		r.trace(span, start, err)
-		return cty.NilVal, err, nil
+		return answer{problem: err}
 	}
 	v, err := agent.Decode(js, s.Returns)
 	r.trace(span, start, err)
 	if err != nil {
-		return cty.NilVal, err, nil
+		return answer{problem: err}
 	}
-	return v, nil, nil
+	return answer{result: result{out: v}}
 }
 
 // promptVars are what a prompt sees as vars: the run's vars, overlaid with

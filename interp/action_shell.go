@@ -75,14 +75,14 @@ func (r *run) shellAction(ctx context.Context, f *frame, s *lang.Step, a *lang.S
 	}
 	var res builtins.ShellResult
 	var err error
-	r.unlocked(func() { res, err = r.shell.Run(ctx, spec) })
+	r.host.block(func() { res, err = r.shell.Run(ctx, spec) })
 	base := artifactBase(f, s, rec.Runs)
 	artifact := ""
 	if res.Stdout != "" {
-		artifact, _ = r.dir.artifact(base+".stdout", []byte(res.Stdout))
+		artifact = r.artifact(s, base+".stdout", []byte(res.Stdout))
 	}
 	if res.Stderr != "" {
-		r.dir.artifact(base+".stderr", []byte(res.Stderr))
+		r.artifact(s, base+".stderr", []byte(res.Stderr))
 	}
 	code := res.ExitCode
 	rec.ExitCode = &code

@@ -3,6 +3,7 @@ package interp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apl-lang/apl/lang"
@@ -28,26 +29,35 @@ type Question struct {
 // STEP=CHOICE, or STEP[ITEM]=CHOICE inside a for_each), else the Asker,
 // else the run pauses as waiting. The choice is the step's output and is
 // recorded in the event log and the trace.
-func (r *run) askAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty.Value, error) {
+func (r *run) askAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) result {
+	out, w, err := r.ask(ctx, f, s, a)
+	if w != nil {
+		return stopWith(outcome{kind: outWait, waiting: w})
+	}
+	return result{out: out, err: err}
+}
+
+// ask gets the decision, or says what the run must wait for.
+func (r *run) ask(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty.Value, *Waiting, error) {
 	ectx := r.evalCtx(f, nil, a.Question, a.Options, a.Default)
 	q := Question{Step: s.Name, Item: f.key()}
 	var err error
 	if q.Question, err = evalString(a.Question, ectx); err != nil {
-		return cty.NilVal, err
+		return cty.NilVal, nil, err
 	}
 	ov, diags := a.Options.Value(ectx)
 	if diags.HasErrors() {
-		return cty.NilVal, diagsError(diags)
+		return cty.NilVal, nil, diagsError(diags)
 	}
 	if q.Options, err = stringList(ov); err != nil || len(q.Options) == 0 {
-		return cty.NilVal, fmt.Errorf("%s: options must be a non-empty list of strings", a.Options.Range())
+		return cty.NilVal, nil, fmt.Errorf("%s: options must be a non-empty list of strings", a.Options.Range())
 	}
 	if a.Default != nil {
 		if q.Default, err = evalString(a.Default, ectx); err != nil {
-			return cty.NilVal, err
+			return cty.NilVal, nil, err
 		}
-		if !contains(q.Options, q.Default) {
-			return cty.NilVal, fmt.Errorf("%s: default %q is not one of the options: %s", a.Default.Range(), q.Default, strings.Join(q.Options, ", "))
+		if !slices.Contains(q.Options, q.Default) {
+			return cty.NilVal, nil, fmt.Errorf("%s: default %q is not one of the options: %s", a.Default.Range(), q.Default, strings.Join(q.Options, ", "))
 		}
 	}
 	answer, how := "", ""
@@ -57,29 +67,19 @@ func (r *run) askAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask
 	} else if v, ok := r.opts.Answers[s.Name]; ok {
 		answer, how = v, "answer given to resume"
 	} else if r.opts.Asker != nil {
-		r.unlocked(func() { answer, err = r.opts.Asker.Ask(ctx, q) })
+		r.host.block(func() { answer, err = r.opts.Asker.Ask(ctx, q) })
 		if err != nil {
-			return cty.NilVal, err
+			return cty.NilVal, nil, err
 		}
 		how = "answered at the terminal"
 	} else {
-		r.st.Waiting = &Waiting{Step: s.Name, Item: q.Item, Question: q.Question, Options: q.Options}
-		return cty.NilVal, errWaiting
+		return cty.NilVal, &Waiting{Step: s.Name, Item: q.Item, Question: q.Question, Options: q.Options}, nil
 	}
-	if !contains(q.Options, answer) {
-		return cty.NilVal, fmt.Errorf("answer %q is not one of the options: %s", answer, strings.Join(q.Options, ", "))
+	if !slices.Contains(q.Options, answer) {
+		return cty.NilVal, nil, fmt.Errorf("answer %q is not one of the options: %s", answer, strings.Join(q.Options, ", "))
 	}
 	r.trace(Span{Step: s.Name, Item: q.Item, Action: "decision", InputSummary: q.Question, OutputSummary: answer + " (" + how + ")"}, start, nil)
 	r.event(r.stepEvent(f, s, Event{Type: EventHumanDecision, Message: fmt.Sprintf("%s: %s (%s)", q.Question, answer, how),
 		Details: map[string]any{"question": q.Question, "choice": answer, "options": q.Options}}))
-	return cty.StringVal(answer), nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return cty.StringVal(answer), nil, nil
 }

@@ -56,7 +56,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 		b.Run(fmt.Sprintf("durable=%v", durable), func(b *testing.B) {
 			s := newStore(filesFor(filepath.Join(b.TempDir(), stateFile)), true)
 			st := newTestState()
-			if err := s.snapshot(st); err != nil {
+			if err := s.snapshot(st, &changes{}); err != nil {
 				b.Fatal(err)
 			}
 			i := 0
@@ -70,8 +70,9 @@ func BenchmarkCheckpoint(b *testing.B) {
 				}
 				rec.Attempts++
 				st.Events = append(st.Events, Event{Type: EventStepCompleted, Step: name})
-				s.touch(name)
-				if err := s.commit(st, durable); err != nil {
+				var ch changes
+				ch.step(name)
+				if err := s.commit(st, &ch, durable); err != nil {
 					b.Fatal(err)
 				}
 				// Runs this long are rare; keep the event log from growing

@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,9 +27,9 @@ type BreakerState struct {
 
 // countRetry counts one retry of the run (a step retried, a check that
 // re-runs a step, a capped goto back) against limits.max_retries.
-func (r *run) countRetry(f *frame, s *lang.Step, what string) error {
+func (r *run) countRetry(f *frame, s *lang.Step, what string) *trip {
 	if l := r.pb.Limits; l != nil && l.MaxRetries > 0 && r.st.Metrics.Retries >= l.MaxRetries {
-		return &capError{fmt.Sprintf("limits.max_retries: a retry beyond the %d this run may make (%s)", l.MaxRetries, what)}
+		return &trip{fmt.Sprintf("limits.max_retries: a retry beyond the %d this run may make (%s)", l.MaxRetries, what)}
 	}
 	r.st.Metrics.Retries++
 	r.event(r.stepEvent(f, s, Event{Type: EventStepRetried, Message: what}))
@@ -36,23 +37,40 @@ func (r *run) countRetry(f *frame, s *lang.Step, what string) error {
 }
 
 // checkSpend enforces token and cost caps after an agent call: the step's
-// own, then the run's.
-func (r *run) checkSpend(s *lang.Step, rec *StepRecord) error {
+// own (an error: the step fails), then the run's (a trip: the run stops).
+func (r *run) checkSpend(s *lang.Step, rec *StepRecord) result {
 	if s.MaxTokens > 0 && rec.Tokens > s.MaxTokens {
-		return fmt.Errorf("max_tokens: step used %d tokens (max %d)", rec.Tokens, s.MaxTokens)
+		return result{err: fmt.Errorf("max_tokens: step used %d tokens (max %d)", rec.Tokens, s.MaxTokens)}
 	}
 	if s.MaxCostUSD > 0 && rec.CostUSD != nil && *rec.CostUSD > s.MaxCostUSD {
-		return fmt.Errorf("max_cost_usd: step cost $%.4f (max $%.4f)", *rec.CostUSD, s.MaxCostUSD)
+		return result{err: fmt.Errorf("max_cost_usd: step cost $%.4f (max $%.4f)", *rec.CostUSD, s.MaxCostUSD)}
 	}
 	l := r.pb.Limits
 	if l == nil {
-		return nil
+		return result{}
 	}
 	if l.MaxTokens > 0 && r.st.Metrics.TotalTokens > l.MaxTokens {
-		return &capError{fmt.Sprintf("limits.max_tokens: the run used %d tokens (max %d)", r.st.Metrics.TotalTokens, l.MaxTokens)}
+		return result{trip: &trip{fmt.Sprintf("limits.max_tokens: the run used %d tokens (max %d)", r.st.Metrics.TotalTokens, l.MaxTokens)}}
 	}
 	if c := r.st.Metrics.TotalCostUSD; l.MaxCostUSD > 0 && c != nil && *c > l.MaxCostUSD {
-		return &capError{fmt.Sprintf("limits.max_cost_usd: the run cost $%.4f (max $%.4f)", *c, l.MaxCostUSD)}
+		return result{trip: &trip{fmt.Sprintf("limits.max_cost_usd: the run cost $%.4f (max $%.4f)", *c, l.MaxCostUSD)}}
+	}
+	return result{}
+}
+
+// spent reports whether a result says the action is over: it failed or
+// tripped a cap.
+func (res result) spent() bool { return res.err != nil || res.trip != nil || res.stop != nil }
+
+// failure is the result's failure as an error, for traces.
+func (res result) failure() error {
+	switch {
+	case res.err != nil:
+		return res.err
+	case res.trip != nil:
+		return errors.New(res.trip.msg)
+	case res.stop != nil:
+		return fmt.Errorf("%s: %s", res.stop.kind, res.stop.reason)
 	}
 	return nil
 }
@@ -60,7 +78,7 @@ func (r *run) checkSpend(s *lang.Step, rec *StepRecord) error {
 // breaker updates the circuit breaker after a step and returns an error
 // when it opens. A failed step, or one whose progress_when is false, made
 // no progress; the same error (digits aside) repeating counts separately.
-func (r *run) breaker(f *frame, s *lang.Step, stepErr error) *capError {
+func (r *run) breaker(f *frame, s *lang.Step, stepErr error) *trip {
 	cb := r.pb.CircuitBreaker
 	if cb == nil {
 		return nil
@@ -91,7 +109,7 @@ func (r *run) breaker(f *frame, s *lang.Step, stepErr error) *capError {
 	b.LastError = ""
 	progress := true
 	if s.ProgressWhen != nil {
-		ok, err := s.ProgressWhen.Eval(r.exprEnv(f))
+		ok, err := s.ProgressWhen.Eval(r.exprEnv(f, s.ProgressWhen))
 		progress = err == nil && ok
 	}
 	if progress {
@@ -114,7 +132,7 @@ func (r *run) breaker(f *frame, s *lang.Step, stepErr error) *capError {
 	return nil
 }
 
-func (r *run) openBreaker(s *lang.Step, reason string) *capError {
+func (r *run) openBreaker(s *lang.Step, reason string) *trip {
 	cb, b := r.pb.CircuitBreaker, &r.st.Breaker
 	until := r.now().Add(cb.Cooldown)
 	b.State = BreakerOpen
@@ -122,5 +140,5 @@ func (r *run) openBreaker(s *lang.Step, reason string) *capError {
 	b.Reason = reason
 	r.event(Event{Type: EventBreakerOpened, Step: s.Name, Message: "circuit breaker opened: " + reason,
 		Details: map[string]any{"cooldown_until": until.Format(time.RFC3339)}})
-	return &capError{"circuit breaker open: " + reason}
+	return &trip{"circuit breaker open: " + reason}
 }

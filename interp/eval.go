@@ -2,7 +2,6 @@ package interp
 
 import (
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/apl-lang/apl/builtins"
@@ -13,28 +12,42 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 )
 
+// What expressions see of the run — inputs, steps, run, vars and item —
+// is derived from the run's records when an expression is evaluated, for
+// the names it reads: one derivation (stepValue) serves both languages,
+// and nothing is cached, so no change to a record can leave an expression
+// reading stale data. Each expression reads a few steps by name (lang
+// lists them), so the cost follows what it reads, not how many steps the
+// playbook has.
+
 // evalCtx is the HCL evaluation context of frame f: inputs, steps, run,
 // vars, the item inside a for_each body, plus any extra names (prompt
-// vars). Only the roots that exprs read are built: steps grows with the
-// playbook, and building it for every expression made long runs
-// quadratic.
+// vars). Only the roots and steps that exprs read are built; with no
+// exprs, everything is.
 func (r *run) evalCtx(f *frame, extra map[string]cty.Value, exprs ...hcl.Expression) *hcl.EvalContext {
 	need := map[string]bool{}
+	var refs stepRefs
 	for _, e := range exprs {
 		if e == nil {
 			continue
 		}
 		for _, tr := range e.Variables() {
 			need[tr.RootName()] = true
+			if tr.RootName() == lang.RootSteps {
+				refs.addTraversal(tr)
+			}
 		}
 	}
 	all := len(exprs) == 0
+	if all {
+		refs.all = true
+	}
 	vars := map[string]cty.Value{}
 	if all || need[lang.RootInputs] {
 		vars[lang.RootInputs] = r.inputs
 	}
 	if all || need[lang.RootSteps] {
-		vars[lang.RootSteps] = r.stepsValue(f)
+		vars[lang.RootSteps] = r.stepsValue(f, refs)
 	}
 	if all || need[lang.RootRun] {
 		vars[lang.RootRun] = r.runValue()
@@ -51,43 +64,77 @@ func (r *run) evalCtx(f *frame, extra map[string]cty.Value, exprs ...hcl.Express
 	return &hcl.EvalContext{Variables: vars, Functions: lang.Functions()}
 }
 
-// changed drops the cached values of a top-level step whose record or
-// output changed.
-func (r *run) changed(step string) {
-	delete(r.stepCty, step)
-	r.stepGoStale = append(r.stepGoStale, step)
-	r.stepsCache = cty.NilVal
-	r.store.touch(step)
+// stepRefs are the steps some expressions read: by name, or all of them.
+type stepRefs struct {
+	names []string
+	all   bool
 }
 
-// stepsValue is steps.* as HCL sees it in frame f. Top-level values are
-// cached until the step changes; an item's own steps are added on top.
-func (r *run) stepsValue(f *frame) cty.Value {
-	if r.stepsCache == cty.NilVal {
-		m := make(map[string]cty.Value, len(r.pb.Steps)+len(r.pb.OnFailure))
-		for _, s := range r.topSteps() {
-			v, ok := r.stepCty[s.Name]
-			if !ok {
-				v = stepValue(r.st.Steps[s.Name], r.outputs[s.Name])
-				r.stepCty[s.Name] = v
+func (s *stepRefs) addTraversal(tr hcl.Traversal) {
+	if len(tr) > 1 {
+		switch t := tr[1].(type) {
+		case hcl.TraverseAttr:
+			s.names = append(s.names, t.Name)
+			return
+		case hcl.TraverseIndex:
+			if t.Key.Type() == cty.String && t.Key.IsKnown() && !t.Key.IsNull() {
+				s.names = append(s.names, t.Key.AsString())
+				return
 			}
-			m[s.Name] = v
 		}
-		r.stepsCache = cty.ObjectVal(m)
 	}
-	if f == nil || f.item == nil {
-		return r.stepsCache
+	s.all = true
+}
+
+func (s *stepRefs) addCondition(c *lang.Condition) {
+	if c == nil {
+		return
 	}
-	m := r.stepsCache.AsValueMap()
-	if m == nil {
-		m = map[string]cty.Value{}
+	s.names = append(s.names, c.Steps...)
+	s.all = s.all || c.AllSteps
+}
+
+// visit calls fn with each step of frame f the refs name: the run's
+// steps, and inside a for_each body the item's own, which hide run steps
+// of the same name.
+func (r *run) visitSteps(f *frame, refs stepRefs, fn func(name string, rec *StepRecord, out cty.Value)) {
+	var nested []*lang.Step
+	if f != nil && f.item != nil {
+		nested = f.item.parent.ForEach.Steps
 	}
-	for _, s := range f.item.parent.ForEach.Steps {
-		m[s.Name] = stepValue(f.recs[s.Name], f.outputs[s.Name])
+	one := func(name string) {
+		for _, s := range nested {
+			if s.Name == name {
+				fn(name, f.recs[name], f.outputs[name])
+				return
+			}
+		}
+		if rec := r.st.Steps[name]; rec != nil {
+			fn(name, rec, r.outputs[name])
+		}
 	}
+	if !refs.all {
+		for _, name := range refs.names {
+			one(name)
+		}
+		return
+	}
+	for _, s := range r.topSteps() {
+		one(s.Name)
+	}
+	for _, s := range nested {
+		one(s.Name)
+	}
+}
+
+// stepsValue is steps as HCL sees it in frame f, for the steps refs name.
+func (r *run) stepsValue(f *frame, refs stepRefs) cty.Value {
+	m := map[string]cty.Value{}
+	r.visitSteps(f, refs, func(name string, rec *StepRecord, out cty.Value) { m[name] = stepValue(rec, out) })
 	return cty.ObjectVal(m)
 }
 
+// stepValue is what expressions see of a step: its record and output.
 func stepValue(rec *StepRecord, out cty.Value) cty.Value {
 	if out == cty.NilVal {
 		out = cty.NullVal(cty.DynamicPseudoType)
@@ -124,42 +171,25 @@ func (r *run) runValue() cty.Value {
 	})
 }
 
-// exprEnv is the environment conditions run against; the same names as
-// evalCtx, as Go values.
-func (r *run) exprEnv(f *frame) map[string]any {
-	// steps for conditions is kept up to date in place: only the steps that
-	// changed since the last condition are converted again. Conditions only
-	// read it, one at a time under the run's lock.
-	if r.stepGo == nil {
-		r.stepGo = make(map[string]any, len(r.st.Steps))
-		for _, s := range r.topSteps() {
-			r.stepGo[s.Name] = stepGo(r.st.Steps[s.Name], r.outputs[s.Name])
-		}
-		r.stepGoStale = r.stepGoStale[:0]
+// exprEnv is the environment the conditions conds run against in frame
+// f: the same names and values as evalCtx, as Go values (goValue).
+func (r *run) exprEnv(f *frame, conds ...*lang.Condition) map[string]any {
+	var refs stepRefs
+	for _, c := range conds {
+		refs.addCondition(c)
 	}
-	for _, name := range r.stepGoStale {
-		r.stepGo[name] = stepGo(r.st.Steps[name], r.outputs[name])
-	}
-	r.stepGoStale = r.stepGoStale[:0]
-	steps := r.stepGo
-	var item cty.Value
-	if f != nil && f.item != nil {
-		steps = maps.Clone(steps)
-		for _, s := range f.item.parent.ForEach.Steps {
-			steps[s.Name] = stepGo(f.recs[s.Name], f.outputs[s.Name])
-		}
-		item = f.item.value
-	}
-	run := goValue(r.runValue()).(map[string]any)
-	run["tokens"] = r.st.Metrics.TotalTokens
+	steps := map[string]any{}
+	r.visitSteps(f, refs, func(name string, rec *StepRecord, out cty.Value) {
+		steps[name] = lang.ExprFields(stepValue(rec, out), lang.StepFields)
+	})
 	env := map[string]any{
 		lang.RootInputs: r.inputsGo(),
 		lang.RootSteps:  steps,
-		lang.RootRun:    run,
+		lang.RootRun:    lang.ExprFields(r.runValue(), lang.RunFields),
 		lang.RootVars:   goValue(cty.ObjectVal(r.vars)),
 	}
-	if item != cty.NilVal {
-		env[lang.RootItem] = goValue(item)
+	if f != nil && f.item != nil {
+		env[lang.RootItem] = goValue(f.item.value)
 	}
 	return env
 }
@@ -173,57 +203,8 @@ func (r *run) inputsGo() any {
 	return r.inputsGoCache
 }
 
-func stepGo(rec *StepRecord, out cty.Value) map[string]any {
-	var exit any
-	if rec.ExitCode != nil {
-		exit = *rec.ExitCode
-	}
-	var o any
-	if out != cty.NilVal {
-		o = goValue(out)
-	}
-	return map[string]any{
-		"status":     rec.Status,
-		"attempts":   rec.Attempts,
-		"duration_s": rec.DurationS,
-		"error":      rec.Error,
-		"exit_code":  exit,
-		"output":     o,
-	}
-}
-
-// goValue converts a cty value to the plain Go values expr works on:
-// numbers become float64, as conditions are type-checked to expect.
-func goValue(v cty.Value) any {
-	if v == cty.NilVal || v.IsNull() || !v.IsKnown() {
-		return nil
-	}
-	t := v.Type()
-	switch {
-	case t == cty.String:
-		return v.AsString()
-	case t == cty.Number:
-		f, _ := v.AsBigFloat().Float64()
-		return f
-	case t == cty.Bool:
-		return v.True()
-	case t.IsListType() || t.IsSetType() || t.IsTupleType():
-		out := make([]any, 0, v.LengthInt())
-		for it := v.ElementIterator(); it.Next(); {
-			_, ev := it.Element()
-			out = append(out, goValue(ev))
-		}
-		return out
-	case t.IsMapType() || t.IsObjectType():
-		out := map[string]any{}
-		for it := v.ElementIterator(); it.Next(); {
-			k, ev := it.Element()
-			out[k.AsString()] = goValue(ev)
-		}
-		return out
-	}
-	return nil
-}
+// goValue converts a cty value to the plain Go values conditions work on.
+func goValue(v cty.Value) any { return lang.ExprValue(v) }
 
 // evalString evaluates an expression that must give a string.
 func evalString(expr hcl.Expression, ctx *hcl.EvalContext) (string, error) {

@@ -49,17 +49,6 @@ func (r *run) top() *frame {
 	return &frame{recs: r.st.Steps, outputs: r.outputs, caps: r.st.Caps}
 }
 
-// changed records that a step of the frame changed, for caches and the
-// journal.
-func (r *run) frameChanged(f *frame, step string) {
-	if f.item == nil {
-		r.changed(step)
-		return
-	}
-	r.stepsCache = cty.NilVal
-	r.store.touchItem(f.item.parent.Name, f.item.rec.Key)
-}
-
 func (f *frame) key() string {
 	if f.item == nil {
 		return ""

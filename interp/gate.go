@@ -1,7 +1,6 @@
 package interp
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/apl-lang/apl/builtins"
@@ -10,13 +9,16 @@ import (
 
 // route evaluates a step's gate: rules in order, first match wins, then
 // otherwise; with no match control goes to next.
-func (r *run) route(f *frame, s *lang.Step, next string) (string, error) {
-	env := r.exprEnv(f)
+func (r *run) route(f *frame, s *lang.Step, next string) outcome {
+	conds := make([]*lang.Condition, len(s.Gate.Rules))
+	for i, rule := range s.Gate.Rules {
+		conds[i] = rule.When
+	}
+	env := r.exprEnv(f, conds...)
 	for _, rule := range s.Gate.Rules {
 		ok, err := rule.When.Eval(env)
 		if err != nil {
-			r.fail(f, s, fmt.Errorf("gate rule %q (%s): %w", rule.Name, rule.When.Range, err))
-			return "", nil
+			return r.failed(f, s, fmt.Errorf("gate rule %q (%s): %w", rule.Name, rule.When.Range, err))
 		}
 		if ok {
 			return r.decide(f, s, rule, next)
@@ -27,41 +29,36 @@ func (r *run) route(f *frame, s *lang.Step, next string) (string, error) {
 	}
 	r.event(r.stepEvent(f, s, Event{Type: EventGateDecision, Message: "no rule matched; continuing",
 		Details: map[string]any{"rule": ""}}))
-	return next, nil
+	return goTo(next)
 }
 
-func (r *run) decide(f *frame, s *lang.Step, rule *lang.Rule, next string) (string, error) {
+func (r *run) decide(f *frame, s *lang.Step, rule *lang.Rule, next string) outcome {
 	r.event(r.stepEvent(f, s, Event{Type: EventGateDecision, Message: "rule " + rule.Name,
 		Details: map[string]any{"rule": rule.Name}}))
 	start := r.now()
-	to, err := r.apply(f, s, rule, rule.Outcome, next)
-	var tripped *capError
-	if errors.As(err, &tripped) {
-		err = nil
-	}
+	o, t, err := r.apply(f, s, rule, rule.Outcome, next)
 	cond := "otherwise"
 	if rule.When != nil {
 		cond = rule.When.Source
 	}
 	r.trace(Span{Step: s.Name, Item: f.key(), Action: "decision", InputSummary: "rule " + rule.Name + ": " + cond,
-		OutputSummary: decisionSummary(to, r.st.Meta, f)}, start, err)
-	if tripped != nil {
+		OutputSummary: decisionSummary(o, f)}, start, err)
+	if t != nil {
 		// The step completed and its gate chose: resume goes on from there.
-		r.tripRun(f, s, tripped)
-		r.failedInStep = false
-		return to, nil
+		return r.tripped(f, s, t, o.next)
 	}
 	if err != nil {
-		r.fail(f, s, fmt.Errorf("gate rule %q: %w", rule.Name, err))
-		return "", nil
+		return r.failed(f, s, fmt.Errorf("gate rule %q: %w", rule.Name, err))
 	}
-	return to, nil
+	return o
 }
 
-// apply carries out an outcome: set, log and event, then goto / finish /
-// fail. finish and fail end the frame: the run, or inside a for_each body
-// the item.
-func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, next string) (string, error) {
+// apply carries out a rule's outcome: set, log and event, then goto /
+// finish / fail. finish and fail end the frame: the run, or inside a
+// for_each body the item. A capped goto back counts as a retry of the
+// run, which may trip limits.max_retries.
+func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, next string) (outcome, *trip, error) {
+	var t *trip
 	if o.Goto != nil && o.Max > 0 {
 		key := s.Name + "/" + rule.Name
 		if f.caps[key] >= o.Max {
@@ -71,21 +68,20 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 			return r.apply(f, s, rule, o.Exhausted, next)
 		}
 		f.caps[key]++
-		r.frameChanged(f, s.Name)
 		if o.Goto.Index <= s.Index {
 			// Going back is a retry of the steps in between.
-			if err := r.countRetry(f, s, fmt.Sprintf("rule %q: back to %s (%d/%d)", rule.Name, o.Goto.Name, f.caps[key], o.Max)); err != nil {
-				return o.Goto.Name, err
+			if t = r.countRetry(f, s, fmt.Sprintf("rule %q: back to %s (%d/%d)", rule.Name, o.Goto.Name, f.caps[key], o.Max)); t != nil {
+				return goTo(o.Goto.Name), t, nil
 			}
 		}
 	}
 	if o.Set != nil {
 		v, diags := o.Set.Value(r.evalCtx(f, nil, o.Set))
 		if diags.HasErrors() {
-			return "", diagsError(diags)
+			return outcome{}, nil, diagsError(diags)
 		}
 		if v.IsNull() || !v.CanIterateElements() {
-			return "", fmt.Errorf("%s: set needs an object", o.Set.Range())
+			return outcome{}, nil, fmt.Errorf("%s: set needs an object", o.Set.Range())
 		}
 		for it := v.ElementIterator(); it.Next(); {
 			k, ev := it.Element()
@@ -93,7 +89,7 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 			r.vars[name] = ev
 			b, err := builtins.CtyToJSON(ev)
 			if err != nil {
-				return "", fmt.Errorf("set %s: %w", name, err)
+				return outcome{}, nil, fmt.Errorf("set %s: %w", name, err)
 			}
 			r.st.Vars[name] = b
 		}
@@ -103,7 +99,7 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 	if o.Log != nil {
 		m, err := evalString(o.Log, ctx)
 		if err != nil {
-			return "", err
+			return outcome{}, nil, err
 		}
 		msg = m
 		r.event(r.stepEvent(f, s, Event{Type: EventLog, Message: msg}))
@@ -115,63 +111,50 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 	if o.Reason != nil {
 		v, err := evalString(o.Reason, ctx)
 		if err != nil {
-			return "", err
+			return outcome{}, nil, err
 		}
 		reason = v
 	}
 	switch {
 	case o.Goto != nil:
-		return o.Goto.Name, nil
+		return goTo(o.Goto.Name), nil, nil
 	case o.Finish != nil:
 		status, err := evalString(o.Finish, ctx)
 		if err != nil {
-			return "", err
+			return outcome{}, nil, err
 		}
-		if reservedStatus[status] {
-			return "", fmt.Errorf("cannot finish as %q: apl sets that status itself", status)
+		if lang.ReservedStatus(status, f.item != nil) {
+			return outcome{}, nil, fmt.Errorf("cannot finish as %q: apl sets that status itself", status)
 		}
-		if f.item != nil {
-			if status == ItemBlocked {
-				return "", fmt.Errorf("an item cannot finish as %q: apl sets that status for items whose dependencies failed", status)
-			}
-			f.item.rec.Status = status
-			f.item.rec.Error = reason
-		} else {
-			r.st.Meta.Status = status
-			r.st.Meta.Reason = reason
-		}
-		return "", nil
+		return outcome{kind: outFinish, status: status, reason: reason}, nil, nil
 	case o.Fail != nil:
 		rec, err := evalString(o.Fail, ctx)
 		if err != nil {
-			return "", err
+			return outcome{}, nil, err
 		}
-		if f.item != nil {
-			f.item.rec.Status = StepFailed
-			f.item.rec.Recommendation = rec
-			f.item.rec.Error = reason
-		} else {
-			r.st.Meta.Status = StatusFailed
-			r.st.Meta.Recommendation = rec
-			r.st.Meta.Reason = reason
-		}
-		return "", nil
+		return outcome{kind: outFail, recommendation: rec, reason: reason}, nil, nil
 	}
-	return next, nil
+	return goTo(next), nil, nil
 }
 
-// reservedStatus are statuses only apl sets.
-var reservedStatus = map[string]bool{StatusRunning: true, StatusFailed: true, StatusInterrupted: true, StatusWaiting: true, StepPending: true}
-
 // decisionSummary says where a gate decision led, for the trace.
-func decisionSummary(to string, m Meta, f *frame) string {
-	switch {
-	case to != "":
-		return "go to " + to
-	case f.item != nil:
-		return "item " + f.item.rec.Status
-	case m.Status == StatusFailed:
-		return "fail: " + m.Recommendation
+func decisionSummary(o outcome, f *frame) string {
+	var s string
+	switch o.kind {
+	case outNext:
+		s = "go to " + o.next
+		if o.next == "" {
+			s = "end"
+		}
+	case outFinish:
+		s = "finish: " + o.status
+	case outFail:
+		s = "fail: " + o.recommendation
+	default:
+		s = o.kind.String()
 	}
-	return "finish: " + m.Status
+	if f.item != nil {
+		return "item " + s
+	}
+	return s
 }

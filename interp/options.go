@@ -55,6 +55,10 @@ type Options struct {
 	Answers map[string]string
 	// From, on resume, runs again from this step.
 	From string
+
+	// host, when set, makes the host a run's walk uses from the local
+	// one (tests: a fake clock and timers).
+	host func(*localHost) host
 }
 
 // ShellRunner runs commands; builtins.Shell implements it.

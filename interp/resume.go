@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,17 +31,7 @@ func ReadRun(dir string) (*State, string, error) { return readState(dir) }
 // their outputs are restored; the step that was in flight, or that failed,
 // runs again.
 func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*Result, error) {
-	d, err := openRunDir(dir)
-	// A process that was just killed may have left a child between fork
-	// and exec that still holds the lock for a moment: wait a little
-	// before calling the run busy.
-	for i := 0; i < 50 && errors.Is(err, ErrRunInUse); i++ {
-		time.Sleep(20 * time.Millisecond)
-		d, err = openRunDir(dir)
-	}
-	if errors.Is(err, ErrRunInUse) {
-		return nil, &InputError{Msg: fmt.Sprintf("%v: it is still running; wait for it, or stop it first", err)}
-	}
+	d, err := lockRun(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -54,57 +45,14 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
-	inOnFailure := st.Meta.OnFailure && st.Meta.OnFailureStep != ""
-	switch {
-	case opts.From != "":
-		// Any run may go again from a chosen step.
-	default:
-		switch st.Meta.Status {
-		case StatusRunning, StatusInterrupted, StatusWaiting:
-		case StatusFailed:
-			if st.Meta.CurrentStep == "" && !inOnFailure {
-				return nil, fmt.Errorf("run %s failed by its own decision (%s); there is nothing to resume", st.Meta.RunID, failMessage(st.Meta))
-			}
-		default:
-			return nil, fmt.Errorf("run %s already ended with status %q; there is nothing to resume", st.Meta.RunID, st.Meta.Status)
-		}
-	}
-	if st.Waiting != nil && !opts.Force {
-		w := st.Waiting
-		key := w.Step
-		if w.Item != "" {
-			key += "[" + w.Item + "]"
-		}
-		answer, ok := opts.Answers[key]
-		if v, plain := opts.Answers[w.Step]; plain && !ok {
-			answer, ok = v, true
-		}
-		if ok && !contains(w.Options, answer) {
-			return nil, &InputError{Msg: fmt.Sprintf("--answer %s=%s: step %s takes one of: %s; the run is still waiting",
-				key, answer, key, strings.Join(w.Options, ", "))}
-		}
-		if !ok && opts.Asker == nil {
-			return nil, &InputError{Msg: fmt.Sprintf("run %s is waiting for a decision at step %s: %s; answer with --answer %s=CHOICE (one of: %s)",
-				st.Meta.RunID, key, w.Question, key, strings.Join(w.Options, ", "))}
-		}
-	}
-	now := time.Now
-	if opts.Clock != nil {
-		now = opts.Clock
-	}
-	if b := st.Breaker; b.State == BreakerOpen && b.CooldownUntil != nil && now().Before(*b.CooldownUntil) && !opts.Force {
-		return nil, &InputError{Msg: fmt.Sprintf("the circuit breaker of run %s is open until %s (%s); resume after that, or with --force",
-			st.Meta.RunID, b.CooldownUntil.Format(time.RFC3339), b.Reason)}
-	}
-	changed := st.Meta.PlaybookHash != pb.Hash
-	if changed && !opts.Force {
-		return nil, &ChangedError{Was: st.Meta.PlaybookHash, Now: pb.Hash}
+	if err := resumable(st, pb, opts); err != nil {
+		return nil, err
 	}
 	if opts.Workdir == "" {
 		opts.Workdir = st.Meta.Workdir
 	}
 	opts.Mode = st.Meta.Mode
-	r, err := newRun(pb, opts)
+	r, h, err := newRun(pb, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -115,11 +63,11 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 		return nil, err
 	}
 	r.dir = d
-	r.store = newStore(stateFiles(dir), !opts.NoSync)
+	h.store = newStore(stateFiles(dir), !opts.NoSync)
 	if used != filepath.Base(stateFiles(dir).state) {
 		r.event(Event{Type: EventLog, Message: "state file unreadable; resumed from " + used})
 	}
-	if changed {
+	if st.Meta.PlaybookHash != pb.Hash {
 		r.event(Event{Type: EventLog, Message: fmt.Sprintf("the playbook changed since the run began; resuming with the new version (--force), hash %.12s", pb.Hash)})
 		r.st.Meta.PlaybookHash = pb.Hash
 	}
@@ -130,12 +78,103 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 		r.st.Breaker.ConsecutiveNoProgress, r.st.Breaker.ConsecutiveSameError = 0, 0
 		r.event(Event{Type: EventLog, Message: "circuit breaker half-open: the next step decides whether it closes"})
 	}
-	if opts.From != "" {
-		s := pb.Step(opts.From)
-		if s == nil || s.Parent != nil || s.OnFailure {
-			return nil, &InputError{Msg: fmt.Sprintf("--from %s: playbook %q has no main step of that name", opts.From, pb.Name)}
+	if err := r.rewind(opts.From); err != nil {
+		return nil, err
+	}
+	// Records changed above: start from a full snapshot.
+	if err := r.snapshot(); err != nil {
+		return nil, err
+	}
+	keep = true // execute closes it
+	return r.execute(ctx)
+}
+
+// lockRun takes the run's lock. A process that was just killed may have
+// left a child between fork and exec that still holds the lock for a
+// moment: wait a little before calling the run busy.
+func lockRun(dir string) (*runDir, error) {
+	var d *runDir
+	var err error
+	retry(50, 20*time.Millisecond, func() bool {
+		d, err = openRunDir(dir)
+		return !errors.Is(err, ErrRunInUse)
+	})
+	if errors.Is(err, ErrRunInUse) {
+		return nil, &InputError{Msg: fmt.Sprintf("%v: it is still running; wait for it, or stop it first", err)}
+	}
+	return d, err
+}
+
+// resumable says why the run in st cannot be resumed with pb and opts, if
+// it cannot.
+func resumable(st *State, pb *lang.Playbook, opts Options) error {
+	inOnFailure := st.Meta.OnFailure && st.Meta.OnFailureStep != ""
+	if opts.From == "" {
+		// Any run may go again from a chosen step; otherwise only one that
+		// did not end.
+		switch st.Meta.Status {
+		case StatusRunning, StatusInterrupted, StatusWaiting:
+		case StatusFailed:
+			if st.Meta.CurrentStep == "" && !inOnFailure {
+				return fmt.Errorf("run %s failed by its own decision (%s); there is nothing to resume", st.Meta.RunID, failMessage(st.Meta))
+			}
+		default:
+			return fmt.Errorf("run %s already ended with status %q; there is nothing to resume", st.Meta.RunID, st.Meta.Status)
 		}
+	}
+	if st.Waiting != nil && !opts.Force {
+		if err := answered(st, opts); err != nil {
+			return err
+		}
+	}
+	if b := st.Breaker; b.State == BreakerOpen && b.CooldownUntil != nil && clock(opts)().Before(*b.CooldownUntil) && !opts.Force {
+		return &InputError{Msg: fmt.Sprintf("the circuit breaker of run %s is open until %s (%s); resume after that, or with --force",
+			st.Meta.RunID, b.CooldownUntil.Format(time.RFC3339), b.Reason)}
+	}
+	if st.Meta.PlaybookHash != pb.Hash && !opts.Force {
+		return &ChangedError{Was: st.Meta.PlaybookHash, Now: pb.Hash}
+	}
+	if opts.From != "" {
+		if s := pb.Step(opts.From); s == nil || s.Parent != nil || s.OnFailure {
+			return &InputError{Msg: fmt.Sprintf("--from %s: playbook %q has no main step of that name", opts.From, pb.Name)}
+		}
+	}
+	return nil
+}
+
+// answered checks that a waiting run has its answer, or a person to ask.
+func answered(st *State, opts Options) error {
+	w := st.Waiting
+	key := w.Step
+	if w.Item != "" {
+		key += "[" + w.Item + "]"
+	}
+	answer, ok := opts.Answers[key]
+	if v, plain := opts.Answers[w.Step]; plain && !ok {
+		answer, ok = v, true
+	}
+	if ok && !slices.Contains(w.Options, answer) {
+		return &InputError{Msg: fmt.Sprintf("--answer %s=%s: step %s takes one of: %s; the run is still waiting",
+			key, answer, key, strings.Join(w.Options, ", "))}
+	}
+	if !ok && opts.Asker == nil {
+		return &InputError{Msg: fmt.Sprintf("run %s is waiting for a decision at step %s: %s; answer with --answer %s=CHOICE (one of: %s)",
+			st.Meta.RunID, key, w.Question, key, strings.Join(w.Options, ", "))}
+	}
+	return nil
+}
+
+// rewind sets the run up to go on: from the step from when given, else
+// where it stopped. Steps that ended are reused and say so; the attempt
+// in flight when the run stopped, and a step that failed, run again.
+func (r *run) rewind(from string) error {
+	pb, st := r.pb, r.st
+	inOnFailure := st.Meta.OnFailure && st.Meta.OnFailureStep != ""
+	first := len(pb.Steps) // main steps from here on run again
+	if from != "" {
+		s := pb.Step(from)
 		st.Meta.CurrentStep = s.Name
+		first = s.Index
 		inOnFailure = false
 		for _, later := range pb.Steps[s.Index:] {
 			if later.ForEach != nil {
@@ -143,58 +182,40 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 			}
 		}
 	}
-	if inOnFailure {
-		// The run failed and was stopped in its on_failure steps: it stays
-		// failed and those steps go on.
-		r.event(Event{Type: EventRunResumed, Step: st.Meta.OnFailureStep, Message: "resuming on_failure at step " + st.Meta.OnFailureStep})
-	} else {
-		r.st.Meta.Status = StatusRunning
-		r.st.Meta.Reason, r.st.Meta.Recommendation = "", ""
-		r.st.Meta.OnFailure, r.st.Meta.OnFailureStep = false, ""
-		r.event(Event{Type: EventRunResumed, Step: st.Meta.CurrentStep, Message: "resuming at step " + st.Meta.CurrentStep})
-	}
 	steps := pb.Steps
 	if inOnFailure {
-		// The main steps are over; the failed one stays failed. Only an
-		// on_failure step in flight goes back to pending.
+		// The run failed and was stopped in its on_failure steps: it stays
+		// failed and those steps go on. The main steps are over; the
+		// failed one stays failed. Only an on_failure step in flight goes
+		// back to pending.
+		r.event(Event{Type: EventRunResumed, Step: st.Meta.OnFailureStep, Message: "resuming on_failure at step " + st.Meta.OnFailureStep})
 		steps = pb.OnFailure
-	}
-	from := len(pb.Steps)
-	if s := pb.Step(opts.From); s != nil && s.Parent == nil && !s.OnFailure {
-		from = s.Index
+	} else {
+		st.Meta.Status = StatusRunning
+		st.Meta.Reason, st.Meta.Recommendation = "", ""
+		st.Meta.OnFailure, st.Meta.OnFailureStep = false, ""
+		r.event(Event{Type: EventRunResumed, Step: st.Meta.CurrentStep, Message: "resuming at step " + st.Meta.CurrentStep})
 	}
 	for _, s := range steps {
 		rec := st.Steps[s.Name]
 		if rec == nil {
 			continue
 		}
-		if !inOnFailure && (s.Index >= from || s.Name == st.Meta.CurrentStep) && rec.Status != StepRunning && rec.Status != StepFailed {
-			// It runs again: not reused.
-			continue
+		if !inOnFailure && (s.Index >= first || s.Name == st.Meta.CurrentStep) && rec.Status != StepRunning && rec.Status != StepFailed {
+			continue // it runs again: not reused
 		}
 		switch rec.Status {
 		case StepCompleted, StepSkipped:
 			r.event(Event{Type: EventStepReused, Step: s.Name, Message: fmt.Sprintf("%s earlier; not run again", rec.Status)})
 		case StepRunning:
-			// The attempt in flight when the run stopped did not finish.
-			if rec.Attempts > 0 {
-				rec.Attempts--
-				rec.Runs = max(rec.Runs-1, 0)
-			}
-			rec.Status = StepPending
+			undoAttempt(rec)
 		case StepFailed:
 			if !inOnFailure {
 				rec.Status = StepPending // it runs again
 			}
 		}
 	}
-	// Records changed above: start from a full snapshot.
-	r.st.Meta.LastCheckpoint = r.now()
-	if err := r.store.snapshot(r.st); err != nil {
-		return nil, fmt.Errorf("checkpoint run %s: %w", r.st.Meta.RunID, err)
-	}
-	keep = true // execute closes it
-	return r.execute(ctx)
+	return nil
 }
 
 // restore rebuilds in-memory values from the state file: inputs, step

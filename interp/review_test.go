@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -471,40 +472,58 @@ step "c" { shell { command = ["true"] } }
 	}
 }
 
-// An item may end with finish = "blocked" ("blocked" is not a reserved
-// status, and the docs use it as a finish status). The scheduler neither
-// releases nor blocks its dependents (not finishedOK, not failed), so they
-// stay pending and the step fails as a deadlock "needs intervention". On
-// resume, failedKeys counts "blocked" and the same dependents are blocked
-// instead: the outcome depends on whether the run was resumed.
-func TestReviewItemFinishedBlockedDoesNotDeadlock(t *testing.T) {
-	pb := load(t, `
+// Only apl marks an item "blocked" (its dependencies failed), so an item
+// cannot finish as "blocked": validate rejects the constant, and the
+// runtime a computed one, with the same list (lang.ReservedStatus). A run
+// may still finish as "blocked".
+func TestReservedStatusesAgreeBetweenValidateAndRun(t *testing.T) {
+	const body = `
 playbook "blk" {}
 step "work" {
-  for_each   = "['a', 'b']"
-  key        = "item"
-  depends_on = "item == 'b' ? ['a'] : []"
+  for_each = "['a']"
+  key      = "item"
   step "do" {
     gate {
       rule "stop" {
-        when   = "item == 'a'"
-        finish = "blocked"
+        when   = "true"
+        finish = %s
       }
       otherwise {}
     }
   }
 }
-`)
+`
+	_, diags := (&lang.Loader{}).LoadSources(map[string][]byte{"test.hcl": []byte(fmt.Sprintf(body, `"blocked"`))}, ".")
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "Reserved status") {
+		t.Fatalf("validate accepted an item finishing as blocked: %v", diags)
+	}
+	pb := load(t, fmt.Sprintf(body, `"${item == "a" ? "blocked" : "done"}"`))
 	res, _, _ := start(t, pb, nil)
-	if res.Status != StatusCompleted {
-		t.Errorf("status %s: %s", res.Status, res.Reason)
+	st, _, err := ReadRun(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := st.Items["work"]["a"]; rec.Status != StepFailed || !strings.Contains(rec.Error, `cannot finish as "blocked"`) {
+		t.Errorf("item a: %s %q, want failed: cannot finish as blocked", rec.Status, rec.Error)
+	}
+	pb = load(t, `
+playbook "top" {}
+step "s" {
+  gate {
+    rule "stop" {
+      when   = "true"
+      finish = "blocked"
+    }
+  }
+}
+`)
+	if res, _, _ := start(t, pb, nil); res.Status != "blocked" {
+		t.Errorf("run status %q, want blocked", res.Status)
 	}
 }
 
-// After a run cap or the breaker trips, r.tripped stays set; runItem
-// returns at once for every item while it is set, so a for_each step in
-// on_failure runs none of its items (and fails with the trip's error),
-// while a plain on_failure step runs.
+// A cap that tripped the main steps does not stop a for_each step in
+// on_failure (it once ran none of its items).
 func TestReviewOnFailureForEachRunsAfterTrip(t *testing.T) {
 	pb := load(t, `
 playbook "trip" {}
@@ -601,7 +620,7 @@ step "work" {
 	time.Sleep(300 * time.Millisecond)
 	buf := make([]byte, 1<<20)
 	stacks := string(buf[:runtime.Stack(buf, true)])
-	if n := strings.Count(stacks, "interp.(*run).forEach.func"); n > 0 {
+	if n := strings.Count(stacks, "interp.(*localHost).spawn.func"); n > 0 {
 		t.Errorf("%d item goroutines still blocked after Start returned (%v)", n, err)
 	}
 }

@@ -32,39 +32,30 @@ func (e *StepError) Error() string {
 
 func (e *StepError) Unwrap() error { return e.Err }
 
-// errWaiting stops a run that waits for a human decision.
-var errWaiting = errors.New("waiting for a decision")
-
-// capError is a run-level cap or circuit breaker tripping: it fails the
-// run even where a step's failure would not.
-type capError struct{ msg string }
-
-func (e *capError) Error() string { return e.msg }
-
-// step runs one step of frame f and returns the name of the step to run
-// next ("" to end the frame).
-func (r *run) step(ctx context.Context, f *frame, s *lang.Step) (string, error) {
+// step runs one step of frame f and says what it came to. It writes the
+// step's own record; what the outcome means for the frame (the run's or
+// the item's status, where to go on) is for the frame's walk to apply.
+func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 	rec := f.recs[s.Name]
 	next := ""
 	if s.Next != nil {
 		next = s.Next.Name
 	}
 	if s.When != nil {
-		ok, err := s.When.Eval(r.exprEnv(f))
+		ok, err := s.When.Eval(r.exprEnv(f, s.When))
 		if err != nil {
-			r.fail(f, s, fmt.Errorf("evaluating when %q: %w", s.When.Source, err))
-			return "", nil
+			return r.failed(f, s, fmt.Errorf("evaluating when %q: %w", s.When.Source, err))
 		}
 		if !ok {
 			r.skip(f, s, rec)
-			return next, nil
+			return goTo(next)
 		}
 	}
 	if s.Serial {
-		// One item at a time: wait for the step's lock without holding the
-		// run's.
+		// One item at a time: wait for the step's turn without holding up
+		// the other coroutines.
 		mu := r.serialLock(s)
-		r.unlocked(mu.Lock)
+		r.host.block(mu.Lock)
 		defer mu.Unlock()
 	}
 
@@ -74,103 +65,132 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) (string, error) 
 	start := r.now()
 	rec.StartedAt = &start
 	rec.CompletedAt = nil
-	r.frameChanged(f, s.Name)
 	r.event(r.stepEvent(f, s, Event{Type: EventStepStarted, Attempt: rec.Attempts}))
 	// Losing this transition to a power cut costs nothing that resume
 	// would not redo, so it is written but not synced. A step without an
 	// action does nothing in flight: its start and end are one transition.
 	if s.Action != nil || s.ForEach != nil {
-		if err := r.commit(false); err != nil {
-			return "", err
+		if err := r.commit(f, s, false); err != nil {
+			return abort(err)
 		}
 	}
 
-	_, err := r.attempt(ctx, f, s, rec)
-	end := r.now()
-	if ctx.Err() != nil || errors.Is(err, errWaiting) {
+	res := r.attempt(ctx, f, s, rec)
+	if res.stop != nil && (res.stop.kind == outWait || res.stop.kind == outInterrupt) || ctx.Err() != nil {
 		// Interrupted or paused: the attempt did not finish and does not
 		// count.
-		rec.Attempts--
-		rec.Runs--
-		rec.Status = StepPending
-		rec.StartedAt = nil
-		r.frameChanged(f, s.Name)
-		if errors.Is(err, errWaiting) {
-			return "", errWaiting
+		undoAttempt(rec)
+		if res.stop != nil && res.stop.kind == outWait {
+			return *res.stop
 		}
-		return "", ErrInterrupted
+		return interrupted
 	}
+	if res.stop != nil && res.stop.kind == outAbort {
+		return *res.stop
+	}
+	end := r.now()
 	rec.CompletedAt = &end
 	rec.DurationS = end.Sub(start).Seconds()
 	r.st.Metrics.StepsRun++
-	r.frameChanged(f, s.Name)
-	var ce *capError
-	if errors.As(err, &ce) {
+	if res.stop != nil || res.trip != nil {
+		// A cap tripped in the step's action, or in an item of it.
+		o := r.tripped(f, s, res.trip, s.Name)
+		if res.stop != nil {
+			o = *res.stop
+			o.next = s.Name
+		}
 		rec.Status = StepFailed
-		rec.Error = err.Error()
+		rec.Error = o.reason
 		r.st.Metrics.StepsFailed++
-		r.event(r.stepEvent(f, s, Event{Type: EventStepFailed, Attempt: rec.Attempts, Message: err.Error()}))
-		r.tripRun(f, s, ce)
-		return "", nil
+		r.event(r.stepEvent(f, s, Event{Type: EventStepFailed, Attempt: rec.Attempts, Message: o.reason}))
+		return o
 	}
-	if err != nil {
+	if res.err != nil {
 		rec.Status = StepFailed
-		rec.Error = err.Error()
+		rec.Error = res.err.Error()
 		r.st.Metrics.StepsFailed++
-		r.event(r.stepEvent(f, s, Event{Type: EventStepFailed, Attempt: rec.Attempts, Message: err.Error()}))
+		r.event(r.stepEvent(f, s, Event{Type: EventStepFailed, Attempt: rec.Attempts, Message: res.err.Error()}))
 	} else {
 		rec.Status = StepCompleted
 		r.event(r.stepEvent(f, s, Event{Type: EventStepCompleted, Attempt: rec.Attempts}))
 	}
-	tripped := r.breaker(f, s, err)
-	if err != nil && (!s.ContinueOnError || tripped != nil) {
-		if tripped != nil {
-			r.tripRun(f, s, tripped)
-		} else {
-			r.fail(f, s, err)
+	br := r.breaker(f, s, res.err)
+	if res.err != nil && (!s.ContinueOnError || br != nil) {
+		if br != nil {
+			// The step failed: resume runs it again.
+			return r.tripped(f, s, br, s.Name)
 		}
-		return "", nil
+		return r.failed(f, s, res.err)
 	}
-	to := next
+	o := goTo(next)
 	if s.Gate != nil {
-		if to, err = r.route(f, s, next); err != nil {
-			return "", err
-		}
+		o = r.route(f, s, next)
 	}
-	if tripped != nil {
-		// The step itself completed: resume goes on from where it led.
-		r.tripRun(f, s, tripped)
-		r.failedInStep = false
+	if br != nil && o.kind == outNext {
+		// The step completed: resume goes on from where its gate led. A
+		// gate that ended the frame has the last word.
+		return r.tripped(f, s, br, o.next)
 	}
-	return to, nil
+	return o
 }
+
+// undoAttempt takes back the start of an attempt that did not finish: a
+// run interrupted or paused in it, or killed while it ran.
+func undoAttempt(rec *StepRecord) {
+	if rec.Attempts > 0 {
+		rec.Attempts--
+		rec.Runs = max(rec.Runs-1, 0)
+	}
+	rec.Status = StepPending
+	rec.StartedAt = nil
+}
+
+// result is what an attempt at a step's action came to: an output and an
+// error, or a stop of the whole walk.
+type result struct {
+	out cty.Value
+	err error
+	// trip is a cap that the action itself tripped (an agent's tokens,
+	// the run's retries).
+	trip *trip
+	// stop ends the walk: the run waits or was interrupted, apl cannot go
+	// on, or a cap tripped inside a for_each item (reason already names
+	// the item).
+	stop *outcome
+}
+
+func stopWith(o outcome) result { return result{stop: &o} }
 
 // attempt performs the step's action, retrying it after errors as its
 // retry block allows and running it again when a check rejects its
 // output (for agents, with the check's message as feedback).
-func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepRecord) (cty.Value, error) {
+func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepRecord) result {
 	retries, rechecks := 0, map[string]int{}
 	feedback := ""
 	for {
 		actx, cancel := ctx, context.CancelFunc(func() {})
 		if s.Timeout > 0 {
-			actx, cancel = context.WithTimeout(ctx, s.Timeout)
+			actx, cancel = r.host.withTimeout(ctx, s.Timeout)
 		}
 		// A new run of the action: nothing of the last one stays visible.
 		rec.Runs++
 		rec.Output, rec.ExitCode = nil, nil
 		delete(f.outputs, s.Name)
-		r.frameChanged(f, s.Name)
-		out, err := r.act(actx, f, s, rec, feedback)
+		res := r.act(actx, f, s, rec, feedback)
 		timedOut := s.Timeout > 0 && errors.Is(actx.Err(), context.DeadlineExceeded)
 		cancel()
-		if ctx.Err() != nil || errors.Is(err, errWaiting) {
-			return cty.NilVal, err
+		if res.stop != nil && res.stop.kind != outTrip {
+			return res
 		}
+		if ctx.Err() != nil {
+			return stopWith(interrupted)
+		}
+		err := res.err
 		if err != nil && timedOut {
 			err = fmt.Errorf("timed out after %s: %w", s.Timeout, err)
 		}
-		if err == nil {
+		out := res.out
+		if err == nil && res.trip == nil && res.stop == nil {
 			out, err = r.conform(s, out)
 		}
 		if out != cty.NilVal {
@@ -178,37 +198,36 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 				err = oerr
 			}
 		}
-		var ce *capError
-		if errors.As(err, &ce) {
-			return out, err
+		if res.trip != nil || res.stop != nil {
+			return result{out: out, trip: res.trip, stop: res.stop}
 		}
 		if err != nil {
 			if s.Retry == nil || retries >= s.Retry.Max {
-				return out, err
+				return result{out: out, err: err}
 			}
 			retries++
-			if cerr := r.countRetry(f, s, fmt.Sprintf("retry %d/%d after: %v", retries, s.Retry.Max, err)); cerr != nil {
-				return out, cerr
+			if t := r.countRetry(f, s, fmt.Sprintf("retry %d/%d after: %v", retries, s.Retry.Max, err)); t != nil {
+				return result{out: out, trip: t}
 			}
 			wait := s.Retry.Backoff << (retries - 1)
-			if werr := r.sleep(ctx, wait); werr != nil {
-				return cty.NilVal, werr
+			if werr := r.host.sleep(ctx, wait); werr != nil {
+				return stopWith(interrupted)
 			}
 			continue
 		}
 		check, msg, cerr := r.runChecks(f, s)
 		if cerr != nil {
-			return out, cerr
+			return result{out: out, err: cerr}
 		}
 		if check == nil {
-			return out, nil
+			return result{out: out}
 		}
 		if check.OnFail != "retry" || rechecks[check.Name] >= check.Max {
-			return out, fmt.Errorf("check %q failed: %s", check.Name, msg)
+			return result{out: out, err: fmt.Errorf("check %q failed: %s", check.Name, msg)}
 		}
 		rechecks[check.Name]++
-		if cerr := r.countRetry(f, s, fmt.Sprintf("check %q failed (%d/%d): %s", check.Name, rechecks[check.Name], check.Max, msg)); cerr != nil {
-			return out, cerr
+		if t := r.countRetry(f, s, fmt.Sprintf("check %q failed (%d/%d): %s", check.Name, rechecks[check.Name], check.Max, msg)); t != nil {
+			return result{out: out, trip: t}
 		}
 		feedback = fmt.Sprintf("Your previous answer was rejected by check %q: %s", check.Name, msg)
 	}
@@ -236,7 +255,11 @@ func (r *run) runChecks(f *frame, s *lang.Step) (*lang.Check, string, error) {
 	if len(s.Checks) == 0 {
 		return nil, "", nil
 	}
-	env := r.exprEnv(f)
+	conds := make([]*lang.Condition, len(s.Checks))
+	for i, c := range s.Checks {
+		conds[i] = c.Condition
+	}
+	env := r.exprEnv(f, conds...)
 	for _, c := range s.Checks {
 		ok, err := c.Condition.Eval(env)
 		if err != nil {
@@ -258,24 +281,6 @@ func (r *run) runChecks(f *frame, s *lang.Step) (*lang.Check, string, error) {
 	return nil, "", nil
 }
 
-// sleep waits d without holding the run, or until ctx is done.
-func (r *run) sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	var err error
-	r.unlocked(func() {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			err = ctx.Err()
-		case <-t.C:
-		}
-	})
-	return err
-}
-
 // setOutput records a step's output in memory and in the state.
 func (r *run) setOutput(f *frame, s *lang.Step, out cty.Value) error {
 	f.outputs[s.Name] = out
@@ -284,7 +289,6 @@ func (r *run) setOutput(f *frame, s *lang.Step, out cty.Value) error {
 		return fmt.Errorf("step %q output: %w", s.Name, err)
 	}
 	f.recs[s.Name].Output = b
-	r.frameChanged(f, s.Name)
 	return nil
 }
 
@@ -297,34 +301,21 @@ func (r *run) skip(f *frame, s *lang.Step, rec *StepRecord) {
 	}
 	rec.Status = StepSkipped
 	rec.SkipReason = reason
-	r.frameChanged(f, s.Name)
 	r.event(r.stepEvent(f, s, Event{Type: EventStepSkipped, Message: reason}))
 }
 
-// fail ends frame f because of step s: the run, or just the item.
-func (r *run) fail(f *frame, s *lang.Step, err error) {
+// failed is the outcome of step s failing: its frame fails, and resume
+// runs the step again.
+func (r *run) failed(f *frame, s *lang.Step, err error) outcome {
 	se := &StepError{Step: s.Name, Item: f.key(), Range: s.DeclRange.String(), Err: err}
-	if f.item != nil {
-		f.item.rec.Status = StepFailed
-		f.item.rec.Error = se.Error()
-		r.frameChanged(f, s.Name)
-		return
-	}
-	r.st.Meta.Status = StatusFailed
-	r.st.Meta.Reason = se.Error()
-	r.failedInStep = true
+	return outcome{kind: outFail, next: s.Name, reason: se.Error()}
 }
 
-// tripRun fails the whole run because a cap or the circuit breaker
-// tripped in step s, wherever the step ran.
-func (r *run) tripRun(f *frame, s *lang.Step, ce *capError) {
-	if r.st.Meta.Status == StatusRunning {
-		r.st.Meta.Status = StatusFailed
-		r.st.Meta.Recommendation = "halt"
-		r.st.Meta.Reason = (&StepError{Step: s.Name, Item: f.key(), Range: s.DeclRange.String(), Err: ce}).Error()
-		r.failedInStep = true
-	}
-	r.tripped = ce
+// tripped is the outcome of a cap or the circuit breaker tripping in
+// step s: the whole run stops, and resume goes on from next.
+func (r *run) tripped(f *frame, s *lang.Step, t *trip, next string) outcome {
+	se := &StepError{Step: s.Name, Item: f.key(), Range: s.DeclRange.String(), Err: errors.New(t.msg)}
+	return outcome{kind: outTrip, next: next, recommendation: "halt", reason: se.Error()}
 }
 
 // stepEvent fills in a step's name, item and progress position.
@@ -341,26 +332,28 @@ func (r *run) stepEvent(f *frame, s *lang.Step, e Event) Event {
 
 // act performs the step's action. The set of actions is closed; an
 // unknown one is a bug in lang or here.
-func (r *run) act(ctx context.Context, f *frame, s *lang.Step, rec *StepRecord, feedback string) (cty.Value, error) {
+func (r *run) act(ctx context.Context, f *frame, s *lang.Step, rec *StepRecord, feedback string) result {
 	if s.ForEach != nil {
-		return r.forEach(ctx, s)
+		return r.forEach(ctx, f, s)
 	}
+	var out cty.Value
+	var err error
 	switch a := s.Action.(type) {
 	case nil:
-		return cty.NilVal, nil
 	case *lang.Shell:
-		return r.shellAction(ctx, f, s, a, rec)
+		out, err = r.shellAction(ctx, f, s, a, rec)
 	case *lang.AgentCall:
 		return r.agentAction(ctx, f, s, a, rec, feedback)
 	case *lang.Call:
-		return r.callAction(ctx, f, s, a, rec)
+		out, err = r.callAction(ctx, f, s, a, rec)
 	case *lang.Ask:
 		return r.askAction(ctx, f, s, a)
 	case *lang.SubPlaybook:
 		return r.subPlaybookAction(ctx, f, s, a, rec)
 	default:
-		return cty.NilVal, fmt.Errorf("internal error: unknown action %T", a)
+		err = fmt.Errorf("internal error: unknown action %T", a)
 	}
+	return result{out: out, err: err}
 }
 
 func (r *run) callAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Call, rec *StepRecord) (cty.Value, error) {
@@ -381,18 +374,10 @@ func (r *run) callAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Ca
 	env := builtins.Env{Workdir: r.workdir, RunID: r.st.Meta.RunID, Step: s.Name}
 	var out cty.Value
 	var err error
-	r.unlocked(func() { out, err = r.funcs.Call(ctx, a.Builtin, env, cty.ObjectVal(args)) })
+	r.host.block(func() { out, err = r.funcs.Call(ctx, a.Builtin, env, cty.ObjectVal(args)) })
 	r.trace(Span{Step: s.Name, Item: f.key(), Action: "tool_call", Attempt: rec.Runs,
 		InputSummary: a.Builtin + " " + string(mustJSON(cty.ObjectVal(args))), OutputSummary: summaryOf(out, err)}, start, err)
 	return out, err
-}
-
-// unlocked runs fn without holding the run's lock, so that other items
-// can go on while fn waits on a process, a backend or a person.
-func (r *run) unlocked(fn func()) {
-	r.mu.Unlock()
-	defer r.mu.Lock()
-	fn()
 }
 
 func (r *run) serialLock(s *lang.Step) *sync.Mutex {
@@ -420,6 +405,17 @@ func (r *run) trace(sp Span, start time.Time, err error) {
 	if terr := r.dir.span(sp); terr != nil {
 		r.event(Event{Type: EventLog, Step: sp.Step, Message: "trace not written: " + terr.Error()})
 	}
+}
+
+// artifact writes one of step s's artifacts and returns its path in the
+// run directory. Like a trace, an artifact that cannot be written never
+// stops a run, but it is logged.
+func (r *run) artifact(s *lang.Step, name string, data []byte) string {
+	p, err := r.dir.artifact(name, data)
+	if err != nil {
+		r.event(Event{Type: EventLog, Step: s.Name, Message: "artifact not written: " + err.Error()})
+	}
+	return p
 }
 
 func mustJSON(v cty.Value) []byte {

@@ -77,9 +77,7 @@ type store struct {
 	// it, so that rewriting a large state stays proportional to the
 	// changes made.
 	snapBytes, journalBytes int
-	events                  int             // events already persisted
-	touched                 map[string]bool // steps changed since the last entry
-	items                   map[[2]string]bool
+	events                  int // events already persisted
 	// itemsWritten are the items whose value the snapshot or journal
 	// already holds.
 	itemsWritten map[[2]string]bool
@@ -87,32 +85,49 @@ type store struct {
 }
 
 func newStore(f files, sync bool) *store {
-	return &store{dir: filepath.Dir(f.state), f: f, sync: sync, touched: map[string]bool{}}
+	return &store{dir: filepath.Dir(f.state), f: f, sync: sync}
 }
 
-func (s *store) touch(step string) { s.touched[step] = true }
+// changes names the records of a state that changed since it was last
+// persisted: the journal writes only those.
+type changes struct {
+	steps map[string]bool
+	items map[[2]string]bool
+}
 
-// touchItem marks an item of a for_each step as changed.
-func (s *store) touchItem(step, key string) {
-	if s.items == nil {
-		s.items = map[[2]string]bool{}
+func (c *changes) step(name string) {
+	if c.steps == nil {
+		c.steps = map[string]bool{}
 	}
-	s.items[[2]string{step, key}] = true
+	c.steps[name] = true
 }
 
-// commit persists the state's changes since the last commit. durable asks
-// for an fsync; without it the write still survives the process being
-// killed, only not the machine losing power.
-func (s *store) commit(st *State, durable bool) error {
+// item marks an item of a for_each step as changed.
+func (c *changes) item(step, key string) {
+	if c.items == nil {
+		c.items = map[[2]string]bool{}
+	}
+	c.items[[2]string{step, key}] = true
+}
+
+func (c *changes) reset() {
+	clear(c.steps)
+	clear(c.items)
+}
+
+// commit persists the state's changes since the last commit, which ch
+// names. durable asks for an fsync; without it the write still survives
+// the process being killed, only not the machine losing power.
+func (s *store) commit(st *State, ch *changes, durable bool) error {
 	if s.journal == nil {
-		return s.snapshot(st)
+		return s.snapshot(st, ch)
 	}
 	st.Meta.Seq++
 	meta := st.Meta
 	meta.Inputs = nil // fixed for the run; the snapshot has them
 	e := journalEntry{Seq: st.Meta.Seq, Meta: meta, Caps: st.Caps, Metrics: st.Metrics, Output: st.Output,
 		Breaker: st.Breaker, Waiting: st.Waiting, ItemsRun: st.ItemsRun}
-	for k := range s.items {
+	for k := range ch.items {
 		if e.Items == nil {
 			e.Items = map[string]map[string]*ItemRecord{}
 		}
@@ -128,9 +143,9 @@ func (s *store) commit(st *State, durable bool) error {
 		}
 		e.Items[k[0]][k[1]] = rec
 	}
-	if len(s.touched) > 0 {
-		e.Steps = make(map[string]*StepRecord, len(s.touched))
-		for name := range s.touched {
+	if len(ch.steps) > 0 {
+		e.Steps = make(map[string]*StepRecord, len(ch.steps))
+		for name := range ch.steps {
 			e.Steps[name] = st.Steps[name]
 		}
 	}
@@ -152,20 +167,20 @@ func (s *store) commit(st *State, durable bool) error {
 		}
 	}
 	s.events = len(st.Events)
-	clear(s.touched)
-	s.markWritten(s.items)
-	clear(s.items)
+	s.markWritten(ch.items)
+	ch.reset()
 	s.sinceSnap++
 	// Compact after journaling, so that the journal that becomes the
 	// backup holds every transition up to the new snapshot.
 	if s.sinceSnap >= compactEvery && s.journalBytes >= s.snapBytes {
-		return s.snapshot(st)
+		return s.snapshot(st, ch)
 	}
 	return nil
 }
 
-// snapshot writes the whole state and starts a new journal.
-func (s *store) snapshot(st *State) error {
+// snapshot writes the whole state and starts a new journal; every change
+// ch names is in it.
+func (s *store) snapshot(st *State, ch *changes) error {
 	st.Meta.Seq++
 	// Compact, not indented: the state of a large task graph is rewritten
 	// often enough for indenting to show in profiles.
@@ -216,8 +231,7 @@ func (s *store) snapshot(st *State) error {
 	s.sinceSnap = 0
 	s.snapBytes, s.journalBytes = len(data), 0
 	s.events = len(st.Events)
-	clear(s.touched)
-	clear(s.items)
+	ch.reset()
 	for step, recs := range st.Items {
 		for k := range recs {
 			s.markWritten(map[[2]string]bool{{step, k}: true})

@@ -38,8 +38,9 @@ func transition(t testing.TB, s *store, st *State, i int) {
 	st.Vars["last"] = json.RawMessage(fmt.Sprint(i))
 	st.Events = append(st.Events, Event{Type: EventStepCompleted, Step: name, Attempt: rec.Attempts})
 	st.Metrics.StepsRun++
-	s.touch(name)
-	if err := s.commit(st, i%2 == 0); err != nil {
+	var ch changes
+	ch.step(name)
+	if err := s.commit(st, &ch, i%2 == 0); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -50,7 +51,7 @@ func TestStoreJournalAndCompaction(t *testing.T) {
 			dir := t.TempDir()
 			s := newStore(filesFor(filepath.Join(dir, stateFile)), true)
 			st := newTestState()
-			if err := s.snapshot(st); err != nil {
+			if err := s.snapshot(st, &changes{}); err != nil {
 				t.Fatal(err)
 			}
 			for i := range n {
@@ -90,7 +91,7 @@ func TestStoreIgnoresTornLastLine(t *testing.T) {
 	dir := t.TempDir()
 	s := newStore(filesFor(filepath.Join(dir, stateFile)), false)
 	st := newTestState()
-	s.snapshot(st)
+	s.snapshot(st, &changes{})
 	for i := range 5 {
 		transition(t, s, st, i)
 	}
@@ -162,17 +163,19 @@ func TestJournalKeepsItemValues(t *testing.T) {
 	dir := t.TempDir()
 	s := newStore(filesFor(filepath.Join(dir, stateFile)), false)
 	st := newTestState()
-	s.snapshot(st)
+	s.snapshot(st, &changes{})
 	st.Items = map[string]map[string]*ItemRecord{"work": {
 		"k1": {Key: "k1", Status: StepPending, Value: json.RawMessage(`{"id":"k1"}`), Steps: map[string]*StepRecord{}},
 	}}
-	s.touchItem("work", "k1")
-	if err := s.commit(st, false); err != nil {
+	ch := changes{}
+	ch.item("work", "k1")
+	if err := s.commit(st, &ch, false); err != nil {
 		t.Fatal(err)
 	}
 	st.Items["work"]["k1"].Status = StepRunning
-	s.touchItem("work", "k1")
-	if err := s.commit(st, false); err != nil {
+	ch = changes{}
+	ch.item("work", "k1")
+	if err := s.commit(st, &ch, false); err != nil {
 		t.Fatal(err)
 	}
 	s.close()

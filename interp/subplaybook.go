@@ -19,16 +19,16 @@ import (
 // sub-run is resumed too, so its completed steps are not run again. The
 // sub-run's output object is the step's output; its failure fails the
 // step.
-func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *lang.SubPlaybook, rec *StepRecord) (cty.Value, error) {
+func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *lang.SubPlaybook, rec *StepRecord) result {
 	sub := a.Playbook
 	inputs := map[string]cty.Value{}
 	if a.Inputs != nil {
 		v, diags := a.Inputs.Value(r.evalCtx(f, nil, a.Inputs))
 		if diags.HasErrors() {
-			return cty.NilVal, diagsError(diags)
+			return result{err: diagsError(diags)}
 		}
 		if v.IsNull() || !v.CanIterateElements() {
-			return cty.NilVal, fmt.Errorf("%s: inputs must be an object", a.Inputs.Range())
+			return result{err: fmt.Errorf("%s: inputs must be an object", a.Inputs.Range())}
 		}
 		for it := v.ElementIterator(); it.Next(); {
 			k, ev := it.Element()
@@ -49,8 +49,9 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 		case StatusRunning, StatusInterrupted, StatusWaiting:
 			resume = true
 		default:
-			return r.subResult(a, &Result{RunID: id, Dir: filepath.Join(runsDir, id), Status: st.Meta.Status,
+			out, err := r.subResult(a, &Result{RunID: id, Dir: filepath.Join(runsDir, id), Status: st.Meta.Status,
 				Recommendation: st.Meta.Recommendation, Reason: st.Meta.Reason, OutputJSON: st.Output})
+			return result{out: out, err: err}
 		}
 	}
 	opts := r.opts
@@ -76,7 +77,7 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	start := r.now()
 	var res *Result
 	var err error
-	r.unlocked(func() {
+	r.host.block(func() {
 		if resume {
 			res, err = Resume(ctx, sub, filepath.Join(runsDir, id), opts)
 		} else {
@@ -86,34 +87,34 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	r.trace(Span{Step: s.Name, Item: f.key(), Action: "agent_spawn", Attempt: rec.Runs,
 		InputSummary: "playbook " + a.Source, OutputSummary: resultSummary(res, err)}, start, err)
 	if errors.Is(err, ErrInterrupted) {
-		return cty.NilVal, err
+		return stopWith(interrupted)
 	}
 	var ie *InputError
 	if errors.As(err, &ie) {
 		// The sub-run's bad inputs are this step's failure, not a usage
 		// error of this run: %v drops the type.
-		return cty.NilVal, fmt.Errorf("playbook %s: %v", a.Source, err)
+		return result{err: fmt.Errorf("playbook %s: %v", a.Source, err)}
 	}
 	if err != nil {
-		return cty.NilVal, fmt.Errorf("playbook %s: %w", a.Source, err)
+		return result{err: fmt.Errorf("playbook %s: %w", a.Source, err)}
 	}
 	st, _, err := readState(res.Dir)
 	if err == nil && res.Status == StatusWaiting && st.Waiting != nil {
 		// The decision the sub-run waits for is this run's to wait for.
 		w := *st.Waiting
 		w.Step = s.Name + "/" + w.Step
-		r.st.Waiting = &w
-		return cty.NilVal, errWaiting
+		return stopWith(outcome{kind: outWait, waiting: &w})
 	}
 	// What the sub-run spent counts toward this step's and this run's caps.
 	if err == nil {
 		r.st.Metrics.AgentCalls += st.Metrics.AgentCalls
 		r.account(rec, agent.Response{Usage: agent.Usage{InputTokens: st.Metrics.TotalTokens}, CostUSD: st.Metrics.TotalCostUSD})
-		if err := r.checkSpend(s, rec); err != nil {
-			return cty.NilVal, err
+		if spent := r.checkSpend(s, rec); spent.spent() {
+			return spent
 		}
 	}
-	return r.subResult(a, res)
+	out, err := r.subResult(a, res)
+	return result{out: out, err: err}
 }
 
 // subResult turns a sub-run's result into the step's output or error.

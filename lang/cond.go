@@ -26,6 +26,11 @@ type Condition struct {
 	Source  string
 	Program *vm.Program
 	Range   hcl.Range
+	// Steps names the steps the expression reads (steps.NAME), so that
+	// the interpreter builds only those; AllSteps is set when it reads
+	// steps as a whole or by a computed name.
+	Steps    []string
+	AllSteps bool
 }
 
 // Value runs the expression against env and returns what it yields.
@@ -114,7 +119,49 @@ func compileExpr(src string, holder hcl.Expression, env *condEnv, asBool bool) (
 	if err != nil {
 		return nil, hcl.Diagnostics{exprDiag("Invalid condition", src, err, holder, env, tree)}
 	}
-	return &Condition{Source: src, Program: prog, Range: rng}, nil
+	c := &Condition{Source: src, Program: prog, Range: rng}
+	c.Steps, c.AllSteps = stepRefs(tree.Node)
+	return c, nil
+}
+
+// stepRefs lists the steps an expression reads by name (steps.NAME or
+// steps["NAME"]); all is set when it reads steps any other way.
+func stepRefs(root ast.Node) (names []string, all bool) {
+	v := &stepRefVisitor{named: map[*ast.IdentifierNode]bool{}, seen: map[string]bool{}}
+	ast.Walk(&root, v)
+	for _, id := range v.idents {
+		if !v.named[id] {
+			all = true
+		}
+	}
+	return v.names, all
+}
+
+type stepRefVisitor struct {
+	idents []*ast.IdentifierNode
+	named  map[*ast.IdentifierNode]bool
+	seen   map[string]bool
+	names  []string
+}
+
+func (v *stepRefVisitor) Visit(n *ast.Node) {
+	switch n := (*n).(type) {
+	case *ast.IdentifierNode:
+		if n.Value == RootSteps {
+			v.idents = append(v.idents, n)
+		}
+	case *ast.MemberNode:
+		id, ok := n.Node.(*ast.IdentifierNode)
+		prop, isStr := n.Property.(*ast.StringNode)
+		if !ok || !isStr || id.Value != RootSteps {
+			return
+		}
+		v.named[id] = true
+		if !v.seen[prop.Value] {
+			v.seen[prop.Value] = true
+			v.names = append(v.names, prop.Value)
+		}
+	}
 }
 
 // condEnv is a typed environment with its expr type computed once: a

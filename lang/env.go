@@ -24,26 +24,91 @@ const (
 	RootValue  = "value" // inside an input's validation only
 )
 
+// A Field is an attribute of steps.NAME (besides output) or of run, as
+// both languages see it: its HCL type and, for a number, whether
+// conditions see it as a whole number (int) rather than float64. The
+// interpreter builds the values from these same tables.
+type Field struct {
+	Type  cty.Type
+	Whole bool
+}
+
 // StepFields are the attributes of steps.NAME besides output.
-var StepFields = map[string]cty.Type{
-	"status":     cty.String,
-	"attempts":   cty.Number,
-	"duration_s": cty.Number,
-	"error":      cty.String,
-	"exit_code":  cty.Number,
+var StepFields = map[string]Field{
+	"status":     {Type: cty.String},
+	"attempts":   {Type: cty.Number, Whole: true},
+	"duration_s": {Type: cty.Number},
+	"error":      {Type: cty.String},
+	"exit_code":  {Type: cty.Number, Whole: true},
 }
 
 // RunFields are the attributes of run.
-var RunFields = map[string]cty.Type{
-	"id":             cty.String,
-	"mode":           cty.String,
-	"status":         cty.String,
-	"recommendation": cty.String,
-	"reason":         cty.String,
-	"elapsed_s":      cty.Number,
-	"tokens":         cty.Number,
-	"cost_usd":       cty.Number,
-	"workdir":        cty.String,
+var RunFields = map[string]Field{
+	"id":             {Type: cty.String},
+	"mode":           {Type: cty.String},
+	"status":         {Type: cty.String},
+	"recommendation": {Type: cty.String},
+	"reason":         {Type: cty.String},
+	"elapsed_s":      {Type: cty.Number},
+	"tokens":         {Type: cty.Number, Whole: true},
+	"cost_usd":       {Type: cty.Number},
+	"workdir":        {Type: cty.String},
+}
+
+func (f Field) exprType() types.Type {
+	if f.Whole {
+		return types.Int
+	}
+	return exprType(f.Type)
+}
+
+// ExprValue converts a value to what conditions see, as exprType types
+// them: numbers are float64, lists and tuples []any, maps and objects
+// map[string]any, null nil.
+func ExprValue(v cty.Value) any {
+	if v == cty.NilVal || v.IsNull() || !v.IsKnown() {
+		return nil
+	}
+	t := v.Type()
+	switch {
+	case t == cty.String:
+		return v.AsString()
+	case t == cty.Number:
+		f, _ := v.AsBigFloat().Float64()
+		return f
+	case t == cty.Bool:
+		return v.True()
+	case t.IsListType() || t.IsSetType() || t.IsTupleType():
+		out := make([]any, 0, v.LengthInt())
+		for it := v.ElementIterator(); it.Next(); {
+			_, ev := it.Element()
+			out = append(out, ExprValue(ev))
+		}
+		return out
+	case t.IsMapType() || t.IsObjectType():
+		out := map[string]any{}
+		for it := v.ElementIterator(); it.Next(); {
+			k, ev := it.Element()
+			out[k.AsString()] = ExprValue(ev)
+		}
+		return out
+	}
+	return nil
+}
+
+// ExprFields converts an object holding fields (a step's or the run's)
+// for conditions: as ExprValue, with whole-number fields as int.
+func ExprFields(v cty.Value, fields map[string]Field) map[string]any {
+	m, _ := ExprValue(v).(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+	}
+	for name, f := range fields {
+		if x, ok := m[name].(float64); ok && f.Whole {
+			m[name] = int(x)
+		}
+	}
+	return m
 }
 
 // exprType maps a cty type to the expr-lang type conditions are checked
@@ -97,18 +162,15 @@ func (l *loader) conditionEnv(body *Step) *condEnv {
 			continue
 		}
 		fields := types.Map{"output": exprType(s.Returns)}
-		for name, t := range StepFields {
-			fields[name] = exprType(t)
+		for name, f := range StepFields {
+			fields[name] = f.exprType()
 		}
-		fields["attempts"] = types.Int
-		fields["exit_code"] = types.Int
 		steps[s.Name] = fields
 	}
 	run := types.Map{}
-	for name, t := range RunFields {
-		run[name] = exprType(t)
+	for name, f := range RunFields {
+		run[name] = f.exprType()
 	}
-	run["tokens"] = types.Int
 	m := types.Map{
 		RootInputs: inputs,
 		RootSteps:  steps,

@@ -89,9 +89,13 @@ func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allow
 		}
 	}
 	if a := c.Attributes["finish"]; a != nil {
-		if v, d := a.Expr.Value(nil); !d.HasErrors() && v.Type() == cty.String && !v.IsNull() && reservedStatus[v.AsString()] {
+		if v, d := a.Expr.Value(nil); !d.HasErrors() && v.Type() == cty.String && !v.IsNull() && ReservedStatus(v.AsString(), s.Parent != nil) {
+			what := "A run"
+			if s.Parent != nil {
+				what = "An item"
+			}
 			diags = append(diags, errDiag("Reserved status",
-				fmt.Sprintf("A run cannot finish as %q: apl sets that status itself. Use completed, a status of your own (mapped with exit_codes), or fail = \"...\" to fail.", v.AsString()), a.Expr.Range()))
+				fmt.Sprintf("%s cannot finish as %q: apl sets that status itself. Use completed, a status of your own (mapped with exit_codes), or fail = \"...\" to fail.", what, v.AsString()), a.Expr.Range()))
 		}
 	}
 	var routes []*hcl.Attribute
@@ -150,8 +154,20 @@ func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allow
 	return o, diags
 }
 
-// reservedStatus are run statuses only the interpreter sets.
-var reservedStatus = map[string]bool{"running": true, "failed": true, "interrupted": true, "waiting": true}
+// ReservedStatus reports whether only apl sets status, so that a gate
+// cannot finish with it: the statuses of a run's and a step's life, and,
+// for an item of a for_each step (item), "blocked", which marks items
+// whose dependencies failed. This is the one list: validate rejects a
+// constant finish status with it, and the interpreter a computed one.
+func ReservedStatus(status string, item bool) bool {
+	switch status {
+	case "running", "failed", "interrupted", "waiting", "pending":
+		return true
+	case "blocked":
+		return item
+	}
+	return false
+}
 
 // Routes reports whether the outcome moves control somewhere other than
 // the step's next.

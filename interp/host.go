@@ -1,0 +1,139 @@
+package interp
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// host is everything the walk needs from the world outside the playbook:
+// the clock, timers, concurrency, persistence and the observer. The walk
+// calls nothing else that depends on time or scheduling, so given the same
+// step results it takes the same path: what a durable-execution engine
+// (Temporal) needs of a workflow, and what lets a test run a whole run,
+// for_each and retries included, without real time passing.
+//
+// The walk is a set of coroutines: the run's main walk and one per
+// running for_each item. Exactly one of them runs walk code at a time; a
+// coroutine gives the others their turn only inside block, sleep and while
+// it waits for another to finish. So the walk's data needs no locks, and
+// what a step did is applied in an order the walk itself decides.
+type host interface {
+	// now is the time for records, traces and caps.
+	now() time.Time
+	// sleep waits d (a retry's backoff), or until ctx is done.
+	sleep(ctx context.Context, d time.Duration) error
+	// withTimeout is context.WithTimeout on the host's clock: a step's or
+	// the run's time limit.
+	withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc)
+	// walk runs fn as the first coroutine and returns when it returns.
+	walk(fn func())
+	// spawn starts fn as another coroutine: a for_each item's walk.
+	spawn(fn func())
+	// block runs fn, which waits on the world (a process, a backend, a
+	// person, another coroutine), letting the other coroutines go on.
+	block(fn func())
+	// checkpoint persists the state's changes since the last checkpoint,
+	// which ch names, and clears ch; durable asks that they survive a
+	// power cut. snapshot writes the whole state.
+	checkpoint(st *State, ch *changes, durable bool) error
+	snapshot(st *State, ch *changes) error
+	// emit tells the observer about an event.
+	emit(e Event)
+	// close releases what the host holds for the run once its walk ended.
+	close() error
+}
+
+// localHost runs the walk in this process: the system clock (or
+// Options.Clock), goroutines for coroutines with a mutex as the baton
+// between them, and the run's store for persistence.
+type localHost struct {
+	clock    func() time.Time
+	store    *store
+	observer Observer
+
+	baton sync.Mutex
+}
+
+func newLocalHost(opts Options) *localHost {
+	return &localHost{clock: clock(opts), observer: opts.Observer}
+}
+
+// clock is the clock a run on this machine uses: Options.Clock, or the
+// system's.
+func clock(opts Options) func() time.Time {
+	if opts.Clock != nil {
+		return opts.Clock
+	}
+	return time.Now
+}
+
+func (h *localHost) now() time.Time { return h.clock() }
+
+func (h *localHost) sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	var err error
+	h.block(func() {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-t.C:
+		}
+	})
+	return err
+}
+
+func (h *localHost) withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d)
+}
+
+func (h *localHost) walk(fn func()) {
+	h.baton.Lock()
+	defer h.baton.Unlock()
+	fn()
+}
+
+func (h *localHost) spawn(fn func()) {
+	go func() {
+		h.baton.Lock()
+		defer h.baton.Unlock()
+		fn()
+	}()
+}
+
+func (h *localHost) block(fn func()) {
+	h.baton.Unlock()
+	defer h.baton.Lock()
+	fn()
+}
+
+func (h *localHost) checkpoint(st *State, ch *changes, durable bool) error {
+	return h.store.commit(st, ch, durable)
+}
+
+func (h *localHost) snapshot(st *State, ch *changes) error { return h.store.snapshot(st, ch) }
+
+func (h *localHost) emit(e Event) {
+	if h.observer != nil {
+		h.observer.Event(e)
+	}
+}
+
+func (h *localHost) close() error {
+	if h.store == nil {
+		return nil
+	}
+	return h.store.close()
+}
+
+// retry calls try up to n times, every d, until it says it is done. It
+// waits outside any walk (taking a run's lock), so it sleeps for real.
+func retry(n int, d time.Duration, try func() (done bool)) {
+	for i := 0; i < n && !try(); i++ {
+		time.Sleep(d)
+	}
+}

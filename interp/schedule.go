@@ -1,0 +1,311 @@
+package interp
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/apl-lang/apl/lang"
+)
+
+// forEach runs a for_each step: it computes the items once (they are kept
+// in the state, so resume runs the same items), then schedules them as a
+// task graph. An item is ready when every item it depends on completed;
+// ready items start in order of priority (lower first), then list order,
+// while fewer than concurrency run and every limit has room. An item that
+// fails does not stop the others; items that depend on it are blocked.
+// When nothing runs, nothing is ready and items remain, the graph is
+// deadlocked: the step fails and says which items wait on what.
+//
+// Each item walks its own frame as a coroutine (see host) and hands its
+// outcome back to the scheduler, which alone decides what it means: the
+// item's status, the items it releases or blocks, and whether the run
+// stops.
+func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) result {
+	items, err := r.items(s)
+	if err != nil {
+		return result{err: err}
+	}
+	sc := &scheduler{r: r, step: s, g: newItemGraph(items), inUse: map[string]int{},
+		done: make(chan itemDone, s.ForEach.Concurrency), stop: make(chan struct{})}
+	sc.blockDependents(sc.g.failedKeys())
+	for {
+		if ctx.Err() == nil && sc.stopped == nil && sc.waiting == nil {
+			sc.startReady(ctx)
+		}
+		if sc.running == 0 {
+			break
+		}
+		var d itemDone
+		r.host.block(func() { d = <-sc.done })
+		sc.settle(d)
+		if err := r.commit(nil, nil, true); err != nil && sc.stopped == nil {
+			// Start nothing more; let the running items end first.
+			sc.halt(abort(err))
+		}
+	}
+	switch {
+	case sc.stopped != nil && sc.stopped.kind == outAbort:
+		return stopWith(*sc.stopped)
+	case ctx.Err() != nil:
+		return stopWith(interrupted)
+	case sc.waiting != nil:
+		return stopWith(outcome{kind: outWait, waiting: sc.waiting})
+	}
+	out, stuck := r.forEachOutput(s, items)
+	if sc.stopped != nil {
+		return result{out: out, stop: sc.stopped}
+	}
+	if len(stuck) > 0 {
+		r.event(Event{Type: EventDeadlock, Step: s.Name, Message: "deadlock: " + strings.Join(stuck, "; "),
+			Details: map[string]any{"items": len(stuck)}})
+		return result{out: out, err: fmt.Errorf("deadlock: nothing runs and nothing is ready: %s (needs intervention)", strings.Join(stuck, "; "))}
+	}
+	return result{out: out}
+}
+
+// scheduler runs the items of one for_each step. It is the only writer of
+// the items' lifecycle (pending, running, how each ended) and the one that
+// stops the run for them; an item's walk writes only its own frame.
+type scheduler struct {
+	r       *run
+	step    *lang.Step
+	g       *itemGraph
+	running int
+	inUse   map[string]int // "limit=value" → items running
+	done    chan itemDone
+	// stop is closed when the run must stop (a cap tripped in an item, a
+	// checkpoint failed): running items go back to pending at their next
+	// step.
+	stop    chan struct{}
+	stopped *outcome
+	// waiting is the first decision an item waits for; no new item starts
+	// once one waits.
+	waiting *Waiting
+}
+
+// itemDone is an item's walk reporting how it ended.
+type itemDone struct {
+	it *item
+	o  outcome
+}
+
+// startReady starts ready items while concurrency and limits allow.
+func (sc *scheduler) startReady(ctx context.Context) {
+	r, fe := sc.r, sc.step.ForEach
+	var held []*item // ready, but a limit is full
+	for sc.running < fe.Concurrency && sc.g.ready.Len() > 0 {
+		it := heap.Pop(&sc.g.ready).(*item)
+		if it.rec.Status != StepPending {
+			continue
+		}
+		if !limitsAllow(fe, it, sc.inUse) {
+			held = append(held, it)
+			continue
+		}
+		sc.running++
+		for name, v := range it.rec.Limits {
+			sc.inUse[name+"="+v]++
+		}
+		it.rec.Status = StepRunning
+		r.changes.item(sc.step.Name, it.rec.Key)
+		r.event(Event{Type: EventItemStarted, Step: sc.step.Name, Item: it.rec.Key})
+		r.host.spawn(func() { sc.done <- itemDone{it, r.walkItem(ctx, it, sc.stop)} })
+	}
+	for _, it := range held {
+		heap.Push(&sc.g.ready, it)
+	}
+}
+
+// settle applies an item's outcome: its status, the items it releases or
+// blocks, and whether the run stops.
+func (sc *scheduler) settle(d itemDone) {
+	r, it, o := sc.r, d.it, d.o
+	sc.running--
+	for name, v := range it.rec.Limits {
+		sc.inUse[name+"="+v]--
+	}
+	rec := it.rec
+	switch o.kind {
+	case outNext:
+		rec.Status, rec.Current = StepCompleted, ""
+		r.event(Event{Type: EventItemCompleted, Step: sc.step.Name, Item: rec.Key})
+		sc.g.finished(it)
+	case outFinish:
+		rec.Status, rec.Error, rec.Current = o.status, o.reason, ""
+		r.event(Event{Type: EventItemCompleted, Step: sc.step.Name, Item: rec.Key, Message: "finished: " + o.status})
+		sc.g.finished(it)
+	case outFail, outTrip:
+		rec.Status, rec.Error, rec.Recommendation = StepFailed, o.reason, o.recommendation
+		r.event(Event{Type: EventItemFailed, Step: sc.step.Name, Item: rec.Key, Message: o.reason})
+		sc.blockDependents([]string{rec.Key})
+		if o.kind == outTrip {
+			sc.halt(o)
+		}
+	case outWait:
+		// It asks again when the run resumes with an answer.
+		rec.Status = StepPending
+		if sc.waiting == nil {
+			sc.waiting = o.waiting
+		}
+	case outInterrupt:
+		// Interrupted, or stopped for another item's trip: it runs again on
+		// resume, from the step it was in.
+		rec.Status = StepPending
+	case outAbort:
+		rec.Status = StepPending
+		sc.halt(o)
+	}
+	r.changes.item(sc.step.Name, rec.Key)
+}
+
+// halt stops the run for o (the first reason wins): no item starts, and
+// running ones stop at their next step.
+func (sc *scheduler) halt(o outcome) {
+	if sc.stopped != nil {
+		return
+	}
+	sc.stopped = &o
+	close(sc.stop)
+}
+
+// blockDependents marks the pending items that wait, directly or not, on
+// the failed or blocked items from, as blocked.
+func (sc *scheduler) blockDependents(from []string) {
+	g := sc.g
+	queue := append([]string(nil), from...)
+	for len(queue) > 0 {
+		k := queue[0]
+		queue = queue[1:]
+		cause := g.items[k]
+		for _, dk := range g.dependents[k] {
+			it := g.items[dk]
+			if it.rec.Status != StepPending {
+				continue
+			}
+			it.rec.Status = ItemBlocked
+			it.rec.Error = fmt.Sprintf("blocked: item %q %s", k, cause.rec.Status)
+			sc.r.changes.item(sc.step.Name, it.rec.Key)
+			sc.r.event(Event{Type: EventItemBlocked, Step: sc.step.Name, Item: it.rec.Key, Message: it.rec.Error})
+			queue = append(queue, dk)
+		}
+	}
+}
+
+// limitsAllow reports whether starting it keeps every limit.
+func limitsAllow(fe *lang.ForEach, it *item, inUse map[string]int) bool {
+	for _, lim := range fe.Limits {
+		v := it.rec.Limits[lim.Name]
+		max, ok := lim.Max[v]
+		if !ok {
+			max = lim.Default
+		}
+		if max > 0 && inUse[lim.Name+"="+v] >= max {
+			return false
+		}
+	}
+	return true
+}
+
+// walkItem runs an item's steps until its frame ends or the run stops,
+// and returns how it ended. It writes only the item's own frame: what the
+// ending means is for the scheduler to apply.
+func (r *run) walkItem(ctx context.Context, it *item, stop <-chan struct{}) outcome {
+	f := r.itemFrame(it)
+	for {
+		select {
+		case <-stop:
+			return interrupted
+		default:
+		}
+		s := r.pb.Step(it.rec.Current)
+		if s == nil {
+			return outcome{kind: outFail, reason: fmt.Sprintf("state names step %q, which the playbook does not have", it.rec.Current)}
+		}
+		o := r.step(ctx, f, s)
+		if o.kind != outNext {
+			r.changes.item(it.parent.Name, it.rec.Key)
+			return o
+		}
+		it.rec.Current = o.next
+		if o.next == "" {
+			return o // the item ends; the scheduler commits that
+		}
+		if err := r.commit(f, s, true); err != nil {
+			return abort(err)
+		}
+	}
+}
+
+// itemGraph tracks which items can run: each item's count of
+// dependencies not yet finished, who depends on whom, and a queue of
+// ready items ordered by priority, then list order.
+type itemGraph struct {
+	items      map[string]*item
+	waitingOn  map[string]int
+	dependents map[string][]string
+	ready      readyQueue
+}
+
+func newItemGraph(items map[string]*item) *itemGraph {
+	g := &itemGraph{items: items, waitingOn: map[string]int{}, dependents: map[string][]string{}}
+	for k, it := range items {
+		for _, d := range it.rec.DependsOn {
+			g.dependents[d] = append(g.dependents[d], k)
+			if dep, ok := items[d]; !ok || !finishedOK(dep.rec.Status) {
+				g.waitingOn[k]++
+			}
+		}
+	}
+	for k, it := range items {
+		if it.rec.Status == StepPending && g.waitingOn[k] == 0 {
+			g.ready = append(g.ready, it)
+		}
+	}
+	heap.Init(&g.ready)
+	return g
+}
+
+// finished releases the items that waited on it.
+func (g *itemGraph) finished(it *item) {
+	for _, k := range g.dependents[it.rec.Key] {
+		g.waitingOn[k]--
+		if dep := g.items[k]; g.waitingOn[k] == 0 && dep.rec.Status == StepPending {
+			heap.Push(&g.ready, dep)
+		}
+	}
+}
+
+func (g *itemGraph) failedKeys() []string {
+	var out []string
+	for k, it := range g.items {
+		if it.rec.Status == StepFailed || it.rec.Status == ItemBlocked {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// readyQueue is a heap of ready items: lower priority first, then list
+// order.
+type readyQueue []*item
+
+func (q readyQueue) Len() int { return len(q) }
+func (q readyQueue) Less(i, j int) bool {
+	a, b := q[i].rec, q[j].rec
+	if a.Priority != b.Priority {
+		return a.Priority < b.Priority
+	}
+	return a.Index < b.Index
+}
+func (q readyQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *readyQueue) Push(x any)   { *q = append(*q, x.(*item)) }
+func (q *readyQueue) Pop() any {
+	old := *q
+	it := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return it
+}

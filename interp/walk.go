@@ -1,0 +1,211 @@
+package interp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apl-lang/apl/builtins"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// execute walks the graph from the current step until the run ends, runs
+// the on_failure steps if it failed, and evaluates the output.
+func (r *run) execute(ctx context.Context) (res *Result, err error) {
+	defer r.dir.close()
+	defer r.host.close()
+	r.host.walk(func() { res, err = r.walk(ctx) })
+	return res, err
+}
+
+func (r *run) walk(ctx context.Context) (*Result, error) {
+	o := r.walkMain(ctx)
+	if o.kind == outNext && r.st.Meta.Status == StatusFailed {
+		o = r.walkOnFailure(ctx)
+	}
+	switch o.kind {
+	case outWait:
+		return r.wait(o.waiting)
+	case outInterrupt:
+		return r.interrupted()
+	case outAbort:
+		return nil, o.err
+	}
+	return r.finish()
+}
+
+// walkMain runs the main steps from the current one and applies each
+// step's outcome to the run. It returns outNext when the main steps are
+// over, however the run ended; anything else stops the walk.
+func (r *run) walkMain(ctx context.Context) outcome {
+	// The run's wall-clock cap counts time already spent before a resume.
+	runCtx := ctx
+	if l := r.pb.Limits; l != nil && l.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = r.host.withTimeout(ctx, l.Timeout-r.elapsed())
+		defer cancel()
+	}
+	top, m := r.top(), &r.st.Meta
+	for m.Status == StatusRunning && m.CurrentStep != "" {
+		s := r.pb.Step(m.CurrentStep)
+		if s == nil {
+			return abort(fmt.Errorf("state names step %q, which the playbook does not have", m.CurrentStep))
+		}
+		o := r.step(runCtx, top, s)
+		if o.kind == outInterrupt && ctx.Err() == nil && runCtx.Err() != nil {
+			// The wall clock ran out, not the user's patience.
+			o = r.tripped(top, s, &trip{fmt.Sprintf("limits.timeout: the run took longer than %s", r.pb.Limits.Timeout)}, s.Name)
+		}
+		switch o.kind {
+		case outNext:
+			m.CurrentStep = o.next
+		case outFinish:
+			m.Status, m.Reason, m.CurrentStep = o.status, o.reason, ""
+		case outFail, outTrip:
+			m.Status, m.Recommendation, m.Reason, m.CurrentStep = StatusFailed, o.recommendation, o.reason, o.next
+		default:
+			return o
+		}
+		if err := r.commit(top, s, true); err != nil {
+			return abort(err)
+		}
+	}
+	if m.Status == StatusRunning {
+		m.Status = StatusCompleted
+	}
+	return goTo("")
+}
+
+// walkOnFailure runs the on_failure steps once, in order. They see the
+// failure as run.status, run.recommendation and run.reason; their own
+// failures, finishes and trips end the on_failure steps but do not change
+// the run's outcome.
+func (r *run) walkOnFailure(ctx context.Context) outcome {
+	if len(r.pb.OnFailure) == 0 {
+		return goTo("")
+	}
+	m := &r.st.Meta
+	if !m.OnFailure {
+		m.OnFailure = true
+		m.OnFailureStep = r.pb.OnFailure[0].Name
+		// On disk before the first of them runs, so that a crash here
+		// leaves a run that resume continues in on_failure.
+		if err := r.commit(nil, nil, true); err != nil {
+			return abort(err)
+		}
+	}
+	top := r.top()
+	for m.OnFailureStep != "" {
+		s := r.pb.Step(m.OnFailureStep)
+		if s == nil {
+			return abort(fmt.Errorf("state names step %q, which the playbook does not have", m.OnFailureStep))
+		}
+		o := r.step(ctx, top, s)
+		switch o.kind {
+		case outNext:
+			m.OnFailureStep = o.next
+		case outFinish, outFail, outTrip:
+			m.OnFailureStep = ""
+		default:
+			return o
+		}
+		if err := r.commit(top, s, true); err != nil {
+			return abort(err)
+		}
+	}
+	return goTo("")
+}
+
+// wait checkpoints a run paused for a human decision.
+func (r *run) wait(w *Waiting) (*Result, error) {
+	// A run that failed and waits in its on_failure steps stays failed;
+	// resume continues them.
+	if !r.st.Meta.OnFailure {
+		r.st.Meta.Status = StatusWaiting
+	}
+	r.st.Waiting = w
+	msg := "waiting for a decision"
+	if w != nil {
+		step := w.Step
+		if w.Item != "" {
+			step += "[" + w.Item + "]"
+		}
+		msg = fmt.Sprintf("waiting for a decision at step %s: %s (options: %s); continue with apl resume --answer %s=CHOICE",
+			step, w.Question, strings.Join(w.Options, ", "), step)
+	}
+	r.event(Event{Type: EventRunWaiting, Step: r.st.Meta.CurrentStep, Message: msg})
+	if err := r.snapshot(); err != nil {
+		return nil, err
+	}
+	return &Result{RunID: r.st.Meta.RunID, Dir: r.dir.path, Status: StatusWaiting, Reason: msg, OutputJSON: json.RawMessage("{}")}, nil
+}
+
+// interrupted checkpoints a run stopped by its context.
+func (r *run) interrupted() (*Result, error) {
+	// A run interrupted in its on_failure steps has already failed; it
+	// stays failed, and resume continues those steps.
+	if !r.st.Meta.OnFailure {
+		r.st.Meta.Status = StatusInterrupted
+	}
+	r.event(Event{Type: EventRunInterrupted, Step: r.st.Meta.CurrentStep, Message: "interrupted; continue with apl resume"})
+	if err := r.snapshot(); err != nil {
+		return nil, err
+	}
+	return &Result{RunID: r.st.Meta.RunID, Dir: r.dir.path, Status: StatusInterrupted, OutputJSON: json.RawMessage("{}")}, ErrInterrupted
+}
+
+// finish evaluates the output block and writes the final state and
+// output.json.
+func (r *run) finish() (*Result, error) {
+	res := &Result{
+		RunID: r.st.Meta.RunID, Dir: r.dir.path, Status: r.st.Meta.Status,
+		Recommendation: r.st.Meta.Recommendation, Reason: r.st.Meta.Reason,
+		OutputJSON: json.RawMessage("{}"),
+	}
+	if r.pb.Output != nil {
+		ctx := r.evalCtx(nil, nil)
+		vals := map[string]cty.Value{}
+		var errs []error
+		for _, a := range r.pb.Output.Attrs {
+			v, diags := a.Expr.Value(ctx)
+			if diags.HasErrors() {
+				errs = append(errs, fmt.Errorf("output %q: %w", a.Name, diagsError(diags)))
+				v = cty.NullVal(cty.DynamicPseudoType)
+			}
+			vals[a.Name] = v
+		}
+		res.Output = cty.ObjectVal(vals)
+		b, err := builtins.CtyToJSON(res.Output)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("output: %w", err))
+		} else {
+			res.OutputJSON = b
+		}
+		if err := errors.Join(errs...); err != nil {
+			r.event(Event{Type: EventLog, Message: "output incomplete: " + err.Error()})
+		}
+	}
+	r.st.Output = res.OutputJSON
+	switch r.st.Meta.Status {
+	case StatusCompleted:
+		r.event(Event{Type: EventRunCompleted, Message: "run completed"})
+	case StatusFailed:
+		r.event(Event{Type: EventRunFailed, Message: failMessage(r.st.Meta)})
+	default:
+		r.event(Event{Type: EventRunCompleted, Message: "run finished: " + r.st.Meta.Status})
+	}
+	// The final state is written whole, so state.json alone tells how the
+	// run ended.
+	if err := r.snapshot(); err != nil {
+		return nil, err
+	}
+	out := append(append([]byte(nil), res.OutputJSON...), '\n')
+	if err := os.WriteFile(filepath.Join(r.dir.path, "output.json"), out, 0o644); err != nil {
+		return nil, fmt.Errorf("write output: %w", err)
+	}
+	return res, nil
+}
