@@ -6,10 +6,58 @@
 //
 // interp never parses HCL: it evaluates the expressions lang kept, against
 // the run's state. All mutable data lives in a run (see state.go), so one
-// Playbook can back many runs at once. The walk is deterministic given the
-// step results: routing never reads the wall clock, random numbers or map
-// order, and every side effect happens inside a step.
+// Playbook can back many runs at once. interp prints nothing. Progress
+// reaches the caller as Events through an Observer; failures are typed
+// errors the caller puts into words.
 //
-// interp prints nothing. Progress reaches the caller as Events through an
-// Observer; the caller decides how to show them.
+// # The walk
+//
+// A run is walked as frames. The run's own frame walks the main steps,
+// then, if the run failed, the on_failure steps; each item of a for_each
+// step walks a frame of its own over the step's body:
+//
+//	           ┌──────────── walkMain / walkOnFailure ───────────┐
+//	           │  s := current step                              │
+//	outcome ◄──┤  o := step(s)        (when, attempts, action,   │
+//	applied    │                       checks, breaker, gate)    │
+//	to Meta    │  apply o: next | finish | fail | trip |         │
+//	           │           wait | interrupt | abort              │
+//	           └──────────────┬──────────────────────────────────┘
+//	                          │ a for_each step's action
+//	           ┌──────────────▼─────── scheduler ────────────────┐
+//	           │ start ready items within concurrency and limits │
+//	           │ spawn walkItem(item) ──► item frame, own records│
+//	           │ ◄── itemDone{item, outcome}                     │
+//	           │ settle: item status, release or block dependents│
+//	           │         stop the run on a trip (close stop)     │
+//	           └─────────────────────────────────────────────────┘
+//
+// step returns an outcome (outcome.go), a closed set: go on to a step,
+// finish with a status of the playbook's own, fail, trip a run-wide cap,
+// wait for a person, be interrupted, or abort because apl cannot go on. A
+// step writes only its own record; the frame's loop is the one place that
+// applies an outcome to the run's status (Meta), and for an item the
+// scheduler is the one place that applies the item's final outcome:
+// its status, the items it releases or blocks, and whether the run stops.
+// An action reports a result: its output and error, a cap it tripped, or
+// a stop (wait, interrupt, abort, an item's trip) that ends the walk.
+//
+// # The host
+//
+// Everything the walk needs from outside the playbook goes through the
+// host (host.go): the clock, sleeping, time limits, coroutines (spawn a
+// walk, block while waiting on the world), checkpoints and the observer.
+// The walk is a set of coroutines of which one runs at a time; they take
+// turns only inside host calls, so the walk's data needs no locks and,
+// given the same step results and the same turn order, the walk takes the
+// same path. localHost is the process's clock, goroutines and a baton
+// mutex, and the run's store; a test runs the walk on a fake clock
+// (host_test.go), and a durable-execution engine can run it as a
+// workflow.
+//
+// # What expressions see
+//
+// inputs, steps, run, vars and item are derived from the run's records
+// when an expression is evaluated, for the steps it reads (eval.go), with
+// one derivation for both languages and no caches to keep in step.
 package interp

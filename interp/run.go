@@ -76,9 +76,13 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*R
 	if id == "" {
 		id = newRunID(now)
 	}
-	dir, err := createRunDir(r.runsDir(), id)
+	dir, warning, err := createRunDir(r.runsDir(), id)
 	if err != nil {
 		return nil, err
+	}
+	var warnings []error
+	if warning != nil {
+		warnings = append(warnings, warning)
 	}
 	r.dir = dir
 	sf := filesFor(filepath.Join(dir.path, stateFile))
@@ -96,7 +100,9 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*R
 			// In a directory apl made for it, the state stays out of git
 			// (seed 001, "Git considerations"); a directory the project
 			// already had is the project's to manage.
-			ignoreStateFiles(filesFor(p))
+			if err := ignoreStateFiles(filesFor(p)); err != nil {
+				warnings = append(warnings, err)
+			}
 		}
 		if err := os.WriteFile(filepath.Join(dir.path, statePointer), []byte(p+"\n"), 0o644); err != nil {
 			return nil, fmt.Errorf("state pointer: %w", err)
@@ -130,6 +136,9 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*R
 	}
 	r.label = r.renderLabel()
 	r.event(Event{Type: EventRunStarted, Message: fmt.Sprintf("run %s of %s", id, pb.Name)})
+	for _, w := range warnings {
+		r.event(Event{Type: EventLog, Message: w.Error()})
+	}
 	if err := r.commit(nil, nil, true); err != nil {
 		return nil, err
 	}

@@ -35,19 +35,22 @@ func newRunID(now time.Time) string {
 // createRunDir makes runs/<id>/ and its artifacts/ folder, keeps the
 // user's git tree clean with a .gitignore in .apl/, and points latest at
 // the new run.
-func createRunDir(runsDir, id string) (*runDir, error) {
+// A .gitignore that cannot be written does not stop the run: the returned
+// warning says so.
+func createRunDir(runsDir, id string) (d *runDir, warning error, err error) {
 	dir := filepath.Join(runsDir, id)
 	if err := os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755); err != nil {
-		return nil, fmt.Errorf("create run directory: %w", err)
+		return nil, nil, fmt.Errorf("create run directory: %w", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, stateFile)); err == nil {
-		return nil, fmt.Errorf("run %s already exists in %s", id, runsDir)
+		return nil, nil, fmt.Errorf("run %s already exists in %s", id, runsDir)
 	}
-	ignoreGit(runsDir)
+	warning = ignoreGit(runsDir)
 	if err := pointLatest(runsDir, id); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return openRunDir(dir)
+	d, err = openRunDir(dir)
+	return d, warning, err
 }
 
 // ErrRunInUse is returned when another process holds the run: two
@@ -90,29 +93,35 @@ func (d *runDir) close() error {
 
 // ignoreGit writes a .gitignore that ignores everything in the directory
 // that holds the runs (.apl/ by default), so runs never dirty a git tree.
-func ignoreGit(runsDir string) {
+func ignoreGit(runsDir string) error {
 	root := filepath.Dir(runsDir)
 	if filepath.Base(runsDir) != "runs" {
 		root = runsDir
 	}
-	p := filepath.Join(root, ".gitignore")
-	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-		os.WriteFile(p, []byte("# apl run state; not for version control\n*\n"), 0o644)
+	return writeIfMissing(filepath.Join(root, ".gitignore"), "# apl run state; not for version control\n*\n")
+}
+
+// writeIfMissing writes a file that apl offers once and then leaves to
+// the user.
+func writeIfMissing(p, content string) error {
+	if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		return fmt.Errorf("keep run state out of git: %w", err)
+	}
+	return nil
 }
 
 // ignoreStateFiles writes a .gitignore naming the state files, next to
 // them; other files there (a learnings file) stay visible to git.
-func ignoreStateFiles(f files) {
+func ignoreStateFiles(f files) error {
 	var b strings.Builder
 	b.WriteString("# apl run state; not for version control\n.state-*.tmp\n")
 	for _, p := range []string{f.state, f.backup, f.journal, f.journalBackup} {
 		b.WriteString(filepath.Base(p) + "\n")
 	}
-	p := filepath.Join(filepath.Dir(f.state), ".gitignore")
-	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-		os.WriteFile(p, []byte(b.String()), 0o644)
-	}
+	return writeIfMissing(filepath.Join(filepath.Dir(f.state), ".gitignore"), b.String())
 }
 
 // pointLatest makes runs/latest a symlink to the run (or, where symlinks

@@ -38,7 +38,7 @@ func (l *loader) decodeAgentBlock(b *hcl.Block) hcl.Diagnostics {
 		v, rng, d := refName(a, "driver")
 		diags = append(diags, d...)
 		ag.Driver = v
-		if v != "" && l.pb.Drivers[v] == nil && !contains(DriverTypes, v) {
+		if v != "" && l.pb.Drivers[v] == nil && !slices.Contains(DriverTypes, v) {
 			names := append(slices.Sorted(maps.Keys(l.pb.Drivers)), DriverTypes...)
 			diags = append(diags, errDiag("Unknown driver",
 				fmt.Sprintf("Agent %q uses driver %q, which is neither a driver block nor a built-in driver (%v).%s", name, v, DriverTypes, didYouMean(v, names)), rng))
@@ -81,7 +81,7 @@ func (l *loader) decodeDriverBlock(b *hcl.Block) hcl.Diagnostics {
 		if d.HasErrors() {
 			continue
 		}
-		if an != "type" && !contains(DriverSettings, an) {
+		if an != "type" && !slices.Contains(DriverSettings, an) {
 			diags = append(diags, errDiag("Unsupported argument",
 				fmt.Sprintf("A driver block has no setting %q.%s", an, didYouMean(an, DriverSettings)), a.NameRange))
 			continue
@@ -92,7 +92,7 @@ func (l *loader) decodeDriverBlock(b *hcl.Block) hcl.Diagnostics {
 				continue
 			}
 			dr.Type = v.AsString()
-			if !contains(DriverTypes, dr.Type) {
+			if !slices.Contains(DriverTypes, dr.Type) {
 				diags = append(diags, errDiag("Unknown driver type",
 					fmt.Sprintf("Driver type %q is not one of %v.%s", dr.Type, DriverTypes, didYouMean(dr.Type, DriverTypes)), a.Expr.Range()))
 			}
@@ -105,13 +105,4 @@ func (l *loader) decodeDriverBlock(b *hcl.Block) hcl.Diagnostics {
 			fmt.Sprintf("Driver %q needs a type, one of %v.", name, DriverTypes), b.DefRange))
 	}
 	return diags
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -426,7 +426,7 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 func (l *loader) decodeCallBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
 	c := &Call{Builtin: b.Labels[0], DeclRange: b.DefRange}
 	attrs, diags := b.Body.JustAttributes()
-	if l.builtins != nil && !contains(l.builtins, c.Builtin) {
+	if l.builtins != nil && !slices.Contains(l.builtins, c.Builtin) {
 		diags = append(diags, errDiag("Unknown builtin",
 			fmt.Sprintf("There is no builtin named %q.%s", c.Builtin, didYouMean(c.Builtin, l.builtins)), b.LabelRanges[0]))
 	}

@@ -1,0 +1,148 @@
+package interp
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apl-lang/apl/builtins"
+)
+
+// fakeHost runs the walk on a virtual clock: sleeping advances it at
+// once, and time limits never fire on their own. Coroutines and
+// persistence are the local host's.
+type fakeHost struct {
+	*localHost
+	mu    sync.Mutex
+	t     time.Time
+	slept []time.Duration
+}
+
+func (h *fakeHost) now() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.t
+}
+
+func (h *fakeHost) advance(d time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.t = h.t.Add(d)
+}
+
+func (h *fakeHost) sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.slept = append(h.slept, d)
+	h.mu.Unlock()
+	h.advance(d)
+	return nil
+}
+
+func (h *fakeHost) withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithCancel(ctx)
+}
+
+// clockShell is a shell whose commands each take a minute of the fake
+// host's time; "flaky" fails twice, "do" fails once for item b.
+type clockShell struct {
+	host  *fakeHost
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (s *clockShell) Run(ctx context.Context, spec builtins.ShellSpec) (builtins.ShellResult, error) {
+	s.host.advance(time.Minute)
+	name := spec.Command[0] + envOf(spec, "APL_ITEM_KEY")
+	s.mu.Lock()
+	s.calls[name]++
+	n := s.calls[name]
+	s.mu.Unlock()
+	code := 0
+	if name == "flaky" && n <= 2 || name == "dob" && n == 1 {
+		code = 1
+	}
+	return builtins.ShellResult{ExitCode: code}, nil
+}
+
+// The walk is a function of step results and the host: on a fake host,
+// a whole run with retries, a time limit, a gate loop and a for_each
+// takes no real time, and every time it records is the host's.
+func TestWalkOnFakeHost(t *testing.T) {
+	pb := load(t, `
+playbook "fake" {}
+limits { timeout = "10h" }
+step "flaky" {
+  timeout = "30m"
+  retry {
+    max     = 2
+    backoff = "1h"
+  }
+  shell { command = ["flaky"] }
+}
+step "work" {
+  for_each    = "['a', 'b', 'c']"
+  key         = "item"
+  concurrency = 2
+  step "do" {
+    retry {
+      max     = 1
+      backoff = "2h"
+    }
+    shell { command = ["do"] }
+  }
+}
+step "review" {
+  shell { command = ["review"] }
+  gate {
+    rule "again" {
+      when = "steps.review.attempts < 2"
+      goto = "review"
+      max  = 3
+      on_exhausted { fail = "halt" }
+    }
+    otherwise {}
+  }
+}
+`)
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var fh *fakeHost
+	sh := &clockShell{calls: map[string]int{}}
+	opts := Options{Workdir: t.TempDir(), NoSync: true, Shell: sh,
+		host: func(h *localHost) host {
+			fh = &fakeHost{localHost: h, t: t0}
+			sh.host = fh
+			return fh
+		}}
+	res, rec := startWith(t, pb, opts)
+	if res.Status != StatusCompleted {
+		t.Fatalf("status %s: %s", res.Status, res.Reason)
+	}
+	slices.Sort(fh.slept)
+	if want := []time.Duration{time.Hour, 2 * time.Hour, 2 * time.Hour}; !slices.Equal(fh.slept, want) {
+		t.Errorf("slept %v, want %v (two retries of flaky, one of item b)", fh.slept, want)
+	}
+	st, _, err := ReadRun(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 3 × flaky, 4 × do, 2 × review, a minute each, and 5 h of backoff.
+	if want := (5*time.Hour + 9*time.Minute).Seconds(); st.Metrics.DurationS != want {
+		t.Errorf("duration %v s, want %v s", st.Metrics.DurationS, want)
+	}
+	if got := st.Steps["review"].Attempts; got != 2 {
+		t.Errorf("review ran %d times, want 2", got)
+	}
+	for _, e := range rec.events {
+		if e.Time.Before(t0) || e.Time.After(t0.Add(6*time.Hour)) {
+			t.Fatalf("event %s at %v: not the host's time", e.Type, e.Time)
+		}
+	}
+	if st.Meta.StartedAt != t0 {
+		t.Errorf("started at %v, want %v", st.Meta.StartedAt, t0)
+	}
+}
