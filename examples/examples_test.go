@@ -3,6 +3,7 @@ package examples_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/apl-lang/apl/builtins/agent"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,7 +51,7 @@ func TestExampleTestFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ld := &lang.Loader{Builtins: builtins.Funcs().Names()}
+	ld := &lang.Loader{Builtins: builtins.Funcs().Names(), DecodeAnswer: agent.CheckAnswer}
 	for _, d := range dirs {
 		if st, err := os.Stat(d); err != nil || !st.IsDir() {
 			continue

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/zclconf/go-cty/cty"
 	"io/fs"
 	"os"
 	"path"
@@ -25,6 +26,11 @@ type Loader struct {
 	// Builtins names the builtins `call` blocks may use; nil skips the
 	// check.
 	Builtins []string
+	// DecodeAnswer decodes an agent's JSON answer against a returns type
+	// exactly as runs do (builtins/agent.Decode), so that test files reject
+	// a mocked agent output that a run would reject; nil leaves that check
+	// to the run.
+	DecodeAnswer func(answer []byte, returns cty.Type) error
 
 	stack []string // playbooks being loaded, outermost first, for sub-playbooks
 }
@@ -148,6 +154,8 @@ func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hc
 			Dir:     dir,
 			steps:   map[string]*Step{},
 			inputs:  map[string]*Input{},
+
+			decodeAnswer: ld.DecodeAnswer,
 		},
 	}
 	names := make([]string, 0, len(srcs))

@@ -56,6 +56,8 @@ type Playbook struct {
 
 	steps  map[string]*Step
 	inputs map[string]*Input
+	// decodeAnswer is the Loader's DecodeAnswer, for test files.
+	decodeAnswer func([]byte, cty.Type) error
 }
 
 // Step returns the step with the given name, or nil.

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
 	"io/fs"
 	"maps"
 	"os"
@@ -448,19 +449,20 @@ func (d *testDecoder) decodeMock(t *Test, b *hcl.Block) hcl.Diagnostics {
 	case isShell && (m.ExitCode == nil || *m.ExitCode == 0):
 		// A shell mock without output prints nothing; that must fit
 		// returns too.
-		return append(diags, checkMockOutput(s, cty.StringVal(""), false, b.DefRange)...)
+		return append(diags, checkMockOutput(d.pb, s, cty.StringVal(""), false, b.DefRange)...)
 	}
 	for i, v := range m.Outputs {
-		diags = append(diags, checkMockOutput(s, v, isAgent, ranges[i])...)
+		diags = append(diags, checkMockOutput(d.pb, s, v, isAgent, ranges[i])...)
 	}
 	return diags
 }
 
 // checkMockOutput checks that a mocked output is one the step could
 // produce: for an agent step, what decoding its answer against returns
-// accepts (or text, without returns); for shell and call steps, a value
-// that converts to returns.
-func checkMockOutput(s *Step, v cty.Value, isAgent bool, rng hcl.Range) hcl.Diagnostics {
+// accepts (or text, without returns), decoded by the runtime's own decoder
+// (Loader.DecodeAnswer); for shell and call steps, a value that converts
+// to returns.
+func checkMockOutput(pb *Playbook, s *Step, v cty.Value, isAgent bool, rng hcl.Range) hcl.Diagnostics {
 	if isAgent && s.Returns == cty.NilType {
 		if v.Type() != cty.String || v.IsNull() {
 			return hcl.Diagnostics{errDiag("Mock does not match the step",
@@ -471,100 +473,28 @@ func checkMockOutput(s *Step, v cty.Value, isAgent bool, rng hcl.Range) hcl.Diag
 	if s.Returns == cty.NilType {
 		return nil
 	}
-	var problems []string
-	if isAgent {
-		agentConforms(v, s.Returns, "", &problems)
-	} else if _, err := convert.Convert(v, s.Returns); err != nil {
-		problems = append(problems, err.Error())
+	var problem error
+	switch {
+	case isAgent && pb.decodeAnswer != nil:
+		// A mock stands for the answer's JSON: what the agent would print.
+		js, err := ctyjson.Marshal(v, v.Type())
+		if err != nil {
+			problem = err
+		} else {
+			problem = pb.decodeAnswer(js, s.Returns)
+		}
+	case isAgent:
+		// No decoder was given: the check is left to the run.
+	default:
+		if _, err := convert.Convert(v, s.Returns); err != nil {
+			problem = err
+		}
 	}
-	if len(problems) == 0 {
+	if problem == nil {
 		return nil
 	}
 	return hcl.Diagnostics{errDiag("Mock does not match returns",
-		fmt.Sprintf("Step %q returns %s, but this output does not fit: %s.", s.Name, typeString(s.Returns), strings.Join(problems, "; ")), rng)}
-}
-
-// agentConforms checks v the way an agent's JSON answer is decoded against
-// a returns type: kinds must match exactly (no "7" for a number), required
-// object fields must be present and not null, extra fields are dropped.
-func agentConforms(v cty.Value, t cty.Type, path string, problems *[]string) {
-	where := path
-	if where == "" {
-		where = "(root)"
-	}
-	fail := func(format string, args ...any) {
-		*problems = append(*problems, where+": "+fmt.Sprintf(format, args...))
-	}
-	if t == cty.DynamicPseudoType {
-		return
-	}
-	if v.IsNull() {
-		fail("expected %s, got null", typeString(t))
-		return
-	}
-	vt := v.Type()
-	mismatch := func() { fail("expected %s, got %s", typeString(t), vt.FriendlyName()) }
-	switch {
-	case t == cty.String, t == cty.Number, t == cty.Bool:
-		if vt != t {
-			mismatch()
-		}
-	case t.IsListType(), t.IsSetType():
-		if !(vt.IsListType() || vt.IsSetType() || vt.IsTupleType()) {
-			mismatch()
-			return
-		}
-		i := 0
-		for it := v.ElementIterator(); it.Next(); i++ {
-			_, e := it.Element()
-			agentConforms(e, t.ElementType(), fmt.Sprintf("%s[%d]", path, i), problems)
-		}
-	case t.IsTupleType():
-		if !(vt.IsListType() || vt.IsTupleType()) {
-			mismatch()
-			return
-		}
-		ets := t.TupleElementTypes()
-		if v.LengthInt() != len(ets) {
-			fail("expected %d elements, got %d", len(ets), v.LengthInt())
-			return
-		}
-		i := 0
-		for it := v.ElementIterator(); it.Next(); i++ {
-			_, e := it.Element()
-			agentConforms(e, ets[i], fmt.Sprintf("%s[%d]", path, i), problems)
-		}
-	case t.IsMapType():
-		if !(vt.IsMapType() || vt.IsObjectType()) {
-			mismatch()
-			return
-		}
-		for it := v.ElementIterator(); it.Next(); {
-			k, e := it.Element()
-			agentConforms(e, t.ElementType(), fmt.Sprintf("%s[%q]", path, k.AsString()), problems)
-		}
-	case t.IsObjectType():
-		if !(vt.IsMapType() || vt.IsObjectType()) {
-			mismatch()
-			return
-		}
-		have := map[string]cty.Value{}
-		for it := v.ElementIterator(); it.Next(); {
-			k, e := it.Element()
-			have[k.AsString()] = e
-		}
-		types := t.AttributeTypes()
-		for _, name := range slices.Sorted(maps.Keys(types)) {
-			e, ok := have[name]
-			switch {
-			case t.AttributeOptional(name) && (!ok || e.IsNull()):
-			case !ok:
-				*problems = append(*problems, fmt.Sprintf("%s.%s: missing required field (%s)", path, name, typeString(types[name])))
-			default:
-				agentConforms(e, types[name], path+"."+name, problems)
-			}
-		}
-	}
+		fmt.Sprintf("Step %q returns %s, but this output does not fit: %s.", s.Name, typeString(s.Returns), problem), rng)}
 }
 
 func (d *testDecoder) decodeExpect(b *hcl.Block) (*Expect, hcl.Diagnostics) {

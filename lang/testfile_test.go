@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"github.com/apl-lang/apl/builtins/agent"
 	"maps"
 	"os"
 	"path/filepath"
@@ -85,7 +86,7 @@ output {
 
 func loadTested(t testing.TB) *Playbook {
 	t.Helper()
-	pb, diags := (&Loader{}).LoadSources(map[string][]byte{"tested.hcl": []byte(testedPlaybook)}, ".")
+	pb, diags := (&Loader{DecodeAnswer: agent.CheckAnswer}).LoadSources(map[string][]byte{"tested.hcl": []byte(testedPlaybook)}, ".")
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

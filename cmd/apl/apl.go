@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/apl-lang/apl/builtins/agent"
 	"io"
 	"os"
 	"strings"
@@ -104,7 +105,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	if runArgs != nil {
 		c.Run.Args = runArgs
 	}
-	e := &env{stdout: stdout, stderr: stderr, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names()}}
+	e := &env{stdout: stdout, stderr: stderr, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names(), DecodeAnswer: agent.CheckAnswer}}
 	err = kctx.Run(e)
 	if err == nil {
 		return exitOK

@@ -2,6 +2,7 @@ package playtest
 
 import (
 	"context"
+	"github.com/apl-lang/apl/builtins/agent"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,7 +220,7 @@ test "agent without mock" {
 
 func load(t *testing.T) (*lang.Playbook, map[string]*lang.Test) {
 	t.Helper()
-	ld := &lang.Loader{Builtins: builtins.Funcs().Names()}
+	ld := &lang.Loader{Builtins: builtins.Funcs().Names(), DecodeAnswer: agent.CheckAnswer}
 	pb, diags := ld.LoadSources(map[string][]byte{"loop.hcl": []byte(loopPlaybook)}, ".")
 	if diags.HasErrors() {
 		t.Fatal(diags)
