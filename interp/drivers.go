@@ -149,6 +149,21 @@ func prices(v cty.Value) (map[string]agent.Price, error) {
 	return out, nil
 }
 
+// keyVars are the environment variables a playbook's drivers read their
+// API keys from (api_key_env): their values are secrets whatever their
+// names.
+func keyVars(pb *lang.Playbook) []string {
+	var names []string
+	for _, dr := range pb.Drivers {
+		if v, ok := dr.Config["api_key_env"]; ok {
+			if s, err := toString(v); err == nil {
+				names = append(names, s)
+			}
+		}
+	}
+	return names
+}
+
 func toInt(v cty.Value) (int, error) {
 	if v.IsNull() || v.Type() != cty.Number || !v.AsBigFloat().IsInt() {
 		return 0, fmt.Errorf("want a whole number")

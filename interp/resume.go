@@ -64,6 +64,7 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 	}
 	r.dir = d
 	h.store = newStore(stateFiles(dir), !opts.NoSync)
+	h.store.redact, d.redact = r.redact, r.redact
 	if used != filepath.Base(stateFiles(dir).state) {
 		r.event(Event{Type: EventLog, Message: "state file unreadable; resumed from " + used})
 	}

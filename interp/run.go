@@ -46,6 +46,9 @@ type run struct {
 	funcs   builtins.Registry
 	drivers DriverFactory
 
+	// redact removes secrets from everything the run writes.
+	redact *builtins.Redactor
+
 	inputs        cty.Value
 	inputsGoCache any
 	outputs       map[string]cty.Value
@@ -110,6 +113,7 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*R
 		sf = filesFor(p)
 	}
 	h.store = newStore(sf, !opts.NoSync)
+	h.store.redact, dir.redact = r.redact, r.redact
 	r.st = &State{
 		Meta: Meta{
 			Version: stateVersion, RunID: id, Playbook: pb.Name, PlaybookRef: ref,
@@ -182,6 +186,7 @@ func newRun(pb *lang.Playbook, opts Options) (*run, *localHost, error) {
 	if r.drivers == nil {
 		r.drivers = defaultDrivers(pb, opts.AgentCommand)
 	}
+	r.redact = builtins.EnvRedactor(keyVars(pb)...)
 	h := newLocalHost(r.opts)
 	r.host = h
 	if opts.host != nil {
@@ -259,6 +264,7 @@ func (r *run) touch(f *frame, s *lang.Step) {
 // event appends to the event log and tells the observer.
 func (r *run) event(e Event) {
 	e.Time = r.now()
+	e.Message = r.redact.String(e.Message)
 	if e.Label == "" {
 		e.Label = r.label
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/apl-lang/apl/builtins"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,8 @@ type runDir struct {
 	mu    sync.Mutex
 	trace *os.File
 	lock  *os.File
+	// redact removes secrets from traces and artifacts.
+	redact *builtins.Redactor
 }
 
 // newRunID makes a sortable, unique run id.
@@ -173,7 +176,7 @@ func ResolveRun(runsDir, ref string) (string, error) {
 // run directory.
 func (d *runDir) artifact(name string, data []byte) (string, error) {
 	rel := filepath.Join("artifacts", name)
-	if err := os.WriteFile(filepath.Join(d.path, rel), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(d.path, rel), d.redact.Bytes(data), 0o644); err != nil {
 		return "", fmt.Errorf("write artifact %s: %w", name, err)
 	}
 	return rel, nil
@@ -201,6 +204,7 @@ func (d *runDir) span(s Span) error {
 	if err != nil {
 		return err
 	}
+	b = d.redact.Bytes(b)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.trace == nil {

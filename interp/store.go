@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/apl-lang/apl/builtins"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,6 +83,8 @@ type store struct {
 	// already holds.
 	itemsWritten map[[2]string]bool
 	buf          bytes.Buffer
+	// redact removes secrets from everything written.
+	redact *builtins.Redactor
 }
 
 func newStore(f files, sync bool) *store {
@@ -157,8 +160,9 @@ func (s *store) commit(st *State, ch *changes, durable bool) error {
 	if err := json.NewEncoder(&s.buf).Encode(e); err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
-	s.journalBytes += s.buf.Len()
-	if _, err := s.journal.Write(s.buf.Bytes()); err != nil {
+	line := s.redact.Bytes(s.buf.Bytes())
+	s.journalBytes += len(line)
+	if _, err := s.journal.Write(line); err != nil {
 		return fmt.Errorf("append to %s: %w", s.f.journal, err)
 	}
 	if durable && s.sync {
@@ -188,6 +192,7 @@ func (s *store) snapshot(st *State, ch *changes) error {
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
+	data = s.redact.Bytes(data)
 	tmp, err := os.CreateTemp(s.dir, ".state-*.tmp")
 	if err != nil {
 		return fmt.Errorf("write state: %w", err)

@@ -189,6 +189,8 @@ func (r *run) finish() (*Result, error) {
 			r.event(Event{Type: EventLog, Message: "output incomplete: " + err.Error()})
 		}
 	}
+	res.OutputJSON = r.redact.Bytes(res.OutputJSON)
+	res.Reason = r.redact.String(res.Reason)
 	r.st.Output = res.OutputJSON
 	switch r.st.Meta.Status {
 	case StatusCompleted:
