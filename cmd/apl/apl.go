@@ -82,7 +82,8 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		// Plain apl is a usage error that shows the usage, as go does.
 		args, helpOut = []string{"--help"}, stderr
 	}
-	if args[0] == "help" {
+	helping := args[0] == "help"
+	if helping {
 		// apl help run is apl run --help.
 		args = append(slices.Clone(args[1:]), "--help")
 	}
@@ -93,6 +94,20 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	if err != nil {
 		fmt.Fprintf(stderr, "apl: %v\n", err)
 		return exitInternal
+	}
+	if helping && args[0] != "--help" && commandNode(parser, args[0]) == nil {
+		var names []string
+		for _, n := range parser.Model.Children {
+			if !n.Hidden {
+				names = append(names, n.Name)
+			}
+		}
+		hint := ""
+		if s := suggest(args[0], names); s != "" {
+			hint = fmt.Sprintf(" (did you mean %s?)", s)
+		}
+		fmt.Fprintf(stderr, "apl help: there is no command %q%s; the commands are %s\n", args[0], hint, strings.Join(names, ", "))
+		return exitUsage
 	}
 	if args[0] == "run" {
 		// A playbook's inputs are flags of apl run: load it first, then

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -296,7 +297,12 @@ func (f *inputFlags) readVarFile(path string) (map[string]given, []byte, hcl.Dia
 	attrs, d := file.Body.JustAttributes()
 	diags = append(diags, d...)
 	out := map[string]given{}
-	for name, a := range attrs {
+	// In the file's order, so that its problems are reported in order.
+	sorted := slices.SortedFunc(maps.Values(attrs), func(a, b *hcl.Attribute) int {
+		return a.NameRange.Start.Byte - b.NameRange.Start.Byte
+	})
+	for _, a := range sorted {
+		name := a.Name
 		in := f.pb.Input(name)
 		if in == nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown input",
