@@ -40,6 +40,7 @@ type cli struct {
 	Test     testCmd     `cmd:"" help:"Run the tests in *_test.hcl files beside playbooks, with mocked agents."`
 	Graph    graphCmd    `cmd:"" help:"Show a playbook's step graph as text, DOT or Mermaid."`
 	Fmt      fmtCmd      `cmd:"" help:"Format playbook files in the canonical HCL style."`
+	Init     initCmd     `cmd:"" help:"Start a playbook: write main.hcl, an example agent and a test file into a directory."`
 	Stdlib   stdlibCmd   `cmd:"" help:"List or show the playbooks built into apl."`
 	Version  versionCmd  `cmd:"" help:"Print apl's version."`
 	Help     helpCmd     `cmd:"" help:"Show the help of apl or of a command: apl help run PLAYBOOK lists a playbook's inputs."`
