@@ -34,16 +34,17 @@ const (
 var version = "dev"
 
 type cli struct {
-	Run      runCmd      `cmd:"" help:"Run a playbook. Its inputs are flags: apl run PLAYBOOK --phase 6.3 --pass-threshold 7."`
-	Resume   resumeCmd   `cmd:"" help:"Continue a run that was interrupted, killed or failed in a step."`
-	Validate validateCmd `cmd:"" help:"Check playbooks and report every problem with its location."`
-	Test     testCmd     `cmd:"" help:"Run the tests in *_test.hcl files beside playbooks, with mocked agents."`
-	Graph    graphCmd    `cmd:"" help:"Show a playbook's step graph as text, DOT or Mermaid."`
-	Fmt      fmtCmd      `cmd:"" help:"Format playbook files in the canonical HCL style."`
-	Init     initCmd     `cmd:"" help:"Start a playbook: write main.hcl, an example agent and a test file into a directory."`
-	Stdlib   stdlibCmd   `cmd:"" help:"List or show the playbooks built into apl."`
-	Version  versionCmd  `cmd:"" help:"Print apl's version."`
-	Help     helpCmd     `cmd:"" help:"Show the help of apl or of a command: apl help run PLAYBOOK lists a playbook's inputs."`
+	Run        runCmd        `cmd:"" help:"Run a playbook. Its inputs are flags: apl run PLAYBOOK --phase 6.3 --pass-threshold 7."`
+	Resume     resumeCmd     `cmd:"" help:"Continue a run that was interrupted, killed or failed in a step."`
+	Validate   validateCmd   `cmd:"" help:"Check playbooks and report every problem with its location."`
+	Test       testCmd       `cmd:"" help:"Run the tests in *_test.hcl files beside playbooks, with mocked agents."`
+	Graph      graphCmd      `cmd:"" help:"Show a playbook's step graph as text, DOT or Mermaid."`
+	Fmt        fmtCmd        `cmd:"" help:"Format playbook files in the canonical HCL style."`
+	Init       initCmd       `cmd:"" help:"Start a playbook: write main.hcl, an example agent and a test file into a directory."`
+	Stdlib     stdlibCmd     `cmd:"" help:"List or show the playbooks built into apl."`
+	Completion completionCmd `cmd:"" help:"Print a shell completion script: source <(apl completion bash), or zsh, or fish."`
+	Version    versionCmd    `cmd:"" help:"Print apl's version."`
+	Help       helpCmd       `cmd:"" help:"Show the help of apl or of a command: apl help run PLAYBOOK lists a playbook's inputs."`
 
 	VersionFlag kong.VersionFlag `name:"version" help:"Print apl's version and exit."`
 }
@@ -89,6 +90,10 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		args = append(slices.Clone(args[1:]), "--help")
 	}
 	e := &env{stdout: stdout, stderr: stderr, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names()}}
+	if args[0] == completeCommand {
+		complete(stdout, e, args[1:])
+		return exitOK
+	}
 	var c cli
 	exited := false
 	parser, err := newParser(&c, helpOut, stderr, func(int) { exited = true })
