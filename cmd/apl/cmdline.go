@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -51,8 +53,8 @@ func flagNames(n *kong.Node) func(string) bool {
 // playbook is loaded and so before its input flags are known. The run
 // options' flags are known, and skipped with their values; of the words
 // left, the playbook is the first that names a file, a directory or a
-// stdlib playbook, else the first (whose loading then says what is
-// wrong). An input flag before the playbook takes the word after it, as
+// stdlib playbook, else the first that looks like a path, else the first
+// (whose loading then says what is wrong). An input flag before the playbook takes the word after it, as
 // in apl run --phase 6.3 stdlib:phase-runner.
 func findPlaybook(run *kong.Node, args []string) (string, bool) {
 	takesValue := map[string]bool{}
@@ -89,6 +91,13 @@ func findPlaybook(run *kong.Node, args []string) (string, bool) {
 			return w, true
 		}
 	}
+	// None exists: the one that looks most like a path is the playbook
+	// whose loading says so.
+	for _, w := range words {
+		if strings.HasSuffix(w, ".hcl") || strings.ContainsRune(w, filepath.Separator) || strings.ContainsRune(w, '/') {
+			return w, true
+		}
+	}
 	if len(words) > 0 {
 		return words[0], true
 	}
@@ -97,6 +106,7 @@ func findPlaybook(run *kong.Node, args []string) (string, bool) {
 
 var (
 	unknownFlag = regexp.MustCompile(`^unknown flag (-[-\w]+)`)
+	missingArg  = regexp.MustCompile(`^expected "(<[^"]+)"$`)
 	unexpected  = regexp.MustCompile(`^unexpected argument (.+?)(?:, did you mean .*)?$`)
 	// noValue matches kong's message for a flag without its value, and
 	// inputValue's.
@@ -117,6 +127,13 @@ func parseError(parser *kong.Kong, c *cli, err error) error {
 			return fmt.Errorf("%s needs a value: it is the last argument", m[1])
 		default:
 			return fmt.Errorf("%s needs a value: %s is a flag; to give a value that starts with -, write %s=%s", m[1], m[2], m[1], m[2])
+		}
+	}
+	if m := missingArg.FindStringSubmatch(msg); m != nil {
+		var pe *kong.ParseError
+		if errors.As(err, &pe) && pe.Context != nil && pe.Context.Selected() != nil {
+			path := pe.Context.Selected().FullPath()
+			return fmt.Errorf("missing %s after %s; '%s --help' says more", m[1], path, path)
 		}
 	}
 	if c.Run.ref == "" {

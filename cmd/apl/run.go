@@ -130,7 +130,7 @@ func (c *runCmd) Run(e *env) error {
 		return exitWith(exitInternal, fmt.Errorf("playbook %s was not loaded", c.Playbook))
 	}
 	if c.Playbook != c.ref {
-		return exitWith(exitUsage, fmt.Errorf("cannot tell the playbook: %s or %s; put it first: apl run PLAYBOOK [flags]", c.ref, c.Playbook))
+		return exitWith(exitUsage, fmt.Errorf("apl run: cannot tell which is the playbook, %s or %s; put the playbook first: apl run PLAYBOOK [flags]", c.ref, c.Playbook))
 	}
 	inputs, diags, srcs, err := c.flags.collect(&c.runOptions, os.Getenv)
 	if len(diags) > 0 {
