@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"github.com/apl-lang/apl/builtins/agent"
 	"io"
 	"os"
+	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -31,14 +35,19 @@ const (
 var version = "dev"
 
 type cli struct {
-	Run      runCmd      `cmd:"" help:"Run a playbook. Its inputs are flags: apl run PLAYBOOK --phase 6.3 --pass-threshold 7."`
-	Resume   resumeCmd   `cmd:"" help:"Continue a run that was interrupted, killed or failed in a step."`
-	Validate validateCmd `cmd:"" help:"Check playbooks and report every problem with its location."`
-	Test     testCmd     `cmd:"" help:"Run the tests in *_test.hcl files beside playbooks, with mocked agents."`
-	Graph    graphCmd    `cmd:"" help:"Show a playbook's step graph as text, DOT or Mermaid."`
-	Fmt      fmtCmd      `cmd:"" help:"Format playbook files in the canonical HCL style."`
-	Stdlib   stdlibCmd   `cmd:"" help:"List or show the playbooks built into apl."`
-	Version  versionCmd  `cmd:"" help:"Print apl's version."`
+	Run        runCmd        `cmd:"" help:"Run a playbook. Its inputs are flags: apl run PLAYBOOK --phase 6.3 --pass-threshold 7."`
+	Resume     resumeCmd     `cmd:"" help:"Continue a run that was interrupted, killed or failed in a step."`
+	Validate   validateCmd   `cmd:"" help:"Check playbooks and report every problem with its location."`
+	Test       testCmd       `cmd:"" help:"Run the tests in *_test.hcl files beside playbooks, with mocked agents."`
+	Graph      graphCmd      `cmd:"" help:"Show a playbook's step graph as text, DOT or Mermaid."`
+	Fmt        fmtCmd        `cmd:"" help:"Format playbook files in the canonical HCL style."`
+	Init       initCmd       `cmd:"" help:"Start a playbook: write main.hcl, an example agent and a test file into a directory."`
+	Stdlib     stdlibCmd     `cmd:"" help:"List or show the playbooks built into apl."`
+	Completion completionCmd `cmd:"" help:"Print a shell completion script: source <(apl completion bash), or zsh, or fish."`
+	Version    versionCmd    `cmd:"" help:"Print apl's version."`
+	Help       helpCmd       `cmd:"" help:"Show the help of apl or of a command: apl help run PLAYBOOK lists a playbook's inputs."`
+
+	VersionFlag kong.VersionFlag `name:"version" help:"Print apl's version and exit."`
 }
 
 // env is what every command gets: where to print, and how to load.
@@ -71,25 +80,58 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 			code = exitInternal
 		}
 	}()
-	var c cli
-	exited := false
 	helpOut := stdout
 	if len(args) == 0 {
 		// Plain apl is a usage error that shows the usage, as go does.
 		args, helpOut = []string{"--help"}, stderr
 	}
-	args, runArgs := splitRun(args)
-	parser, err := kong.New(&c,
-		kong.Name("apl"),
-		kong.Description("apl runs playbooks: protocols for AI coding agents written as checked HCL.\n\nExit codes: 0 ok, 1 run failed or problems found, 2 usage error or invalid playbook, 3 internal error, 4 waiting for a human decision, 130 interrupted. A playbook may map its final statuses to other codes with exit_codes."),
-		kong.Writers(helpOut, stderr),
-		kong.Exit(func(int) { exited = true }),
-		kong.UsageOnError(),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-	)
+	helping := args[0] == "help"
+	if helping {
+		// apl help run is apl run --help.
+		args = append(slices.Clone(args[1:]), "--help")
+	}
+	e := &env{stdout: stdout, stderr: stderr, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names(), DecodeAnswer: agent.CheckAnswer}}
+	if args[0] == completeCommand {
+		complete(stdout, e, args[1:])
+		return exitOK
+	}
+	var c cli
+	exited := false
+	parser, err := newParser(&c, helpOut, stderr, func(int) { exited = true })
 	if err != nil {
 		fmt.Fprintf(stderr, "apl: %v\n", err)
 		return exitInternal
+	}
+	if helping && args[0] != "--help" && commandNode(parser, args[0]) == nil {
+		var names []string
+		for _, n := range parser.Model.Children {
+			if !n.Hidden {
+				names = append(names, n.Name)
+			}
+		}
+		hint := ""
+		if s := suggest(args[0], names); s != "" {
+			hint = fmt.Sprintf(" (did you mean %s?)", s)
+		}
+		fmt.Fprintf(stderr, "apl help: there is no command %q%s; the commands are %s\n", args[0], hint, strings.Join(names, ", "))
+		return exitUsage
+	}
+	if args[0] == "run" {
+		// A playbook's inputs are flags of apl run: load it first, then
+		// parse the command line with them.
+		run := commandNode(parser, "run")
+		if ref, ok := findPlaybook(run, args[1:]); ok {
+			pb, warnings, err := e.load(ref)
+			if err != nil {
+				return exitCode(stderr, err)
+			}
+			c.Run.withPlaybook(ref, pb, warnings, flagNames(run))
+			c.Run.args = args
+			if parser, err = newParser(&c, helpOut, stderr, func(int) { exited = true }); err != nil {
+				fmt.Fprintf(stderr, "apl: %v\n", err)
+				return exitInternal
+			}
+		}
 	}
 	kctx, err := parser.Parse(args)
 	if exited {
@@ -99,14 +141,50 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "apl: %v\n", err)
+		fmt.Fprintf(stderr, "apl: %v\n", parseError(parser, &c, err))
 		return exitUsage
 	}
-	if runArgs != nil {
-		c.Run.Args = runArgs
+	return exitCode(stderr, kctx.Run(e))
+}
+
+// newParser builds apl's kong parser over c. With c.Run given a playbook,
+// apl run has a flag for each of its inputs.
+func newParser(c *cli, stdout, stderr io.Writer, exit func(int)) (*kong.Kong, error) {
+	return kong.New(c,
+		kong.Name("apl"),
+		kong.Description("apl runs playbooks: protocols for AI coding agents written as checked HCL.\n\nExit codes: 0 ok, 1 run failed or problems found, 2 usage error or invalid playbook, 3 internal error, 4 waiting for a human decision, 130 interrupted. A playbook may map its final statuses to other codes with exit_codes."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(exit),
+		kong.Vars{"version": "apl " + buildVersion()},
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Help(helpPrinter(c)),
+		kong.ExplicitGroups([]kong.Group{
+			{Key: "inputs", Title: "Inputs:"},
+			{Key: "run", Title: "Run options:"},
+		}),
+	)
+}
+
+// helpPrinter is kong's help, with apl run's usage line naming the
+// playbook the help is about.
+func helpPrinter(c *cli) kong.HelpPrinter {
+	return func(opts kong.HelpOptions, ctx *kong.Context) error {
+		if c.Run.ref == "" || ctx.Selected() == nil || ctx.Selected().Name != "run" {
+			return kong.DefaultHelpPrinter(opts, ctx)
+		}
+		var b bytes.Buffer
+		out := ctx.Stdout
+		ctx.Stdout = &b
+		err := kong.DefaultHelpPrinter(opts, ctx)
+		ctx.Stdout = out
+		text := strings.Replace(b.String(), "apl run <playbook>", "apl run "+shellQuote(c.Run.ref), 1)
+		_, werr := io.WriteString(out, text)
+		return cmp.Or(err, werr)
 	}
-	e := &env{stdout: stdout, stderr: stderr, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names(), DecodeAnswer: agent.CheckAnswer}}
-	err = kctx.Run(e)
+}
+
+// exitCode prints a command's error and returns its exit code.
+func exitCode(stderr io.Writer, err error) int {
 	if err == nil {
 		return exitOK
 	}
@@ -121,6 +199,18 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	return exitInternal
 }
 
+// buildVersion is apl's version: set at build time, or the module's
+// version when apl was built by go install ...@VERSION.
+func buildVersion() string {
+	if version != "dev" {
+		return version
+	}
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return version
+}
+
 // load loads a playbook. Its errors are printed and make a usage failure;
 // its warnings are returned, for the caller to print unless told to be
 // quiet.
@@ -131,18 +221,6 @@ func (e *env) load(ref string) (*lang.Playbook, hcl.Diagnostics, error) {
 		return nil, nil, exitWith(exitUsage, fmt.Errorf("%s: %s", ref, countDiags(diags)))
 	}
 	return pb, diags, nil
-}
-
-// splitRun splits apl run PLAYBOOK ARGS... after the playbook. ARGS are
-// the playbook's own flags, which only runCmd can parse, once it has loaded
-// the playbook; kong, given them, would act on --help itself and split
-// --existing-plan=false into a flag and an argument. apl run --help, with
-// no playbook, stays kong's.
-func splitRun(args []string) (kongArgs, runArgs []string) {
-	if len(args) < 2 || args[0] != "run" || strings.HasPrefix(args[1], "-") {
-		return args, nil
-	}
-	return args[:2], args[2:]
 }
 
 func writeDiags(w io.Writer, pb *lang.Playbook, diags hcl.Diagnostics, extra ...map[string][]byte) {
@@ -187,6 +265,14 @@ func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 type versionCmd struct{}
 
 func (versionCmd) Run(e *env) error {
-	fmt.Fprintf(e.stdout, "apl %s\n", version)
+	fmt.Fprintf(e.stdout, "apl %s\n", buildVersion())
 	return nil
 }
+
+// helpCmd is here for apl --help to list it; Main turns apl help ARGS into
+// apl ARGS --help before parsing.
+type helpCmd struct {
+	Command []string `arg:"" optional:"" help:"The command, and for run its playbook."`
+}
+
+func (helpCmd) Run(*env) error { return nil }

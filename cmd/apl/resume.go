@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/apl-lang/apl/interp"
+	"github.com/apl-lang/apl/lang"
 )
 
 type resumeCmd struct {
@@ -47,6 +49,9 @@ func (c *resumeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if err := checkFrom(pb, c.From); err != nil {
+		return exitWith(exitUsage, err)
+	}
 	agentCmd, err := splitCommand(c.AgentCmd)
 	if err != nil {
 		return exitWith(exitUsage, fmt.Errorf("--agent-cmd: %w", err))
@@ -74,4 +79,25 @@ func (c *resumeCmd) Run(e *env) error {
 		return exitWith(exitUsage, err)
 	}
 	return report(e, pb, res, err, c.JSON)
+}
+
+// checkFrom checks --from before the run is touched: it names a main step
+// (not one inside a for_each or on_failure). interp checks it too; here the
+// message suggests the step meant.
+func checkFrom(pb *lang.Playbook, from string) error {
+	if from == "" {
+		return nil
+	}
+	if s := pb.Step(from); s != nil && s.Parent == nil && !s.OnFailure {
+		return nil
+	}
+	names := make([]string, len(pb.Steps))
+	for i, s := range pb.Steps {
+		names[i] = s.Name
+	}
+	hint := ""
+	if s := suggest(from, names); s != "" {
+		hint = fmt.Sprintf(" (did you mean --from %s?)", s)
+	}
+	return fmt.Errorf("--from %s: playbook %q has no main step of that name%s; its main steps are %s", from, pb.Name, hint, strings.Join(names, ", "))
 }

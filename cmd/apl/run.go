@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,75 +16,188 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/agext/levenshtein"
-	"github.com/apl-lang/apl/builtins"
+	"github.com/alecthomas/kong"
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
+	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
 
 type runCmd struct {
-	Playbook string `arg:"" help:"A playbook file, a directory of .hcl files, or stdlib:NAME."`
-	// Args are the arguments after the playbook, as they were given: Main
-	// keeps them from kong (see splitRun) and Run parses them.
-	Args []string `arg:"" optional:"" passthrough:"" help:"The playbook's inputs as flags (--phase 6.3, --existing-plan, --var name=value) and run options (--mode, --json, --quiet, --agent-cmd, --record, --replay, --workdir, --runs-dir). 'apl run PLAYBOOK --help' lists them."`
+	Playbook string `arg:"" help:"A playbook file, a directory of .hcl files, or stdlib:NAME. Its inputs are flags: 'apl run PLAYBOOK --help' lists them."`
+
+	// Inputs holds the playbook's input flags (an *inputFlags' struct),
+	// once Main has loaded the playbook; see withPlaybook.
+	Inputs kong.Plugins `embed:"" group:"inputs"`
+
+	runOptions `embed:"" group:"run"`
+
+	ref      string // the playbook as the command line names it
+	pb       *lang.Playbook
+	warnings hcl.Diagnostics
+	flags    *inputFlags
+	args     []string // the command line, for hints
 }
 
-// runOptions are the flags of apl run that are not playbook inputs.
+// runOptions are the flags of apl run that are not playbook inputs. An
+// input cannot have one of their names as its flag; it is set with --var.
 type runOptions struct {
-	mode           string
-	json           bool
-	quiet          bool
-	agentCmd       string
-	workdir        string
-	runsDir        string
-	noSync         bool
-	nonInteractive bool
-	runID          string
-	vars           []string
-	cassette       cassetteFlags
+	Mode           string   `placeholder:"NAME" help:"Preset inputs from one of the playbook's mode blocks."`
+	Var            []string `sep:"none" placeholder:"NAME=VALUE" help:"Set an input; the value is read by the input's type (HCL syntax for lists and objects). Repeatable."`
+	VarFile        []string `sep:"none" placeholder:"FILE" help:"Set inputs from a file of name = value lines (HCL, like Terraform's .tfvars; JSON when FILE ends in .json). Repeatable; later files win."`
+	JSON           bool     `name:"json" help:"Print only the output object, as JSON, on stdout."`
+	Quiet          bool     `short:"q" help:"No progress lines on stderr."`
+	AgentCmd       string   `env:"APL_AGENT_CMD" placeholder:"CMD" help:"Send every agent step to this command: the prompt on stdin, the answer on stdout."`
+	Workdir        string   `placeholder:"DIR" help:"Project root where commands run (default: the current directory)."`
+	RunsDir        string   `placeholder:"DIR" help:"Where run directories go (default: WORKDIR/.apl/runs)."`
+	RunID          string   `name:"run-id" placeholder:"ID" help:"Name the run (default: time-based)."`
+	NoSync         bool     `help:"Skip fsync on checkpoints (faster; a crash may lose the last transition)."`
+	NonInteractive bool     `help:"Never prompt: an ask step pauses the run as waiting (exit 4)."`
+
+	cassetteFlags `embed:""`
+}
+
+// runHelp is what apl run --help says of where inputs come from.
+const runHelp = `Inputs come from, strongest first: their flags (--phase 6.3), --var NAME=VALUE, --var-file FILE, the environment (APL_VAR_NAME=VALUE, NAME as the input is named), the --mode's presets, and their defaults.`
+
+// withPlaybook gives apl run the playbook the command line names, before
+// kong parses it, so that its inputs are flags beside the run options.
+// taken reports the run options' flag names.
+func (c *runCmd) withPlaybook(ref string, pb *lang.Playbook, warnings hcl.Diagnostics, taken func(string) bool) {
+	c.ref, c.pb, c.warnings = ref, pb, warnings
+	c.flags = newInputFlags(pb, taken)
+	c.Inputs = kong.Plugins{c.flags.value.Interface()}
+}
+
+// Help is the detail of apl run's help: the playbook's description and
+// modes, when a playbook is on the command line.
+func (c *runCmd) Help() string {
+	if c.pb == nil {
+		return runHelp
+	}
+	var b strings.Builder
+	if c.pb.Description != "" {
+		fmt.Fprintf(&b, "%s\n\n", c.pb.Description)
+	}
+	b.WriteString(runHelp)
+	if notes := c.varOnlyHelp(); notes != "" {
+		b.WriteString("\n\n" + strings.TrimSuffix(notes, "\n"))
+	}
+	if len(c.pb.Modes) > 0 {
+		names := make([]string, 0, len(c.pb.Modes))
+		for n := range c.pb.Modes {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		width := 0
+		for _, n := range names {
+			width = max(width, len(n))
+		}
+		b.WriteString("\n\nModes (--mode NAME):\n\n")
+		for _, n := range names {
+			fmt.Fprintf(&b, "  %-*s  %s\n", width, n, c.pb.Modes[n].Description)
+		}
+	}
+	return b.String()
+}
+
+// varOnlyHelp tells of the inputs that are set only with --var, since a
+// flag of apl run has their flag's name.
+func (c *runCmd) varOnlyHelp() string {
+	var rows [][2]string
+	width := 0
+	for i, in := range c.pb.Inputs {
+		if len(c.flags.clashes[i]) > 0 && len(c.flags.flags[i]) == 0 {
+			rows = append(rows, [2]string{"--var " + in.Name + "=VALUE", inputHelp(in)})
+			width = max(width, len(rows[len(rows)-1][0]))
+		}
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Inputs set only with --var, as apl run has flags of their names:\n\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, r[0], r[1])
+	}
+	return b.String()
 }
 
 func (c *runCmd) Run(e *env) error {
-	pb, warnings, err := e.load(c.Playbook)
-	if err != nil {
-		return err
+	pb := c.pb
+	if pb == nil {
+		// Main loads the playbook before parsing; this is a safety net.
+		return exitWith(exitInternal, fmt.Errorf("playbook %s was not loaded", c.Playbook))
 	}
-	opts, inputs, help, err := parseRunArgs(pb, c.Playbook, c.Args)
-	if help {
-		printRunHelp(e.stdout, pb, c.Playbook)
-		return nil
+	if c.Playbook != c.ref {
+		return exitWith(exitUsage, fmt.Errorf("apl run: cannot tell which is the playbook, %s or %s; put the playbook first: apl run PLAYBOOK [flags]", c.ref, c.Playbook))
+	}
+	inputs, diags, srcs, err := c.flags.collect(&c.runOptions, os.Getenv)
+	if len(diags) > 0 {
+		writeDiags(e.stderr, pb, diags, srcs)
 	}
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
-	if !opts.quiet {
-		if len(warnings) > 0 {
-			writeDiags(e.stderr, pb, warnings)
+	opts := c.runOptions
+	if !opts.Quiet {
+		if len(c.warnings) > 0 {
+			writeDiags(e.stderr, pb, c.warnings)
 		}
-		warnClashes(e.stderr, pb)
+		c.warnClashes(e.stderr)
 	}
-	agentCmd, err := splitCommand(opts.agentCmd)
+	agentCmd, err := splitCommand(opts.AgentCmd)
 	if err != nil {
 		return exitWith(exitUsage, fmt.Errorf("--agent-cmd: %w", err))
 	}
 	if err := checkRunPlace(opts); err != nil {
 		return exitWith(exitUsage, err)
 	}
-	drivers, err := runDrivers(pb, agentCmd, opts.cassette, true)
+	drivers, err := runDrivers(pb, agentCmd, opts.cassetteFlags, true)
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
 	ropts := interp.Options{
-		Workdir: opts.workdir, RunsDir: opts.runsDir, RunID: opts.runID, Inputs: inputs,
-		Mode: opts.mode, AgentCommand: agentCmd, Drivers: drivers, NoSync: opts.noSync,
-		Observer: newProgress(e.stderr, opts.quiet, pb),
-		Asker:    asker(e.stderr, opts.nonInteractive),
+		Workdir: opts.Workdir, RunsDir: opts.RunsDir, RunID: opts.RunID, Inputs: inputs,
+		Mode: opts.Mode, AgentCommand: agentCmd, Drivers: drivers, NoSync: opts.NoSync,
+		Observer: newProgress(e.stderr, opts.Quiet, pb),
+		Asker:    asker(e.stderr, opts.NonInteractive),
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := interp.Start(ctx, pb, c.Playbook, ropts)
-	return report(e, pb, res, err, opts.json)
+	return report(e, pb, res, err, opts.JSON)
+}
+
+// argError explains an argument left after the playbook and the flags.
+// The usual cause is a value after a bool input's flag: --existing-plan
+// false sets the input and leaves false over, since a bool flag takes its
+// value only after "=".
+func (c *runCmd) argError(extra string) error {
+	if i := slices.Index(c.args, extra); i > 0 {
+		prev := c.args[i-1]
+		name := strings.TrimLeft(prev, "-")
+		if in := c.flags.byFlag(name); in != nil && in.Type == cty.Bool && prev != name {
+			return fmt.Errorf("unexpected argument %q: --%s is a bool input; give its value after =, e.g. --%s=%s", extra, name, name, boolExample(extra))
+		}
+	}
+	return fmt.Errorf("unexpected argument %q: inputs are given as flags, e.g. --%s VALUE", extra, c.flags.first())
+}
+
+// warnClashes tells the user of the inputs whose flags are taken by run
+// options, and how to set them instead.
+func (c *runCmd) warnClashes(w io.Writer) {
+	for i, in := range c.pb.Inputs {
+		clash := c.flags.clashes[i]
+		if len(clash) == 0 {
+			continue
+		}
+		how := fmt.Sprintf("--var %s=VALUE", in.Name)
+		if flags := c.flags.flags[i]; len(flags) > 0 {
+			how = "--" + flags[0]
+		}
+		fmt.Fprintf(w, "apl: warning: input %q cannot be set with --%s, a run option of apl run; set it with %s\n", in.Name, strings.Join(clash, " or --"), how)
+	}
 }
 
 // checkRunPlace checks the user's --workdir and --run-id before the run
@@ -93,12 +205,12 @@ func (c *runCmd) Run(e *env) error {
 // cannot tell from I/O failures (exit 3), and these are the user's
 // mistakes (exit 2).
 func checkRunPlace(o runOptions) error {
-	if o.workdir != "" {
-		if st, err := os.Stat(o.workdir); err != nil || !st.IsDir() {
-			return fmt.Errorf("--workdir %s: no such directory", o.workdir)
+	if o.Workdir != "" {
+		if st, err := os.Stat(o.Workdir); err != nil || !st.IsDir() {
+			return fmt.Errorf("--workdir %s: no such directory", o.Workdir)
 		}
 	}
-	id := o.runID
+	id := o.RunID
 	if id == "" {
 		return nil
 	}
@@ -106,10 +218,10 @@ func checkRunPlace(o runOptions) error {
 	if id == "." || id == ".." || id == "latest" || strings.ContainsAny(id, `/\`) {
 		return fmt.Errorf("--run-id %q: a run id is a plain name, not . .. latest or a path", id)
 	}
-	runsDir := o.runsDir
+	runsDir := o.RunsDir
 	if runsDir == "" {
 		// interp's default: WORKDIR/.apl/runs.
-		runsDir = filepath.Join(o.workdir, ".apl", "runs")
+		runsDir = filepath.Join(o.Workdir, ".apl", "runs")
 	}
 	if _, err := os.Stat(filepath.Join(runsDir, id)); err == nil {
 		return fmt.Errorf("run %s already exists in %s; choose another --run-id", id, runsDir)
@@ -209,133 +321,6 @@ func relPath(p string) string {
 	return p
 }
 
-// runFlags registers the run options on fs, to be read into o.
-func runFlags(fs *flag.FlagSet, o *runOptions) {
-	fs.StringVar(&o.mode, "mode", "", "")
-	fs.BoolVar(&o.json, "json", false, "")
-	fs.BoolVar(&o.quiet, "quiet", false, "")
-	fs.BoolVar(&o.quiet, "q", false, "")
-	fs.StringVar(&o.agentCmd, "agent-cmd", os.Getenv("APL_AGENT_CMD"), "")
-	fs.StringVar(&o.workdir, "workdir", "", "")
-	fs.StringVar(&o.runsDir, "runs-dir", "", "")
-	fs.StringVar(&o.runID, "run-id", "", "")
-	fs.BoolVar(&o.noSync, "no-sync", false, "")
-	fs.BoolVar(&o.nonInteractive, "non-interactive", false, "")
-	fs.StringVar(&o.cassette.Record, "record", "", "")
-	fs.StringVar(&o.cassette.Replay, "replay", "", "")
-	fs.StringVar(&o.cassette.RecordMissing, "record-missing", "", "")
-	fs.Func("var", "", func(s string) error { o.vars = append(o.vars, s); return nil })
-}
-
-// isRunOption reports whether a flag name belongs to apl run itself: a run
-// option, or help. An input cannot have such a flag; it is set with --var.
-func isRunOption(name string) bool {
-	if name == "help" || name == "h" {
-		return true
-	}
-	fs := flag.NewFlagSet("", flag.ContinueOnError)
-	runFlags(fs, &runOptions{})
-	return fs.Lookup(name) != nil
-}
-
-// isHelp reports whether args ask for help (--help, -h), wherever it
-// stands before a "--": help must work whatever the other flags are, and
-// whatever the inputs are named.
-func isHelp(args []string) bool {
-	for _, a := range args {
-		switch a {
-		case "--":
-			return false
-		case "-h", "--h", "-help", "--help":
-			return true
-		}
-	}
-	return false
-}
-
-// rawInput is an input's value as given, and the flag that gave it, for
-// messages.
-type rawInput struct {
-	val, flag string
-}
-
-// parseRunArgs reads the flags after the playbook: run options and one
-// flag per input (pass_threshold → --pass-threshold, plus its alias).
-// ref is the playbook as the user named it, for hints.
-func parseRunArgs(pb *lang.Playbook, ref string, args []string) (runOptions, map[string]cty.Value, bool, error) {
-	var o runOptions
-	if isHelp(args) {
-		return o, nil, true, nil
-	}
-	fs := flag.NewFlagSet("apl run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	runFlags(fs, &o)
-	raw := map[string]rawInput{}
-	for _, in := range pb.Inputs {
-		in := in
-		for _, n := range inputFlags(in) {
-			set := func(s string) error {
-				if _, dup := raw[in.Name]; dup {
-					return fmt.Errorf("input %q given twice", in.Name)
-				}
-				raw[in.Name] = rawInput{s, "--" + n}
-				return nil
-			}
-			if in.Type == cty.Bool {
-				fs.Var(boolFlag(set), n, "")
-			} else {
-				fs.Func(n, "", set)
-			}
-		}
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, nil, true, nil
-		}
-		return o, nil, false, flagError(pb, ref, err)
-	}
-	if fs.NArg() > 0 {
-		return o, nil, false, argError(pb, args, fs.Args())
-	}
-	for _, v := range o.vars {
-		name, val, ok := strings.Cut(v, "=")
-		if !ok {
-			return o, nil, false, fmt.Errorf("--var %q: want name=value", v)
-		}
-		if _, dup := raw[name]; dup {
-			return o, nil, false, fmt.Errorf("input %q given twice", name)
-		}
-		raw[name] = rawInput{val, "--var " + name}
-	}
-	inputs := map[string]cty.Value{}
-	for name, r := range raw {
-		in := pb.Input(name)
-		if in == nil {
-			return o, nil, false, fmt.Errorf("--var %s: playbook %q has no input %q%s", name, pb.Name, name, suggestInput(pb, name))
-		}
-		v, err := parseInput(in, r.val)
-		if err != nil {
-			return o, nil, false, fmt.Errorf("%s: %w", r.flag, err)
-		}
-		inputs[name] = v
-	}
-	return o, inputs, false, nil
-}
-
-// argError explains an argument left after the flags, rest. The usual
-// cause is a value after a bool input's flag: --existing-plan false sets
-// the input and leaves false over, since a bool flag takes its value only
-// after "=".
-func argError(pb *lang.Playbook, args, rest []string) error {
-	if i := len(args) - len(rest) - 1; i >= 0 {
-		name := strings.TrimLeft(args[i], "-")
-		if in := inputByFlag(pb, name); in != nil && in.Type == cty.Bool && args[i] != name && !strings.Contains(name, "=") {
-			return fmt.Errorf("unexpected argument %q: --%s is a bool input; give its value after =, e.g. --%s=%s", rest[0], name, name, boolExample(rest[0]))
-		}
-	}
-	return fmt.Errorf("unexpected argument %q: inputs are given as flags, e.g. --%s VALUE", rest[0], firstInputFlag(pb))
-}
-
 // boolExample is the value to show in a hint for a bool flag: the user's,
 // if it is a bool.
 func boolExample(s string) string {
@@ -344,188 +329,6 @@ func boolExample(s string) string {
 	}
 	return "false"
 }
-
-// inputByFlag returns the input that a flag sets, or nil.
-func inputByFlag(pb *lang.Playbook, name string) *lang.Input {
-	for _, in := range pb.Inputs {
-		if slices.Contains(inputFlags(in), name) {
-			return in
-		}
-	}
-	return nil
-}
-
-// boolFlag is an input flag that may stand alone (--existing-plan) or take
-// a value (--existing-plan=false).
-type boolFlag func(string) error
-
-func (f boolFlag) String() string     { return "" }
-func (f boolFlag) Set(s string) error { return f(s) }
-func (f boolFlag) IsBoolFlag() bool   { return true }
-
-func flagError(pb *lang.Playbook, ref string, err error) error {
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return fmt.Errorf("unknown flag --%s%s; 'apl run %s --help' lists the flags", name, suggestFlag(pb, name), ref)
-	}
-	return errors.New(strings.ReplaceAll(msg, " -", " --"))
-}
-
-// suggestFlag suggests the input flag closest to an unknown one, by either
-// of its names.
-func suggestFlag(pb *lang.Playbook, name string) string {
-	best, dist := "", 3
-	for _, in := range pb.Inputs {
-		for _, f := range inputFlags(in) {
-			if d := levenshtein.Distance(name, f, nil); d < dist {
-				best, dist = f, d
-			}
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean --%s?)", best)
-}
-
-// suggestInput suggests the input closest to a name given to --var, in the
-// form --var takes: the input's flag may be missing, or be a run option's.
-func suggestInput(pb *lang.Playbook, name string) string {
-	best, dist := "", 3
-	for _, in := range pb.Inputs {
-		if d := levenshtein.Distance(name, in.Name, nil); d < dist {
-			best, dist = in.Name, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean --var %s=...?)", best)
-}
-
-// inputFlags lists the flags that set an input, its alias first. A name
-// that a run option has is left out: the run option wins, and the input
-// stays reachable with --var.
-func inputFlags(in *lang.Input) []string {
-	names := []string{in.FlagName()}
-	if in.Flag != "" && in.Flag != in.FlagName() {
-		names = []string{in.Flag, in.FlagName()}
-	}
-	return slices.DeleteFunc(names, isRunOption)
-}
-
-// clashingFlags lists the flags an input would have but cannot, since run
-// options have them.
-func clashingFlags(in *lang.Input) []string {
-	names := []string{in.FlagName()}
-	if in.Flag != "" && in.Flag != in.FlagName() {
-		names = []string{in.Flag, in.FlagName()}
-	}
-	return slices.DeleteFunc(names, func(n string) bool { return !isRunOption(n) })
-}
-
-// warnClashes tells the user of the inputs whose flags are taken by run
-// options, and how to set them instead.
-func warnClashes(w io.Writer, pb *lang.Playbook) {
-	for _, in := range pb.Inputs {
-		clash := clashingFlags(in)
-		if len(clash) == 0 {
-			continue
-		}
-		how := fmt.Sprintf("--var %s=VALUE", in.Name)
-		if flags := inputFlags(in); len(flags) > 0 {
-			how = "--" + flags[0]
-		}
-		fmt.Fprintf(w, "apl: warning: input %q cannot be set with --%s, a run option of apl run; set it with %s\n", in.Name, strings.Join(clash, " or --"), how)
-	}
-}
-
-// firstInputFlag is the flag for the example in a hint: the first input's
-// alias if it has one, as the playbook's author chose it for users.
-func firstInputFlag(pb *lang.Playbook) string {
-	for _, in := range pb.Inputs {
-		if flags := inputFlags(in); len(flags) > 0 {
-			return flags[0]
-		}
-	}
-	return "name"
-}
-
-// parseInput reads a command-line value for an input; the caller puts
-// the flag in front of lang's message about what the user typed.
-func parseInput(in *lang.Input, s string) (cty.Value, error) {
-	v, err := in.ParseValue(s)
-	var ve *lang.ValueError
-	if errors.As(err, &ve) {
-		return cty.NilVal, errors.New(ve.Msg)
-	}
-	return v, err
-}
-
-func printRunHelp(w io.Writer, pb *lang.Playbook, ref string) {
-	fmt.Fprintf(w, "Usage: apl run %s [flags]\n\n", ref)
-	if pb.Description != "" {
-		fmt.Fprintf(w, "%s\n\n", pb.Description)
-	}
-	fmt.Fprintf(w, "Inputs:\n")
-	for _, in := range pb.Inputs {
-		name := "--" + strings.Join(inputFlags(in), ", --")
-		req := "required"
-		if !in.Required() {
-			req = "default " + formatDefault(in)
-		}
-		note := ""
-		if clash := clashingFlags(in); len(clash) > 0 && len(inputFlags(in)) == 0 {
-			name = "--var " + in.Name + "=VALUE"
-			note = fmt.Sprintf("; only with --var: --%s is a run option", strings.Join(clash, " and --"))
-		}
-		desc := in.Description
-		if desc != "" {
-			desc += " "
-		}
-		fmt.Fprintf(w, "  %-32s %s(%s, %s%s)\n", name, desc, typeLabel(in.Type), req, note)
-	}
-	if len(pb.Modes) > 0 {
-		names := make([]string, 0, len(pb.Modes))
-		for n := range pb.Modes {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		fmt.Fprintf(w, "\nModes (--mode NAME):\n")
-		for _, n := range names {
-			fmt.Fprintf(w, "  %-32s %s\n", n, pb.Modes[n].Description)
-		}
-	}
-	fmt.Fprint(w, `
-Run options:
-  --mode NAME                      Preset inputs from a mode block.
-  --var NAME=VALUE                 Set an input; the value is read by the input's type (HCL syntax for lists and objects).
-  --json                           Print only the output object, as JSON, on stdout.
-  --quiet, -q                      No progress lines on stderr.
-  --agent-cmd CMD                  Send every agent step to CMD (env APL_AGENT_CMD).
-  --record FILE                    Record every agent call to FILE, a JSONL cassette (replaced).
-  --replay FILE                    Answer every agent call from FILE; no agent runs, a call it lacks fails its step.
-  --record-missing FILE            Answer from FILE what it holds; call the agents for the rest and record them.
-  --workdir DIR                    Project root where commands run (default: current directory).
-  --runs-dir DIR                   Where run directories go (default: WORKDIR/.apl/runs).
-  --run-id ID                      Name the run (default: time-based).
-  --no-sync                        Skip fsync on checkpoints (faster; a crash may lose the last transition).
-  --non-interactive                Never prompt: an ask step pauses the run as waiting (exit 4).
-`)
-}
-
-func formatDefault(in *lang.Input) string {
-	if in.Type == cty.String {
-		return fmt.Sprintf("%q", in.Default.AsString())
-	}
-	b, err := builtins.CtyToJSON(in.Default)
-	if err != nil {
-		return "?"
-	}
-	return string(b)
-}
-
-func typeLabel(t cty.Type) string { return t.FriendlyNameForConstraint() }
 
 func isInputErr(err error) bool {
 	var ie *interp.InputError

@@ -10,10 +10,11 @@ import (
 
 type validateCmd struct {
 	Paths  []string `arg:"" name:"path" help:"Playbook files, directories of .hcl files, or stdlib:NAME."`
-	Format string   `enum:"text,json" default:"text" help:"Output format: text (with source snippets) or json (for editors and CI)."`
+	JSON   bool     `name:"json" help:"Print the results as one JSON document (for editors and CI)."`
+	Format string   `enum:"text,json" default:"text" help:"Output format: text (with source snippets) or json, the same as --json."`
 }
 
-// jsonDiag is a diagnostic as validate --format json prints it.
+// jsonDiag is a diagnostic as validate --json prints it.
 type jsonDiag struct {
 	Severity string     `json:"severity"`
 	Summary  string     `json:"summary"`
@@ -43,6 +44,7 @@ type jsonResult struct {
 }
 
 func (c *validateCmd) Run(e *env) error {
+	asJSON := c.JSON || c.Format == "json"
 	var results []jsonResult
 	failed := false
 	for _, p := range c.Paths {
@@ -76,12 +78,12 @@ func (c *validateCmd) Run(e *env) error {
 			failed = true
 		}
 		results = append(results, res)
-		if c.Format == "text" {
+		if !asJSON {
 			writeDiags(e.stdout, pb, diags, tests)
 			fmt.Fprintf(e.stdout, "%s: %s\n", p, summaryLine(pb, diags))
 		}
 	}
-	if c.Format == "json" {
+	if asJSON {
 		b, _ := json.MarshalIndent(results, "", "  ")
 		fmt.Fprintf(e.stdout, "%s\n", b)
 	}
