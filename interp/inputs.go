@@ -9,16 +9,38 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// InputError is a problem with the inputs a run was given: a missing
-// required input, an unknown mode, a failed validation. The CLI reports
-// it as a usage error.
+// InputError is a problem with the inputs a run was given: an unknown
+// mode, an unknown or missing input, a value that does not convert or
+// fails its validation. It says what is wrong, not where the value came
+// from or how to set one: that is the caller's to add (a flag, a var
+// file, a sub-playbook's inputs block).
 type InputError struct {
-	Input string // the input's name; "" for a mode problem
-	Flag  string // the flag that sets it, e.g. "--phase"
-	Msg   string
+	Kind  InputProblem
+	Input string // the input's name; "" when the mode is the problem
+	Mode  string // the mode, when it is the problem
+	Msg   string // the detail: the validation's message, the conversion error
 }
 
-func (e *InputError) Error() string { return e.Msg }
+// InputProblem says what is wrong with an input.
+type InputProblem uint8
+
+// The problems an input can have.
+const (
+	InputInvalid InputProblem = iota // the value does not convert, or fails a validation
+	InputMissing                     // required, and not given
+	InputUnknown                     // the playbook has no such input
+	InputMode                        // the mode does not exist
+)
+
+func (e *InputError) Error() string {
+	switch e.Kind {
+	case InputMissing:
+		return fmt.Sprintf("missing required input %q", e.Input)
+	case InputUnknown, InputMode:
+		return e.Msg
+	}
+	return fmt.Sprintf("invalid value for input %q: %s", e.Input, e.Msg)
+}
 
 // resolveInputs combines defaults, the mode's presets and explicit values,
 // in that order of precedence (lowest first), and checks validations.
@@ -33,15 +55,15 @@ func resolveInputs(pb *lang.Playbook, mode string, given map[string]cty.Value) (
 			}
 			sort.Strings(names)
 			if len(names) == 0 {
-				return cty.NilVal, &InputError{Msg: fmt.Sprintf("playbook %q has no modes; --mode %s cannot apply", pb.Name, mode)}
+				return cty.NilVal, &InputError{Kind: InputMode, Mode: mode, Msg: fmt.Sprintf("playbook %q has no modes; mode %q cannot apply", pb.Name, mode)}
 			}
-			return cty.NilVal, &InputError{Msg: fmt.Sprintf("unknown mode %q; playbook %q has modes: %s", mode, pb.Name, strings.Join(names, ", "))}
+			return cty.NilVal, &InputError{Kind: InputMode, Mode: mode, Msg: fmt.Sprintf("unknown mode %q; playbook %q has modes: %s", mode, pb.Name, strings.Join(names, ", "))}
 		}
 		preset = m.Inputs
 	}
 	for name := range given {
 		if pb.Input(name) == nil {
-			return cty.NilVal, &InputError{Input: name, Msg: fmt.Sprintf("playbook %q has no input %q", pb.Name, name)}
+			return cty.NilVal, &InputError{Kind: InputUnknown, Input: name, Msg: fmt.Sprintf("playbook %q has no input %q", pb.Name, name)}
 		}
 	}
 	vals := make(map[string]cty.Value, len(pb.Inputs))
@@ -52,14 +74,13 @@ func resolveInputs(pb *lang.Playbook, mode string, given map[string]cty.Value) (
 		}
 		if !ok {
 			if in.Required() {
-				return cty.NilVal, &InputError{Input: in.Name, Flag: flagOf(in),
-					Msg: fmt.Sprintf("missing required input %q: set it with %s", in.Name, flagOf(in))}
+				return cty.NilVal, &InputError{Kind: InputMissing, Input: in.Name}
 			}
 			v = in.Default
 		}
 		cv, err := in.Convert(v)
 		if err != nil {
-			return cty.NilVal, &InputError{Input: in.Name, Flag: flagOf(in), Msg: fmt.Sprintf("%s: %v", flagOf(in), err)}
+			return cty.NilVal, &InputError{Input: in.Name, Msg: err.Error()}
 		}
 		vals[in.Name] = cv
 	}
@@ -72,21 +93,12 @@ func resolveInputs(pb *lang.Playbook, mode string, given map[string]cty.Value) (
 			}
 			ok, err := val.Condition.Eval(map[string]any{lang.RootValue: goValue(vals[in.Name]), lang.RootInputs: inputsEnv})
 			if err != nil {
-				return cty.NilVal, &InputError{Input: in.Name, Flag: flagOf(in),
-					Msg: fmt.Sprintf("%s: validation of input %q failed to run: %v", flagOf(in), in.Name, err)}
+				return cty.NilVal, &InputError{Input: in.Name, Msg: fmt.Sprintf("the validation failed to run: %v", err)}
 			}
 			if !ok {
-				return cty.NilVal, &InputError{Input: in.Name, Flag: flagOf(in),
-					Msg: fmt.Sprintf("%s: invalid value for input %q: %s", flagOf(in), in.Name, val.Message)}
+				return cty.NilVal, &InputError{Input: in.Name, Msg: val.Message}
 			}
 		}
 	}
 	return obj, nil
-}
-
-func flagOf(in *lang.Input) string {
-	if in.Flag != "" {
-		return "--" + in.Flag
-	}
-	return "--" + in.FlagName()
 }

@@ -20,7 +20,46 @@ import (
 type ChangedError struct{ Was, Now string }
 
 func (e *ChangedError) Error() string {
-	return fmt.Sprintf("the playbook changed since the run began (hash %.12s, now %.12s); resume with --force to run the new version", e.Was, e.Now)
+	return fmt.Sprintf("the playbook changed since the run began (hash %.12s, now %.12s)", e.Was, e.Now)
+}
+
+// BreakerOpenError is returned by Resume while the run's circuit breaker
+// cools down; Options.Force overrides it.
+type BreakerOpenError struct {
+	RunID  string
+	Until  time.Time
+	Reason string
+}
+
+func (e *BreakerOpenError) Error() string {
+	return fmt.Sprintf("the circuit breaker of run %s is open until %s (%s)", e.RunID, e.Until.Format(time.RFC3339), e.Reason)
+}
+
+// WaitingError is returned by Resume for a run that waits for a decision
+// it was not given, or was given one that is not an option.
+type WaitingError struct {
+	RunID string
+	// Key names the decision: STEP, or STEP[ITEM] inside a for_each.
+	Key     string
+	Waiting Waiting
+	// Given is the answer given, when it is not one of the options.
+	Given string
+}
+
+func (e *WaitingError) Error() string {
+	opts := strings.Join(e.Waiting.Options, ", ")
+	if e.Given != "" {
+		return fmt.Sprintf("step %s takes one of: %s, not %q; run %s is still waiting", e.Key, opts, e.Given, e.RunID)
+	}
+	return fmt.Sprintf("run %s is waiting for a decision at step %s: %s (one of: %s)", e.RunID, e.Key, e.Waiting.Question, opts)
+}
+
+// NoStepError is returned by Resume when
+// Options.From names no main step of the playbook.
+type NoStepError struct{ Step, Playbook string }
+
+func (e *NoStepError) Error() string {
+	return fmt.Sprintf("playbook %q has no main step %q", e.Playbook, e.Step)
 }
 
 // ReadRun reads a run's state without running anything; it says which
@@ -69,7 +108,7 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 		r.event(Event{Type: EventLog, Message: "state file unreadable; resumed from " + used})
 	}
 	if st.Meta.PlaybookHash != pb.Hash {
-		r.event(Event{Type: EventLog, Message: fmt.Sprintf("the playbook changed since the run began; resuming with the new version (--force), hash %.12s", pb.Hash)})
+		r.event(Event{Type: EventLog, Message: fmt.Sprintf("the playbook changed since the run began; resuming with the new version, hash %.12s", pb.Hash)})
 		r.st.Meta.PlaybookHash = pb.Hash
 	}
 	r.label = r.renderLabel()
@@ -101,7 +140,7 @@ func lockRun(dir string) (*runDir, error) {
 		return !errors.Is(err, ErrRunInUse)
 	})
 	if errors.Is(err, ErrRunInUse) {
-		return nil, &InputError{Msg: fmt.Sprintf("%v: it is still running; wait for it, or stop it first", err)}
+		return nil, fmt.Errorf("%w: it is still running; wait for it, or stop it first", err)
 	}
 	return d, err
 }
@@ -129,15 +168,14 @@ func resumable(st *State, pb *lang.Playbook, opts Options) error {
 		}
 	}
 	if b := st.Breaker; b.State == BreakerOpen && b.CooldownUntil != nil && clock(opts)().Before(*b.CooldownUntil) && !opts.Force {
-		return &InputError{Msg: fmt.Sprintf("the circuit breaker of run %s is open until %s (%s); resume after that, or with --force",
-			st.Meta.RunID, b.CooldownUntil.Format(time.RFC3339), b.Reason)}
+		return &BreakerOpenError{RunID: st.Meta.RunID, Until: *b.CooldownUntil, Reason: b.Reason}
 	}
 	if st.Meta.PlaybookHash != pb.Hash && !opts.Force {
 		return &ChangedError{Was: st.Meta.PlaybookHash, Now: pb.Hash}
 	}
 	if opts.From != "" {
 		if s := pb.Step(opts.From); s == nil || s.Parent != nil || s.OnFailure {
-			return &InputError{Msg: fmt.Sprintf("--from %s: playbook %q has no main step of that name", opts.From, pb.Name)}
+			return &NoStepError{Step: opts.From, Playbook: pb.Name}
 		}
 	}
 	return nil
@@ -155,12 +193,10 @@ func answered(st *State, opts Options) error {
 		answer, ok = v, true
 	}
 	if ok && !slices.Contains(w.Options, answer) {
-		return &InputError{Msg: fmt.Sprintf("--answer %s=%s: step %s takes one of: %s; the run is still waiting",
-			key, answer, key, strings.Join(w.Options, ", "))}
+		return &WaitingError{RunID: st.Meta.RunID, Key: key, Waiting: *w, Given: answer}
 	}
 	if !ok && opts.Asker == nil {
-		return &InputError{Msg: fmt.Sprintf("run %s is waiting for a decision at step %s: %s; answer with --answer %s=CHOICE (one of: %s)",
-			st.Meta.RunID, key, w.Question, key, strings.Join(w.Options, ", "))}
+		return &WaitingError{RunID: st.Meta.RunID, Key: key, Waiting: *w}
 	}
 	return nil
 }

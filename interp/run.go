@@ -32,6 +32,8 @@ type Result struct {
 	Output cty.Value
 	// OutputJSON is Output encoded as JSON ("{}" without an output block).
 	OutputJSON json.RawMessage
+	// Waiting is the decision a waiting run needs.
+	Waiting *Waiting
 }
 
 // run is one execution of a playbook: all the mutable data lives here.
@@ -198,11 +200,15 @@ func newRun(pb *lang.Playbook, opts Options) (*run, *localHost, error) {
 
 func (r *run) now() time.Time { return r.host.now() }
 
+// RunsDir is where the runs of a project at workdir go unless
+// Options.RunsDir says otherwise: WORKDIR/.apl/runs.
+func RunsDir(workdir string) string { return filepath.Join(workdir, ".apl", "runs") }
+
 func (r *run) runsDir() string {
 	if r.opts.RunsDir != "" {
 		return r.opts.RunsDir
 	}
-	return filepath.Join(r.workdir, ".apl", "runs")
+	return RunsDir(r.workdir)
 }
 
 // topSteps are the steps with one record in the run: main and

@@ -312,8 +312,8 @@ output { t = inputs.threshold }
 		{"", map[string]cty.Value{"phase": cty.StringVal("1")}, `{"t":9}`, ""},
 		{"lenient", map[string]cty.Value{"phase": cty.StringVal("1")}, `{"t":7}`, ""},
 		{"lenient", map[string]cty.Value{"phase": cty.StringVal("1"), "threshold": cty.NumberIntVal(8)}, `{"t":8}`, ""},
-		{"", nil, "", "missing required input \"phase\": set it with --phase"},
-		{"", map[string]cty.Value{"phase": cty.StringVal("1"), "threshold": cty.NumberIntVal(11)}, "", "--threshold: invalid value for input \"threshold\": a score out of 10"},
+		{"", nil, "", "missing required input \"phase\""},
+		{"", map[string]cty.Value{"phase": cty.StringVal("1"), "threshold": cty.NumberIntVal(11)}, "", "invalid value for input \"threshold\": a score out of 10"},
 		{"strict", map[string]cty.Value{"phase": cty.StringVal("1")}, "", `unknown mode "strict"; playbook "i" has modes: lenient`},
 	}
 	for _, c := range cases {

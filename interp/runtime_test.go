@@ -295,7 +295,7 @@ func (a fixedAsker) Ask(ctx context.Context, q Question) (string, error) { retur
 func TestAskPausesAndResumesWithAnswer(t *testing.T) {
 	pb := load(t, askPlaybook)
 	res, rec := startWith(t, pb, Options{})
-	if res.Status != StatusWaiting || !strings.Contains(res.Reason, "--answer escalate=CHOICE") {
+	if res.Status != StatusWaiting || res.Waiting == nil || res.Waiting.Step != "escalate" {
 		t.Fatalf("status %s reason %q", res.Status, res.Reason)
 	}
 	if len(rec.steps(EventStepStarted)) != 2 {
@@ -305,12 +305,13 @@ func TestAskPausesAndResumesWithAnswer(t *testing.T) {
 	if st.Waiting == nil || st.Waiting.Step != "escalate" || strings.Join(st.Waiting.Options, ",") != "retry,skip,abort" {
 		t.Fatalf("waiting %+v", st.Waiting)
 	}
-	if _, err := Resume(context.Background(), pb, res.Dir, Options{NoSync: true}); err == nil || !strings.Contains(err.Error(), "--answer escalate=CHOICE") {
+	var we *WaitingError
+	if _, err := Resume(context.Background(), pb, res.Dir, Options{NoSync: true}); !errors.As(err, &we) || we.Key != "escalate" || we.Given != "" {
 		t.Errorf("resume without an answer: %v", err)
 	}
 	// A typo in the answer is refused before anything runs; the run still
 	// waits.
-	if _, err := Resume(context.Background(), pb, res.Dir, Options{NoSync: true, Answers: map[string]string{"escalate": "maybe"}}); err == nil || !strings.Contains(err.Error(), `--answer escalate=maybe: step escalate takes one of: retry, skip, abort`) {
+	if _, err := Resume(context.Background(), pb, res.Dir, Options{NoSync: true, Answers: map[string]string{"escalate": "maybe"}}); !errors.As(err, &we) || we.Given != "maybe" || !strings.Contains(err.Error(), `step escalate takes one of: retry, skip, abort`) {
 		t.Fatalf("bad answer: %v", err)
 	}
 	if st, _, _ := ReadRun(res.Dir); st.Meta.Status != StatusWaiting {
@@ -536,7 +537,7 @@ output { choice = steps.phase.output.choice }
 	}
 	work := t.TempDir()
 	res, _ := startWith(t, pb, Options{Workdir: work})
-	if res.Status != StatusWaiting || !strings.Contains(res.Reason, "--answer phase/escalate=CHOICE") {
+	if res.Status != StatusWaiting || res.Waiting == nil || res.Waiting.Step != "phase/escalate" {
 		t.Fatalf("status %s reason %q", res.Status, res.Reason)
 	}
 	res, err := Resume(context.Background(), pb, res.Dir, Options{NoSync: true, Answers: map[string]string{"phase/escalate": "yes"}})

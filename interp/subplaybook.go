@@ -89,14 +89,10 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	if errors.Is(err, ErrInterrupted) {
 		return stopWith(interrupted)
 	}
-	var ie *InputError
-	if errors.As(err, &ie) {
-		// The sub-run's bad inputs are this step's failure, not a usage
-		// error of this run: %v drops the type.
-		return result{err: fmt.Errorf("playbook %s: %v", a.Source, err)}
-	}
 	if err != nil {
-		return result{err: fmt.Errorf("playbook %s: %w", a.Source, err)}
+		// The sub-run's bad inputs, or its refusal to resume, are this
+		// step's failure, not a usage error of this run: %v drops the type.
+		return result{err: fmt.Errorf("playbook %s: %v", a.Source, err)}
 	}
 	st, _, err := readState(res.Dir)
 	if err == nil && res.Status == StatusWaiting && st.Waiting != nil {

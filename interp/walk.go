@@ -134,14 +134,13 @@ func (r *run) wait(w *Waiting) (*Result, error) {
 		if w.Item != "" {
 			step += "[" + w.Item + "]"
 		}
-		msg = fmt.Sprintf("waiting for a decision at step %s: %s (options: %s); continue with apl resume --answer %s=CHOICE",
-			step, w.Question, strings.Join(w.Options, ", "), step)
+		msg = fmt.Sprintf("waiting for a decision at step %s: %s (options: %s)", step, w.Question, strings.Join(w.Options, ", "))
 	}
 	r.event(Event{Type: EventRunWaiting, Step: r.st.Meta.CurrentStep, Message: msg})
 	if err := r.snapshot(); err != nil {
 		return nil, err
 	}
-	return &Result{RunID: r.st.Meta.RunID, Dir: r.dir.path, Status: StatusWaiting, Reason: msg, OutputJSON: json.RawMessage("{}")}, nil
+	return &Result{RunID: r.st.Meta.RunID, Dir: r.dir.path, Status: StatusWaiting, Reason: msg, Waiting: w, OutputJSON: json.RawMessage("{}")}, nil
 }
 
 // interrupted checkpoints a run stopped by its context.
@@ -151,7 +150,7 @@ func (r *run) interrupted() (*Result, error) {
 	if !r.st.Meta.OnFailure {
 		r.st.Meta.Status = StatusInterrupted
 	}
-	r.event(Event{Type: EventRunInterrupted, Step: r.st.Meta.CurrentStep, Message: "interrupted; continue with apl resume"})
+	r.event(Event{Type: EventRunInterrupted, Step: r.st.Meta.CurrentStep, Message: "interrupted; the run can be resumed"})
 	if err := r.snapshot(); err != nil {
 		return nil, err
 	}

@@ -198,7 +198,7 @@ func exprDiag(summary, src string, err error, holder hcl.Expression, env *condEn
 			name := strings.TrimPrefix(ferr.Message, "unknown field ")
 			if keys, path := fieldsAt(tree.Node, env.types, name); keys != nil {
 				msg = fmt.Sprintf("%s has no field %q", path, name)
-				if s := suggest(name, keys); s != "" {
+				if s := Suggest(name, keys); s != "" {
 					msg += fmt.Sprintf(". Did you mean %q?", s)
 				} else {
 					msg += fmt.Sprintf(". It has: %s.", strings.Join(keys, ", "))

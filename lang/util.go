@@ -12,9 +12,10 @@ import (
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
-// suggest returns the candidate closest to name, if one is close enough to
-// be a likely typo.
-func suggest(name string, candidates []string) string {
+// Suggest returns the candidate closest to name, if one is close enough to
+// be a likely typo: apl's one rule for "Did you mean", in diagnostics and
+// on the command line alike.
+func Suggest(name string, candidates []string) string {
 	best, bestDist := "", 3
 	for _, c := range candidates {
 		d := levenshtein.Distance(name, c, nil)
@@ -27,7 +28,7 @@ func suggest(name string, candidates []string) string {
 
 // didYouMean formats a suggestion sentence, or "".
 func didYouMean(name string, candidates []string) string {
-	if s := suggest(name, candidates); s != "" {
+	if s := Suggest(name, candidates); s != "" {
 		return fmt.Sprintf(" Did you mean %q?", s)
 	}
 	return ""

@@ -5,12 +5,13 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/apl-lang/apl/builtins/agent"
 	"io"
 	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
+
+	"github.com/apl-lang/apl/builtins/agent"
 
 	"github.com/alecthomas/kong"
 	"github.com/apl-lang/apl/builtins"
@@ -110,7 +111,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 			}
 		}
 		hint := ""
-		if s := suggest(args[0], names); s != "" {
+		if s := lang.Suggest(args[0], names); s != "" {
 			hint = fmt.Sprintf(" (did you mean %s?)", s)
 		}
 		fmt.Fprintf(stderr, "apl help: there is no command %q%s; the commands are %s\n", args[0], hint, strings.Join(names, ", "))

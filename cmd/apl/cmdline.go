@@ -154,7 +154,7 @@ func parseError(parser *kong.Kong, c *cli, err error) error {
 		}
 	}
 	hint := ""
-	if s := suggest(strings.TrimLeft(m[1], "-"), names); s != "" {
+	if s := lang.Suggest(strings.TrimLeft(m[1], "-"), names); s != "" {
 		hint = fmt.Sprintf(" (did you mean --%s?)", s)
 	}
 	return fmt.Errorf("unknown flag %s%s; 'apl run %s --help' lists the flags", m[1], hint, shellQuote(c.Run.ref))

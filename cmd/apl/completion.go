@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/alecthomas/kong"
+	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
 	"github.com/apl-lang/apl/stdlib"
 )
@@ -186,7 +186,7 @@ func argCandidates(n *kong.Node, cur string) []string {
 	case "show":
 		return stdlib.Names()
 	case "resume":
-		runs, _ := os.ReadDir(filepath.Join(".apl", "runs"))
+		runs, _ := os.ReadDir(interp.RunsDir("."))
 		var out []string
 		for _, r := range runs {
 			out = append(out, r.Name())

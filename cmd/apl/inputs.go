@@ -12,6 +12,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -209,7 +210,9 @@ type given struct {
 // collect gathers the inputs given on the command line, in var files and
 // in the environment, the stronger over the weaker, and reads them by
 // their inputs' types.
-func (f *inputFlags) collect(o *runOptions, getenv func(string) string) (map[string]cty.Value, hcl.Diagnostics, map[string][]byte, error) {
+//
+// from says where each given input's value came from, for messages.
+func (f *inputFlags) collect(o *runOptions, getenv func(string) string) (inputs map[string]cty.Value, from map[string]string, diags hcl.Diagnostics, srcs map[string][]byte, err error) {
 	raw := map[string]given{}
 	// The environment: the weakest; a variable for no input is ignored, as
 	// it may be meant for another playbook.
@@ -219,12 +222,12 @@ func (f *inputFlags) collect(o *runOptions, getenv func(string) string) (map[str
 		}
 	}
 	// Var files, later ones over earlier ones.
-	srcs := map[string][]byte{}
+	srcs = map[string][]byte{}
 	for _, path := range o.VarFile {
 		vals, src, diags := f.readVarFile(path)
 		srcs[path] = src
 		if diags.HasErrors() {
-			return nil, diags, srcs, fmt.Errorf("--var-file %s: %s", path, countDiags(diags))
+			return nil, nil, diags, srcs, fmt.Errorf("--var-file %s: %s", path, countDiags(diags))
 		}
 		for name, g := range vals {
 			raw[name] = g
@@ -235,14 +238,14 @@ func (f *inputFlags) collect(o *runOptions, getenv func(string) string) (map[str
 	for _, v := range o.Var {
 		name, val, ok := strings.Cut(v, "=")
 		if !ok {
-			return nil, nil, nil, fmt.Errorf("--var %q: want name=value", v)
+			return nil, nil, nil, nil, fmt.Errorf("--var %q: want name=value", v)
 		}
 		if seen[name] {
-			return nil, nil, nil, fmt.Errorf("input %q given twice", name)
+			return nil, nil, nil, nil, fmt.Errorf("input %q given twice", name)
 		}
 		seen[name] = true
 		if f.pb.Input(name) == nil {
-			return nil, nil, nil, fmt.Errorf("--var %s: playbook %q has no input %q%s", name, f.pb.Name, name, suggestInput(f.pb, name, " (did you mean --var %s=...?)"))
+			return nil, nil, nil, nil, fmt.Errorf("--var %s: playbook %q has no input %q%s", name, f.pb.Name, name, suggestInput(f.pb, name, " (did you mean --var %s=...?)"))
 		}
 		raw[name] = given{val: val, from: "--var " + name}
 	}
@@ -252,26 +255,59 @@ func (f *inputFlags) collect(o *runOptions, getenv func(string) string) (map[str
 		case 1:
 			raw[in.Name] = given{val: vals[0], from: "--" + f.flags[i][0]}
 		default:
-			return nil, nil, nil, fmt.Errorf("input %q given twice", in.Name)
+			return nil, nil, nil, nil, fmt.Errorf("input %q given twice", in.Name)
 		}
 	}
-	inputs := map[string]cty.Value{}
+	inputs, from = map[string]cty.Value{}, map[string]string{}
 	for _, in := range f.pb.Inputs {
 		g, ok := raw[in.Name]
 		if !ok {
 			continue
 		}
+		from[in.Name] = g.from
 		if g.parsed != cty.NilVal {
 			inputs[in.Name] = g.parsed
 			continue
 		}
 		v, err := parseInput(in, g.val)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("%s: %w", g.from, err)
+			return nil, nil, nil, nil, fmt.Errorf("%s: %w", g.from, err)
 		}
 		inputs[in.Name] = v
 	}
-	return inputs, nil, nil, nil
+	return inputs, from, nil, nil, nil
+}
+
+// inputError puts interp's problem with an input into words that say
+// where its value came from, or how to give one.
+func (f *inputFlags) inputError(ie *interp.InputError, from map[string]string, mode string) error {
+	switch ie.Kind {
+	case interp.InputMissing:
+		return fmt.Errorf("%v: set it with --%s", ie, f.flagFor(ie.Input))
+	case interp.InputMode:
+		return fmt.Errorf("--mode %s: %v", mode, ie)
+	case interp.InputInvalid:
+		src, ok := from[ie.Input]
+		switch {
+		case ok:
+		case mode != "":
+			src = "--mode " + mode
+		default:
+			src = "the default of " + ie.Input
+		}
+		return fmt.Errorf("%s: %v", src, ie)
+	}
+	return ie
+}
+
+// flagFor is the flag that sets an input: the first of its names.
+func (f *inputFlags) flagFor(input string) string {
+	for i, in := range f.pb.Inputs {
+		if in.Name == input && len(f.flags[i]) > 0 {
+			return f.flags[i][0]
+		}
+	}
+	return "var " + input + "=VALUE"
 }
 
 // readVarFile reads a --var-file: HCL (name = value, as in Terraform's
@@ -355,7 +391,7 @@ func suggestInput(pb *lang.Playbook, name, format string) string {
 	for i, in := range pb.Inputs {
 		names[i] = in.Name
 	}
-	if s := suggest(name, names); s != "" {
+	if s := lang.Suggest(name, names); s != "" {
 		return fmt.Sprintf(format, s)
 	}
 	return ""

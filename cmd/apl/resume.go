@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -31,7 +31,7 @@ type resumeCmd struct {
 func (c *resumeCmd) Run(e *env) error {
 	runsDir := c.RunsDir
 	if runsDir == "" {
-		runsDir = filepath.Join(".apl", "runs")
+		runsDir = interp.RunsDir(".")
 	}
 	dir, err := interp.ResolveRun(runsDir, c.RunRef)
 	if err != nil {
@@ -75,10 +75,34 @@ func (c *resumeCmd) Run(e *env) error {
 		Observer: newProgress(e.stderr, c.Quiet, pb),
 		Answers:  answers, From: c.From, Asker: asker(e.stderr, c.NonInteractive),
 	})
-	if err != nil && res == nil && !isInputErr(err) {
-		return exitWith(exitUsage, err)
+	if err != nil && res == nil {
+		return exitWith(exitUsage, resumeError(err))
 	}
 	return report(e, pb, res, err, c.JSON)
+}
+
+// resumeError puts interp's refusal to resume into words that name the
+// flags that get past it.
+func resumeError(err error) error {
+	var (
+		ch *interp.ChangedError
+		bo *interp.BreakerOpenError
+		we *interp.WaitingError
+		ns *interp.NoStepError
+	)
+	switch {
+	case errors.As(err, &ch):
+		return fmt.Errorf("%v; resume with --force to run the new version", err)
+	case errors.As(err, &bo):
+		return fmt.Errorf("%v; resume after that, or with --force", err)
+	case errors.As(err, &we) && we.Given != "":
+		return fmt.Errorf("--answer %s=%s: %v", we.Key, we.Given, err)
+	case errors.As(err, &we):
+		return fmt.Errorf("%v; answer with --answer %s=CHOICE", err, we.Key)
+	case errors.As(err, &ns):
+		return fmt.Errorf("--from %s: %v", ns.Step, err)
+	}
+	return err
 }
 
 // checkFrom checks --from before the run is touched: it names a main step
@@ -96,7 +120,7 @@ func checkFrom(pb *lang.Playbook, from string) error {
 		names[i] = s.Name
 	}
 	hint := ""
-	if s := suggest(from, names); s != "" {
+	if s := lang.Suggest(from, names); s != "" {
 		hint = fmt.Sprintf(" (did you mean --from %s?)", s)
 	}
 	return fmt.Errorf("--from %s: playbook %q has no main step of that name%s; its main steps are %s", from, pb.Name, hint, strings.Join(names, ", "))

@@ -132,7 +132,7 @@ func (c *runCmd) Run(e *env) error {
 	if c.Playbook != c.ref {
 		return exitWith(exitUsage, fmt.Errorf("apl run: cannot tell which is the playbook, %s or %s; put the playbook first: apl run PLAYBOOK [flags]", c.ref, c.Playbook))
 	}
-	inputs, diags, srcs, err := c.flags.collect(&c.runOptions, os.Getenv)
+	inputs, from, diags, srcs, err := c.flags.collect(&c.runOptions, os.Getenv)
 	if len(diags) > 0 {
 		writeDiags(e.stderr, pb, diags, srcs)
 	}
@@ -166,6 +166,9 @@ func (c *runCmd) Run(e *env) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := interp.Start(ctx, pb, c.Playbook, ropts)
+	if ie := (*interp.InputError)(nil); errors.As(err, &ie) {
+		return exitWith(exitUsage, c.flags.inputError(ie, from, opts.Mode))
+	}
 	return report(e, pb, res, err, opts.JSON)
 }
 
@@ -220,8 +223,7 @@ func checkRunPlace(o runOptions) error {
 	}
 	runsDir := o.RunsDir
 	if runsDir == "" {
-		// interp's default: WORKDIR/.apl/runs.
-		runsDir = filepath.Join(o.Workdir, ".apl", "runs")
+		runsDir = interp.RunsDir(o.Workdir)
 	}
 	if _, err := os.Stat(filepath.Join(runsDir, id)); err == nil {
 		return fmt.Errorf("run %s already exists in %s; choose another --run-id", id, runsDir)
@@ -252,9 +254,8 @@ func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON boo
 			fmt.Fprintf(e.stdout, "waiting: run %s (%s)\n", res.RunID, relPath(res.Dir))
 		}
 		reason := res.Reason
-		if !defaultRunsDir(res) {
-			// interp's hint is for the default runs directory.
-			reason = strings.Replace(reason, "apl resume ", resumeCommand(res)+" ", 1)
+		if w := res.Waiting; w != nil {
+			reason += "; continue with " + resumeCommand(res) + " --answer " + answerKey(w) + "=CHOICE"
 		}
 		fmt.Fprintf(e.stderr, "apl: %s\n", reason)
 		return exitWith(exitWaiting, nil)
@@ -284,6 +285,15 @@ func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON boo
 	return nil
 }
 
+// answerKey names a decision for --answer: STEP, or STEP[ITEM] inside a
+// for_each.
+func answerKey(w *interp.Waiting) string {
+	if w.Item != "" {
+		return w.Step + "[" + w.Item + "]"
+	}
+	return w.Step
+}
+
 // outputJSON is the run's output object, "{}" when it has none.
 func outputJSON(res *interp.Result) []byte {
 	if res == nil || len(res.OutputJSON) == 0 {
@@ -306,7 +316,7 @@ func resumeCommand(res *interp.Result) string {
 // directory apl resume looks in by default.
 func defaultRunsDir(res *interp.Result) bool {
 	abs, err1 := filepath.Abs(filepath.Dir(res.Dir))
-	def, err2 := filepath.Abs(filepath.Join(".apl", "runs"))
+	def, err2 := filepath.Abs(interp.RunsDir("."))
 	return err1 == nil && err2 == nil && abs == def
 }
 
@@ -328,9 +338,4 @@ func boolExample(s string) string {
 		return s
 	}
 	return "false"
-}
-
-func isInputErr(err error) bool {
-	var ie *interp.InputError
-	return errors.As(err, &ie)
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"strings"
-
-	"github.com/agext/levenshtein"
 )
 
 // splitCommand splits a command line into words the way a POSIX shell
@@ -66,17 +64,4 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// suggest returns the candidate closest to name, if one is close enough to
-// be a likely typo. It is lang's rule for "Did you mean", which lang keeps
-// unexported.
-func suggest(name string, candidates []string) string {
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if d := levenshtein.Distance(name, c, nil); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	return best
 }
