@@ -148,3 +148,42 @@ func BenchmarkLoadOneLine1000(b *testing.B) {
 		ld.LoadSources(map[string][]byte{"oneline.hcl": src}, ".")
 	}
 }
+
+// chainPlaybook generates a chain of n shell steps; every hundredth has a
+// gate whose rule reads the step before and loops back to it, capped.
+func chainPlaybook(n int) []byte {
+	var b strings.Builder
+	b.WriteString("playbook \"chain\" {}\n")
+	for i := range n {
+		fmt.Fprintf(&b, "step \"s%d\" {\n  shell { command = [\"/bin/true\"] }\n", i)
+		if i > 0 && i%100 == 0 {
+			fmt.Fprintf(&b, `  gate {
+    rule "again" {
+      when = "steps.s%d.exit_code != 0"
+      goto = "s%d"
+      max  = 2
+      on_exhausted { fail = "halt" }
+    }
+    otherwise {}
+  }
+`, i-1, i-1)
+		}
+		b.WriteString("}\n")
+	}
+	return []byte(b.String())
+}
+
+// BenchmarkLoad10000Steps measures loading and checking a chain of 10,000
+// steps (goal: under 200 ms and 60 MB).
+func BenchmarkLoad10000Steps(b *testing.B) {
+	src := chainPlaybook(10000)
+	ld := &Loader{}
+	if _, diags := ld.LoadSources(map[string][]byte{"chain.hcl": src}, "."); diags.HasErrors() {
+		b.Fatal(diags)
+	}
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		ld.LoadSources(map[string][]byte{"chain.hcl": src}, ".")
+	}
+}
