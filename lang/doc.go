@@ -11,7 +11,8 @@
 //
 // ParseConfig is the HCL parser of every playbook file, test files and
 // apl fmt included: it also accepts one-line blocks that hold a nested
-// block, which HCL's native syntax does not.
+// block, which HCL's native syntax does not, and it refuses files nested
+// deeper than MaxNesting before HCL's recursive parser sees them.
 //
 // Test files (NAME_test.hcl beside a playbook) are decoded here too
 // (LoadTests), against the playbook they test; interp/playtest runs them.

@@ -88,9 +88,9 @@ func (l *loader) edges(s *Step) []*Edge {
 // checkCycles finds strongly connected components of the graph without its
 // capped edges (Tarjan): any cycle left there could run forever.
 func (l *loader) checkCycles(steps []*Step) hcl.Diagnostics {
-	index := map[*Step]int{}
-	low := map[*Step]int{}
-	onStack := map[*Step]bool{}
+	index := make(map[*Step]int, len(steps))
+	low := make(map[*Step]int, len(steps))
+	onStack := make(map[*Step]bool, len(steps))
 	var stack []*Step
 	var sccs [][]*Step
 	next := 0
@@ -133,37 +133,45 @@ func (l *loader) checkCycles(steps []*Step) hcl.Diagnostics {
 	}
 	var diags hcl.Diagnostics
 	for _, scc := range sccs {
-		in := map[*Step]bool{}
-		for _, s := range scc {
-			in[s] = true
+		if d := cycleDiag(scc); d != nil {
+			diags = append(diags, d)
 		}
-		// The edge that closes the cycle: the first uncapped edge inside the
-		// component that goes backwards (or to itself).
-		var back *Edge
-		for _, s := range steps {
-			if !in[s] {
-				continue
-			}
-			for _, e := range s.Edges {
-				if e.Max == 0 && in[e.To] && e.To.Index <= s.Index && back == nil {
-					back = e
-				}
-			}
-		}
-		if back == nil {
-			continue
-		}
-		names := make([]string, 0, len(scc))
-		for _, s := range steps {
-			if in[s] {
-				names = append(names, s.Name)
-			}
-		}
-		diags = append(diags, errDiag("Unbounded cycle",
-			fmt.Sprintf("Steps %s form a loop with no cap: it could run forever. Give the goto that goes back a cap, e.g. goto = %q with max = 3 and an on_exhausted block.",
-				strings.Join(names, " → "), back.To.Name), back.Range))
 	}
 	return diags
+}
+
+// cycleDiag reports a strongly connected component of uncapped edges that
+// can loop: one of several steps, or one step going to itself. It looks at
+// the component's own steps only, so that checking every component of a
+// graph is linear (a chain is one component per step).
+func cycleDiag(scc []*Step) *hcl.Diagnostic {
+	if len(scc) == 1 && !slices.ContainsFunc(scc[0].Edges, func(e *Edge) bool { return e.Max == 0 && e.To == scc[0] }) {
+		return nil
+	}
+	in := make(map[*Step]bool, len(scc))
+	for _, s := range scc {
+		in[s] = true
+	}
+	// Declared order, for the message and to find the edge that closes the
+	// cycle: the first uncapped edge inside the component that goes
+	// backwards (or to itself).
+	slices.SortFunc(scc, func(a, b *Step) int { return a.Index - b.Index })
+	var back *Edge
+	names := make([]string, 0, len(scc))
+	for _, s := range scc {
+		names = append(names, s.Name)
+		for _, e := range s.Edges {
+			if e.Max == 0 && in[e.To] && e.To.Index <= s.Index && back == nil {
+				back = e
+			}
+		}
+	}
+	if back == nil {
+		return nil
+	}
+	return errDiag("Unbounded cycle",
+		fmt.Sprintf("Steps %s form a loop with no cap: it could run forever. Give the goto that goes back a cap, e.g. goto = %q with max = 3 and an on_exhausted block.",
+			strings.Join(names, " → "), back.To.Name), back.Range)
 }
 
 func (l *loader) checkReachable(steps []*Step) hcl.Diagnostics {

@@ -33,6 +33,21 @@ type Loader struct {
 	DecodeAnswer func(answer []byte, returns cty.Type) error
 
 	stack []string // playbooks being loaded, outermost first, for sub-playbooks
+	subs  *subCache
+}
+
+// subCache holds the sub-playbooks one load has loaded, by canonical ref,
+// so that a playbook run by many steps (or by many playbooks) is loaded
+// once: without it, a chain of playbooks each running the next twice is
+// loaded 2^n times.
+type subCache struct {
+	loaded map[string]subLoad
+}
+
+// subLoad is the result of loading a sub-playbook.
+type subLoad struct {
+	pb    *Playbook
+	diags hcl.Diagnostics
 }
 
 // Load loads a playbook from a file, a directory of .hcl files, or
@@ -44,6 +59,7 @@ func (ld *Loader) Load(ref string) (*Playbook, hcl.Diagnostics) {
 		// loaded, so that a sub-playbook that runs it is a cycle.
 		top := *ld
 		top.stack = []string{canonicalRef(ref)}
+		top.subs = &subCache{loaded: map[string]subLoad{}}
 		ld = &top
 	}
 	srcs, dir, err := ld.read(ref)
@@ -144,6 +160,7 @@ func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hc
 		stdlib:   ld.Stdlib,
 		builtins: ld.Builtins,
 		stack:    ld.stack,
+		subs:     ld.subs,
 		sources:  map[string][]byte{},
 		pb: &Playbook{
 			Modes:   map[string]*Mode{},
@@ -197,6 +214,7 @@ type loader struct {
 	explicitNext       map[*Step]hcl.Range
 	builtins           []string
 	stack              []string
+	subs               *subCache // nil: loading from sources, nothing cached
 	usedInputs         map[string]bool
 	gotoRanges         map[*Outcome]hcl.Range
 	envs               map[*Step]*condEnv

@@ -42,14 +42,14 @@ func (l *loader) decodeSubPlaybookBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 		}
 	}
 	a.Source = src
+	canon := canonicalRef(ref)
 	for _, r := range l.stack {
-		if r == canonicalRef(ref) {
+		if r == canon {
 			return a, append(diags, errDiag("Playbook calls itself",
-				fmt.Sprintf("Playbook %q is already being loaded higher up (%s); a playbook cannot run itself.", src, strings.Join(append(l.stack, canonicalRef(ref)), " → ")), at.Expr.Range()))
+				fmt.Sprintf("Playbook %q is already being loaded higher up (%s); a playbook cannot run itself.", src, strings.Join(append(l.stack, canon), " → ")), at.Expr.Range()))
 		}
 	}
-	sub := &Loader{Stdlib: l.stdlib, Builtins: l.builtins, stack: append(append([]string(nil), l.stack...), canonicalRef(ref))}
-	pb, subDiags := sub.Load(ref)
+	pb, subDiags := l.loadSub(ref)
 	if subDiags.HasErrors() {
 		detail := fmt.Sprintf("Playbook %q does not load: %s.", src, firstError(subDiags))
 		return a, append(diags, errDiag("Invalid sub-playbook", detail, at.Expr.Range()))
@@ -60,6 +60,25 @@ func (l *loader) decodeSubPlaybookBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 	}
 	diags = append(diags, checkSubInputs(pb, a.Inputs, src, b.DefRange)...)
 	return a, diags
+}
+
+// loadSub loads the sub-playbook ref, or returns it as loaded earlier in
+// this load. A cached result is the same whoever asks: a cycle through ref
+// is found whichever way ref is reached, since every step of the cycle
+// leads back to ref.
+func (l *loader) loadSub(ref string) (*Playbook, hcl.Diagnostics) {
+	canon := canonicalRef(ref)
+	if l.subs == nil {
+		// LoadSources called directly: a cache for this load and below.
+		l.subs = &subCache{loaded: map[string]subLoad{}}
+	}
+	if r, ok := l.subs.loaded[canon]; ok {
+		return r.pb, r.diags
+	}
+	sub := &Loader{Stdlib: l.stdlib, Builtins: l.builtins, stack: append(append([]string(nil), l.stack...), canon), subs: l.subs}
+	pb, diags := sub.Load(ref)
+	l.subs.loaded[canon] = subLoad{pb, diags}
+	return pb, diags
 }
 
 // checkSubInputs checks, when the inputs are written as an object, that

@@ -1,0 +1,84 @@
+package lang
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeSubChain writes n playbooks p1.hcl … pn.hcl in dir; each but the
+// last runs the next twice.
+func writeSubChain(t *testing.T, dir string, n int) {
+	t.Helper()
+	for i := 1; i <= n; i++ {
+		var b strings.Builder
+		fmt.Fprintf(&b, "playbook \"p%d\" {}\n", i)
+		if i == n {
+			b.WriteString("step \"leaf\" {\n  shell { command = [\"true\"] }\n}\n")
+		} else {
+			for _, s := range []string{"first", "second"} {
+				fmt.Fprintf(&b, "step %q {\n  playbook { source = \"p%d.hcl\" }\n}\n", s, i+1)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("p%d.hcl", i)), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSubPlaybookLoadedOnce is the regression test of sub-playbooks loaded
+// again for every step that runs them: 15 playbooks each running the next
+// twice were loaded 2^14 times (20 s). Each must be loaded once per load,
+// so both steps of a playbook share the same sub-playbook.
+func TestSubPlaybookLoadedOnce(t *testing.T) {
+	dir := t.TempDir()
+	const n = 15
+	writeSubChain(t, dir, n)
+	pb, diags := Load(filepath.Join(dir, "p1.hcl"))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	loads := map[*Playbook]bool{}
+	for p, i := pb, 1; i < n; i++ {
+		first := p.Step("first").Action.(*SubPlaybook).Playbook
+		second := p.Step("second").Action.(*SubPlaybook).Playbook
+		if first != second {
+			t.Fatalf("p%d loads p%d twice", i, i+1)
+		}
+		loads[first] = true
+		p = first
+	}
+	if len(loads) != n-1 {
+		t.Errorf("%d sub-playbook loads, want %d", len(loads), n-1)
+	}
+}
+
+// TestSubPlaybookCacheKeepsCycles checks that a cycle is still found when
+// the playbook that closes it was loaded before by another path.
+func TestSubPlaybookCacheKeepsCycles(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"a.hcl": "playbook \"a\" {}\nstep \"b\" {\n  playbook { source = \"b.hcl\" }\n}\nstep \"c\" {\n  playbook { source = \"c.hcl\" }\n}\n",
+		"b.hcl": "playbook \"b\" {}\nstep \"c\" {\n  playbook { source = \"c.hcl\" }\n}\n",
+		"c.hcl": "playbook \"c\" {}\nstep \"b\" {\n  playbook { source = \"./b.hcl\" }\n}\n",
+	}
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, diags := Load(filepath.Join(dir, "a.hcl"))
+	if !diags.HasErrors() {
+		t.Fatal("no error for b → c → b")
+	}
+	for _, d := range diags {
+		if d.Subject == nil || d.Subject.Start.Line != 3 && d.Subject.Start.Line != 6 {
+			t.Errorf("diagnostic not on a step of a.hcl: %s", d)
+		}
+	}
+	if !strings.Contains(diags.Error(), "calls itself") {
+		t.Errorf("diagnostics %s do not name the cycle", diags)
+	}
+}
