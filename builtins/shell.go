@@ -39,7 +39,8 @@ type ShellSpec struct {
 	Command []string
 	// Script is run with `bash -c`. Nothing like -e or -o pipefail is
 	// implied: the script says what it wants. Values interpolated into it
-	// must have gone through ShellQuote.
+	// must have been added with Script.Value, which quotes each for the
+	// place it lands in.
 	Script string
 	// Dir is the working directory, relative to Shell.Workdir or absolute;
 	// either way it must lie inside Shell.Workdir.
