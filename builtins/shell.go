@@ -113,7 +113,7 @@ func (s *Shell) Run(ctx context.Context, spec ShellSpec) (ShellResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := s.Policy.Check(spec.policyText()); err != nil {
+	if err := spec.checkPolicy(s.Policy); err != nil {
 		return res, err
 	}
 	if err := spec.check(); err != nil {
@@ -227,12 +227,12 @@ func (spec ShellSpec) argv() ([]string, error) {
 	return nil, errors.New("shell: one of command or script is required")
 }
 
-// policyText is what the blocklist is matched against.
-func (spec ShellSpec) policyText() string {
+// checkPolicy checks the script, or the argv as one command.
+func (spec ShellSpec) checkPolicy(p Policy) error {
 	if spec.Script != "" {
-		return spec.Script
+		return p.Check(spec.Script)
 	}
-	return strings.Join(spec.Command, " ")
+	return p.CheckArgv(spec.Command)
 }
 
 func (spec ShellSpec) check() error {
