@@ -142,11 +142,45 @@ func TestScriptQuotesByContext(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
+			if batchOK(t, dir, i, hostileValues) {
+				return
+			}
 			for _, v := range hostileValues {
 				checkTemplate(t, dir, i, v)
 			}
 		})
 	}
+}
+
+// batchOK runs every value's script in one bash, each in a subshell
+// followed by a NUL, which is a hundred times faster than one bash each.
+// It reports false if anything differs; checkTemplate then tells which.
+func batchOK(t *testing.T, dir string, i int, values []string) bool {
+	tt := scriptTemplates[i]
+	var all strings.Builder
+	var want []string
+	for _, v := range values {
+		script, err := buildScript(tt.tmpl, v)
+		if err != nil || (tt.refuse != nil && tt.refuse(v)) {
+			if err == nil || !errors.Is(err, ErrUnsafeContext) {
+				return false
+			}
+			continue
+		}
+		all.WriteString("(\n" + script + "\n)\nprintf '\\0'\n")
+		if tt.want != nil {
+			v = tt.want(v)
+		}
+		want = append(want, v)
+	}
+	cmd := exec.Command("bash", "-c", all.String())
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if ents, _ := os.ReadDir(dir); err != nil || len(ents) > 0 {
+		return false
+	}
+	got := strings.Split(string(out), "\x00")
+	return len(got) == len(want)+1 && strings.Join(got[:len(want)], "\x00") == strings.Join(want, "\x00")
 }
 
 // TestScriptInterpolationInsideQuotesRunsNothing is the regression test for
