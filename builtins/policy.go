@@ -170,14 +170,8 @@ func shellString(words []string) (string, bool) {
 // wrapper. Options are skipped approximately: those known to take a value
 // skip it too.
 func unwrap(words []string) []string {
-	withValue := map[string]string{
-		"sudo": "-u -g -C -D -h -p -r -t -U -T", "doas": "-u -C",
-		"env": "-u -C -S", "exec": "-a", "nice": "-n",
-		"timeout": "-s -k", "xargs": "-a -d -E -I -L -n -P -s",
-		"command": "", "builtin": "", "nohup": "", "time": "", "stdbuf": "-i -o -e",
-	}
 	name := base(words[0])
-	opts, ok := withValue[name]
+	opts, ok := wrappers[name]
 	if !ok {
 		return nil
 	}
@@ -201,6 +195,15 @@ func unwrap(words []string) []string {
 		}
 	}
 	return nil
+}
+
+// wrappers maps the programs that run another command to their options
+// that take a value.
+var wrappers = map[string]string{
+	"sudo": "-u -g -C -D -h -p -r -t -U -T", "doas": "-u -C",
+	"env": "-u -C -S", "exec": "-a", "nice": "-n",
+	"timeout": "-s -k", "xargs": "-a -d -E -I -L -n -P -s",
+	"command": "", "builtin": "", "nohup": "", "time": "", "stdbuf": "-i -o -e",
 }
 
 // base is a program's name without its directory, so /usr/bin/git is git.
