@@ -12,6 +12,7 @@ require (
 	github.com/sergi/go-diff v1.4.0
 	github.com/zclconf/go-cty v1.19.0
 	golang.org/x/term v0.47.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

@@ -10,9 +10,10 @@
 //
 // # Commands
 //
-// Shell.Run runs a ShellSpec (an argv, or a bash script whose interpolated
-// values went through ShellQuote) inside the project directory, in its own
-// process group, with a timeout, capped output and a blocklist Policy.
+// Shell.Run runs a ShellSpec (an argv, or a bash script built with Script,
+// which quotes every interpolated value for its lexical context) inside the
+// project directory, in its own process group, with a timeout, capped
+// output and a blocklist Policy.
 // A non-zero exit is a result; only refusals, failures to start, timeouts,
 // cancellation and unparsable output are errors.
 //

@@ -21,7 +21,7 @@ func fileSHA256(_ context.Context, env Env, a args) (cty.Value, error) {
 	if err != nil {
 		return cty.NilVal, err
 	}
-	f, err := os.Open(path)
+	f, err := OpenConfined(path, os.O_RDONLY, 0)
 	if err != nil {
 		return cty.NilVal, err
 	}
@@ -44,7 +44,7 @@ func fileRead(_ context.Context, env Env, a args) (cty.Value, error) {
 	if err != nil {
 		return cty.NilVal, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := readConfined(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cty.ObjectVal(map[string]cty.Value{
 			"content": cty.StringVal(""),
@@ -132,7 +132,7 @@ func jsonRead(_ context.Context, env Env, a args) (cty.Value, error) {
 	if err != nil {
 		return cty.NilVal, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := readConfined(path)
 	if err != nil {
 		return cty.NilVal, err
 	}
@@ -186,7 +186,7 @@ func appendFile(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := OpenConfined(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
@@ -199,6 +199,16 @@ func appendFile(path string, data []byte) error {
 		return err
 	}
 	return f.Close()
+}
+
+// readConfined is os.ReadFile through OpenConfined.
+func readConfined(path string) ([]byte, error) {
+	f, err := OpenConfined(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 func syncDir(dir string) error {

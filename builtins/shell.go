@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,7 +40,8 @@ type ShellSpec struct {
 	Command []string
 	// Script is run with `bash -c`. Nothing like -e or -o pipefail is
 	// implied: the script says what it wants. Values interpolated into it
-	// must have gone through ShellQuote.
+	// must have been added with Script.Value, which quotes each for the
+	// place it lands in.
 	Script string
 	// Dir is the working directory, relative to Shell.Workdir or absolute;
 	// either way it must lie inside Shell.Workdir.
@@ -96,6 +98,12 @@ type Shell struct {
 	// SIGKILL, and how long its output pipes are drained after it exits
 	// before they are closed; zero means DefaultKillGrace.
 	KillGrace time.Duration
+
+	root struct {
+		once sync.Once
+		dir  string
+		err  error
+	}
 }
 
 // Run runs spec and waits for it. The command gets its own process group;
@@ -112,13 +120,13 @@ func (s *Shell) Run(ctx context.Context, spec ShellSpec) (ShellResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := s.Policy.Check(spec.policyText()); err != nil {
+	if err := spec.checkPolicy(s.Policy); err != nil {
 		return res, err
 	}
 	if err := spec.check(); err != nil {
 		return res, err
 	}
-	dir, err := ResolvePath(s.Workdir, spec.Dir)
+	dir, err := s.dir(spec.Dir)
 	if err != nil {
 		return res, fmt.Errorf("shell: dir: %w", err)
 	}
@@ -144,9 +152,10 @@ func (s *Shell) Run(ctx context.Context, spec ShellSpec) (ShellResult, error) {
 
 	stdout := &capture{max: orDefault(spec.MaxOutput, DefaultMaxOutput)}
 	stderr := &capture{max: stdout.max}
-	var readers sync.WaitGroup
-	readers.Go(func() { io.Copy(stdout, p.outR) })
-	readers.Go(func() { io.Copy(stderr, p.errR) })
+	// Each reader reports on readers when its pipe reaches EOF.
+	readers := make(chan struct{}, 2)
+	go func() { stdout.ReadFrom(p.outR); readers <- struct{}{} }()
+	go func() { stderr.ReadFrom(p.errR); readers <- struct{}{} }()
 	if p.inW != nil {
 		go func() {
 			io.WriteString(p.inW, spec.Stdin) // EPIPE just means the command did not read it all
@@ -172,7 +181,7 @@ func (s *Shell) Run(ctx context.Context, spec ShellSpec) (ShellResult, error) {
 	// Reap whatever the command left behind in its group; ESRCH (nothing
 	// left) is the usual case.
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	p.drain(&readers, s.grace())
+	p.drain(readers, s.grace())
 
 	res.Duration = time.Since(start)
 	res.ExitCode = cmd.ProcessState.ExitCode()
@@ -209,6 +218,17 @@ func (s *Shell) stop(pgid int, done <-chan error) error {
 	}
 }
 
+// dir resolves a ShellSpec.Dir. The project root itself, what most steps
+// use, is resolved once per Shell: ResolvePath costs a stat of every
+// component of the path, twice.
+func (s *Shell) dir(d string) (string, error) {
+	if d != "" && d != "." {
+		return ResolvePath(s.Workdir, d)
+	}
+	s.root.once.Do(func() { s.root.dir, s.root.err = ResolvePath(s.Workdir, "") })
+	return s.root.dir, s.root.err
+}
+
 func (s *Shell) grace() time.Duration { return orDefault(s.KillGrace, DefaultKillGrace) }
 
 func (spec ShellSpec) argv() ([]string, error) {
@@ -226,12 +246,12 @@ func (spec ShellSpec) argv() ([]string, error) {
 	return nil, errors.New("shell: one of command or script is required")
 }
 
-// policyText is what the blocklist is matched against.
-func (spec ShellSpec) policyText() string {
+// checkPolicy checks the script, or the argv as one command.
+func (spec ShellSpec) checkPolicy(p Policy) error {
 	if spec.Script != "" {
-		return spec.Script
+		return p.Check(spec.Script)
 	}
-	return strings.Join(spec.Command, " ")
+	return p.CheckArgv(spec.Command)
 }
 
 func (spec ShellSpec) check() error {
@@ -326,17 +346,17 @@ func (p *pipes) closeAll() {
 // drain waits for the readers to see EOF, which happens once every process
 // holding the pipes is gone. A process that escaped the group (setsid) may
 // hold them forever, so after grace the pipes are closed under it.
-func (p *pipes) drain(readers *sync.WaitGroup, grace time.Duration) {
-	finished := make(chan struct{})
-	go func() { readers.Wait(); close(finished) }()
+func (p *pipes) drain(readers <-chan struct{}, grace time.Duration) {
 	t := time.NewTimer(grace)
 	defer t.Stop()
-	select {
-	case <-finished:
-	case <-t.C:
-		p.outR.Close()
-		p.errR.Close()
-		<-finished
+	for range 2 {
+		select {
+		case <-readers:
+		case <-t.C:
+			p.outR.Close()
+			p.errR.Close()
+			<-readers
+		}
 	}
 	p.closeAll()
 }
@@ -358,6 +378,39 @@ func (c *capture) Write(b []byte) (int, error) {
 	}
 	return len(b), nil
 }
+
+// ReadFrom reads r to EOF into the capture. It exists so that reading a
+// pipe costs no 32 KB copy buffer per stream, as io.Copy's would: kept
+// bytes are read straight into buf, grown as output arrives, and the rest
+// into a pooled scratch buffer that is dropped.
+func (c *capture) ReadFrom(r io.Reader) (int64, error) {
+	var total int64
+	for {
+		var n int
+		var err error
+		if room := c.max - len(c.buf); room > 0 {
+			if len(c.buf) == cap(c.buf) {
+				c.buf = slices.Grow(c.buf, min(room, max(512, cap(c.buf))))
+			}
+			n, err = r.Read(c.buf[len(c.buf):min(cap(c.buf), c.max)])
+			c.buf = c.buf[:len(c.buf)+n]
+		} else {
+			scratch := discardPool.Get().(*[]byte)
+			n, err = r.Read(*scratch)
+			discardPool.Put(scratch)
+			c.truncated = c.truncated || n > 0
+		}
+		total += int64(n)
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
+var discardPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // String returns what was kept, without a rune split by the cut.
 func (c *capture) String() (string, bool) {

@@ -267,16 +267,32 @@ func TestShellKillsLeftoverChildren(t *testing.T) {
 func TestShellContextCancel(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	pidFile := filepath.Join(dir, "pid")
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res, err := (&Shell{Workdir: dir}).Run(ctx, ShellSpec{Script: "sleep 30 & echo $! > pid; wait"})
-	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrTimeout) {
+	// Cancel when the child exists, whatever the load: a fixed deadline
+	// could fire before bash had even written the pid.
+	go func() {
+		waitForFile(pidFile, 30*time.Second)
+		cancel()
+	}()
+	res, err := (&Shell{Workdir: dir}).Run(ctx, ShellSpec{Script: "sleep 30 & echo $! > pid.tmp && mv pid.tmp pid; wait"})
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
 		t.Fatalf("err = %v, want the context's error and not ErrTimeout", err)
 	}
 	if res.TimedOut || res.ExitCode != -1 {
 		t.Errorf("result = %+v", res)
 	}
-	assertGone(t, readPid(t, filepath.Join(dir, "pid")))
+	assertGone(t, readPid(t, pidFile))
+}
+
+// waitForFile returns once path exists, or after limit.
+func waitForFile(path string, limit time.Duration) {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
 }
 
 func TestShellCancelledBeforeStart(t *testing.T) {

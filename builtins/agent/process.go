@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"sync"
 	"time"
 )
 
@@ -34,13 +36,17 @@ type Runner interface {
 }
 
 // ExecRunner is the default Runner, on os/exec. Each process runs in its own
-// process group, and when ctx ends the whole group is killed, so an agent's
-// children (shells, tools, servers) die with it.
+// process group. When ctx ends the whole group is killed, so an agent's
+// children (shells, tools, servers) die with it; and when the process
+// exits, whatever it left running in its group is killed too, so a
+// background child that still holds stdout neither holds up the call nor
+// outlives it.
 type ExecRunner struct {
 	// MaxOutput caps stdout and stderr, each, in bytes (default 64 MiB).
 	MaxOutput int64
-	// WaitDelay is how long to wait for output pipes after the kill
-	// (default 5s), in case a child left the group and holds them open.
+	// WaitDelay is how long to wait for output pipes after the process
+	// exited and its group was killed (default 5s), in case a child left
+	// the group (setsid) and holds them open; then they are closed.
 	WaitDelay time.Duration
 }
 
@@ -49,23 +55,55 @@ func (r ExecRunner) Run(ctx context.Context, p Process) (ProcessResult, error) {
 	if len(p.Argv) == 0 {
 		return ProcessResult{}, errors.New("empty command")
 	}
+	if err := ctx.Err(); err != nil {
+		return ProcessResult{}, err
+	}
 	limit := r.MaxOutput
 	if limit <= 0 {
 		limit = 64 << 20
 	}
-	cmd := exec.CommandContext(ctx, p.Argv[0], p.Argv[1:]...)
+	grace := r.WaitDelay
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
 	cmd.Dir = p.Dir
 	cmd.Env = p.Env
-	cmd.Stdin = p.Stdin
+	ownProcessGroup(cmd)
 	stdout := &capped{limit: limit}
 	stderr := &capped{limit: limit}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	ownProcessGroup(cmd)
-	cmd.WaitDelay = r.WaitDelay
-	if cmd.WaitDelay <= 0 {
-		cmd.WaitDelay = 5 * time.Second
+	// The pipes are made here rather than by exec so that Wait returns as
+	// soon as the process exits: exec would wait for every descendant that
+	// holds them, and only then could the leftovers be killed.
+	pp, err := newPipes(cmd, p.Stdin != nil)
+	if err != nil {
+		return ProcessResult{}, err
 	}
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		pp.closeAll()
+		return ProcessResult{}, err
+	}
+	pp.closeChildEnds()
+	var readers sync.WaitGroup
+	readers.Go(func() { io.Copy(stdout, pp.outR) })
+	readers.Go(func() { io.Copy(stderr, pp.errR) })
+	if pp.inW != nil {
+		go func() {
+			io.Copy(pp.inW, p.Stdin) // EPIPE just means the process did not read it all
+			pp.inW.Close()
+		}()
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		killGroup(cmd)
+		err = <-done
+	}
+	killGroup(cmd) // the leftovers; usually there are none
+	pp.drain(&readers, grace)
+
 	res := ProcessResult{Stdout: stdout.buf.Bytes(), Stderr: stderr.buf.Bytes()}
 	if ctx.Err() != nil {
 		return res, ctx.Err()
@@ -85,6 +123,68 @@ func (r ExecRunner) Run(ctx context.Context, p Process) (ProcessResult, error) {
 		return res, fmt.Errorf("%s: output exceeded %d bytes", p.Argv[0], limit)
 	}
 	return res, nil
+}
+
+// pipes are the parent's and the child's ends of stdout, stderr and, if
+// there is input, stdin.
+type pipes struct {
+	outR, outW, errR, errW, inR, inW *os.File
+}
+
+func newPipes(cmd *exec.Cmd, stdin bool) (*pipes, error) {
+	p := &pipes{}
+	var err error
+	if p.outR, p.outW, err = os.Pipe(); err != nil {
+		return nil, err
+	}
+	if p.errR, p.errW, err = os.Pipe(); err != nil {
+		p.closeAll()
+		return nil, err
+	}
+	if stdin {
+		if p.inR, p.inW, err = os.Pipe(); err != nil {
+			p.closeAll()
+			return nil, err
+		}
+		cmd.Stdin = p.inR
+	}
+	cmd.Stdout, cmd.Stderr = p.outW, p.errW
+	return p, nil
+}
+
+func (p *pipes) closeChildEnds() {
+	for _, f := range []*os.File{p.outW, p.errW, p.inR} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+func (p *pipes) closeAll() {
+	p.closeChildEnds()
+	for _, f := range []*os.File{p.outR, p.errR, p.inW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// drain waits for the readers to reach EOF, which happens once every
+// process holding the pipes is gone; one that escaped the group may hold
+// them forever, so after grace they are closed under it.
+func (p *pipes) drain(readers *sync.WaitGroup, grace time.Duration) {
+	finished := make(chan struct{})
+	go func() { readers.Wait(); close(finished) }()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-finished:
+	case <-t.C:
+		p.outR.Close()
+		p.errR.Close()
+		<-finished
+	}
+	p.closeAll()
 }
 
 // capped is a buffer that keeps its first limit bytes and notes the rest.

@@ -7,11 +7,14 @@ import (
 	"syscall"
 )
 
-// ownProcessGroup puts cmd in a new process group and makes cancellation
-// kill the whole group, not just its leader.
+// ownProcessGroup puts cmd in a new process group, so that killGroup
+// reaches everything it started.
 func ownProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
+}
+
+// killGroup sends SIGKILL to cmd's whole process group. ESRCH, nothing
+// left, is the usual case once the process has exited.
+func killGroup(cmd *exec.Cmd) {
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 }
