@@ -188,3 +188,31 @@ func isInteger(s string) bool {
 	}
 	return true
 }
+
+// scriptProbe stands for a value when a template is checked before it
+// runs: a value no context can take as a plain word.
+const scriptProbe = "$(probe) `probe`"
+
+// CheckScriptTemplate checks a script template before any value is known:
+// literals are the template's text around its interpolations, in order
+// (one more literal than interpolations). It returns the index of the
+// first interpolation that lands where no quoting is safe, and why; -1 and
+// nil when every one can be quoted. lang.Loader.CheckScript takes it, so
+// that apl validate reports what would fail at run time.
+func CheckScriptTemplate(literals []string) (int, error) {
+	var s Script
+	for i, lit := range literals {
+		if err := s.Literal(lit); err != nil {
+			return max(i-1, 0), err
+		}
+		if i == len(literals)-1 {
+			break
+		}
+		if err := s.Value(scriptProbe); err != nil {
+			// The message is about where the value lands, not the probe.
+			msg := strings.Replace(err.Error(), fmt.Sprintf(" (%q)", head(scriptProbe, 40)), "", 1)
+			return i, fmt.Errorf("%s", msg)
+		}
+	}
+	return -1, nil
+}

@@ -250,33 +250,41 @@ func diagsError(diags hcl.Diagnostics) error {
 	return fmt.Errorf("%s", strings.Join(parts, "; "))
 }
 
-// renderScript renders a bash script template. Every interpolated value is
-// shell-quoted, so an input such as $(rm -rf ~) stays one literal word; a
-// list becomes several quoted words. Literal text and %{ } directives are
-// kept as written.
+// renderScript renders a bash script template. Every interpolated value
+// is quoted for where it lands in the script (a bare word, double or
+// single quotes, a heredoc: builtins.Script), so an input such as
+// $(rm -rf ~) stays literal text; a list becomes several quoted words
+// where a word may stand. A value where no quoting is safe (inside
+// backticks) is an error that names the safe form. Literal text and
+// %{ } directives are kept as written.
 func renderScript(expr hcl.Expression, ctx *hcl.EvalContext) (string, error) {
-	var b strings.Builder
-	if err := renderScriptPart(&b, expr, ctx); err != nil {
+	var sc builtins.Script
+	if err := renderScriptPart(&sc, expr, ctx); err != nil {
 		return "", err
 	}
-	return b.String(), nil
+	return sc.String(), nil
 }
 
-func renderScriptPart(b *strings.Builder, expr hcl.Expression, ctx *hcl.EvalContext) error {
+func renderScriptPart(sc *builtins.Script, expr hcl.Expression, ctx *hcl.EvalContext) error {
 	switch e := expr.(type) {
 	case *hclsyntax.TemplateExpr:
 		for _, p := range e.Parts {
-			if err := renderScriptPart(b, p, ctx); err != nil {
+			if err := renderScriptPart(sc, p, ctx); err != nil {
 				return err
 			}
 		}
 		return nil
 	case *hclsyntax.LiteralValueExpr:
 		s, err := toString(e.Val)
-		b.WriteString(s)
-		return err
+		if err != nil {
+			return err
+		}
+		if err := sc.Literal(s); err != nil {
+			return fmt.Errorf("%s: %w", e.Range(), err)
+		}
+		return nil
 	case *hclsyntax.TemplateWrapExpr:
-		return quoteValue(b, e.Wrapped, ctx)
+		return quoteValue(sc, e.Wrapped, ctx)
 	case *hclsyntax.ConditionalExpr:
 		if isTemplate(e.TrueResult) && isTemplate(e.FalseResult) {
 			c, diags := e.Condition.Value(ctx)
@@ -288,16 +296,16 @@ func renderScriptPart(b *strings.Builder, expr hcl.Expression, ctx *hcl.EvalCont
 				return fmt.Errorf("%s: an if condition must be true or false", e.Condition.Range())
 			}
 			if c.True() {
-				return renderScriptPart(b, e.TrueResult, ctx)
+				return renderScriptPart(sc, e.TrueResult, ctx)
 			}
-			return renderScriptPart(b, e.FalseResult, ctx)
+			return renderScriptPart(sc, e.FalseResult, ctx)
 		}
 	case *hclsyntax.TemplateJoinExpr:
 		if f, ok := e.Tuple.(*hclsyntax.ForExpr); ok && isTemplate(f.ValExpr) {
-			return renderScriptFor(b, f, ctx)
+			return renderScriptFor(sc, f, ctx)
 		}
 	}
-	return quoteValue(b, expr, ctx)
+	return quoteValue(sc, expr, ctx)
 }
 
 func isTemplate(e hcl.Expression) bool {
@@ -307,7 +315,7 @@ func isTemplate(e hcl.Expression) bool {
 
 // renderScriptFor renders a %{ for } directive, quoting the values its
 // body interpolates.
-func renderScriptFor(b *strings.Builder, f *hclsyntax.ForExpr, ctx *hcl.EvalContext) error {
+func renderScriptFor(sc *builtins.Script, f *hclsyntax.ForExpr, ctx *hcl.EvalContext) error {
 	coll, diags := f.CollExpr.Value(ctx)
 	if diags.HasErrors() {
 		return diagsError(diags)
@@ -331,14 +339,14 @@ func renderScriptFor(b *strings.Builder, f *hclsyntax.ForExpr, ctx *hcl.EvalCont
 				continue
 			}
 		}
-		if err := renderScriptPart(b, f.ValExpr, child); err != nil {
+		if err := renderScriptPart(sc, f.ValExpr, child); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func quoteValue(b *strings.Builder, expr hcl.Expression, ctx *hcl.EvalContext) error {
+func quoteValue(sc *builtins.Script, expr hcl.Expression, ctx *hcl.EvalContext) error {
 	v, diags := expr.Value(ctx)
 	if diags.HasErrors() {
 		return diagsError(diags)
@@ -348,18 +356,17 @@ func quoteValue(b *strings.Builder, expr hcl.Expression, ctx *hcl.EvalContext) e
 	}
 	t := v.Type()
 	if t.IsListType() || t.IsTupleType() || t.IsSetType() {
-		first := true
+		var list []string
 		for it := v.ElementIterator(); it.Next(); {
 			_, ev := it.Element()
 			s, err := toString(ev)
 			if err != nil {
 				return fmt.Errorf("%s: list element: %w", expr.Range(), err)
 			}
-			if !first {
-				b.WriteByte(' ')
-			}
-			first = false
-			b.WriteString(builtins.ShellQuote(s))
+			list = append(list, s)
+		}
+		if err := sc.Values(list); err != nil {
+			return fmt.Errorf("%s: %w", expr.Range(), err)
 		}
 		return nil
 	}
@@ -367,6 +374,8 @@ func quoteValue(b *strings.Builder, expr hcl.Expression, ctx *hcl.EvalContext) e
 	if err != nil {
 		return fmt.Errorf("%s: %w", expr.Range(), err)
 	}
-	b.WriteString(builtins.ShellQuote(s))
+	if err := sc.Value(s); err != nil {
+		return fmt.Errorf("%s: %w", expr.Range(), err)
+	}
 	return nil
 }

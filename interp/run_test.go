@@ -344,3 +344,58 @@ func writeFile(t testing.TB, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// Issue 9: a value interpolated inside double quotes, single quotes, an
+// unquoted heredoc or an assignment's quotes was quoted for a bare word,
+// so an agent answering {"title": "$(touch PWNED)"} ran the command. Each
+// value is now quoted for where it lands.
+func TestScriptQuotesByContext(t *testing.T) {
+	pb := load(t, `
+playbook "q" {}
+agent "a" {
+  type = "general-purpose"
+}
+prompt "p" { template = "title?" }
+step "ask" {
+  agent "a" { prompt = prompt.p }
+  returns = object({ title = string })
+}
+step "echo" {
+  shell {
+    script = <<-EOT
+      echo "Title: ${steps.ask.output.title}"
+      echo '${steps.ask.output.title}'
+      X="${steps.ask.output.title}"; echo "$X"
+      cat <<EOF
+      ${steps.ask.output.title}
+      EOF
+    EOT
+  }
+}
+output { out = steps.echo.output }
+`)
+	work := t.TempDir()
+	hostile := "$(touch PWNED) `touch PWNED2` \"'; touch PWNED3; '"
+	answer, _ := json.Marshal(map[string]string{"title": hostile})
+	res, err := Start(context.Background(), pb, "test.hcl", Options{Workdir: work, NoSync: true,
+		AgentCommand: []string{"sh", "-c", "cat >/dev/null; printf '%s' '" + strings.ReplaceAll(string(answer), "'", `'\''`) + "'"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusCompleted {
+		t.Fatalf("status %s: %s", res.Status, res.Reason)
+	}
+	for _, f := range []string{"PWNED", "PWNED2", "PWNED3"} {
+		if _, err := os.Stat(filepath.Join(work, f)); err == nil {
+			t.Errorf("the agent's answer ran a command: %s exists", f)
+		}
+	}
+	var out struct{ Out string }
+	if err := json.Unmarshal(res.OutputJSON, &out); err != nil {
+		t.Fatal(err)
+	}
+	want := "Title: " + hostile + "\n" + hostile + "\n" + hostile + "\n" + hostile + "\n"
+	if out.Out != want {
+		t.Errorf("bash printed\n%q\nwant\n%q", out.Out, want)
+	}
+}

@@ -31,6 +31,11 @@ type Loader struct {
 	// a mocked agent output that a run would reject; nil leaves that check
 	// to the run.
 	DecodeAnswer func(answer []byte, returns cty.Type) error
+	// CheckScript checks a shell script template given as its literal text
+	// around each interpolation, as the runtime will quote values into it
+	// (builtins.CheckScriptTemplate): it returns the index of the first
+	// interpolation no quoting makes safe, and why. nil skips the check.
+	CheckScript func(literals []string) (int, error)
 
 	stack []string // playbooks being loaded, outermost first, for sub-playbooks
 	subs  *subCache
@@ -156,12 +161,13 @@ func isPlaybookFile(name string) bool {
 // dir is where file() paths resolve ("stdlib:NAME" for embedded ones).
 func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hcl.Diagnostics) {
 	l := &loader{
-		dir:      dir,
-		stdlib:   ld.Stdlib,
-		builtins: ld.Builtins,
-		stack:    ld.stack,
-		subs:     ld.subs,
-		sources:  map[string][]byte{},
+		dir:         dir,
+		stdlib:      ld.Stdlib,
+		builtins:    ld.Builtins,
+		checkScript: ld.CheckScript,
+		stack:       ld.stack,
+		subs:        ld.subs,
+		sources:     map[string][]byte{},
 		pb: &Playbook{
 			Modes:   map[string]*Mode{},
 			Budgets: map[string]*Budget{},
@@ -213,6 +219,7 @@ type loader struct {
 	refChecks          []refCheck
 	explicitNext       map[*Step]hcl.Range
 	builtins           []string
+	checkScript        func([]string) (int, error)
 	stack              []string
 	subs               *subCache // nil: loading from sources, nothing cached
 	usedInputs         map[string]bool

@@ -341,6 +341,7 @@ func (l *loader) decodeShellBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostic
 		}
 	default:
 		sh.Script = script.Expr
+		diags = append(diags, l.checkScriptQuoting(script.Expr)...)
 	}
 	if a := content.Attributes["parse"]; a != nil {
 		v, d := constString(a)
@@ -365,6 +366,55 @@ func (l *loader) decodeShellBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostic
 				`Use parse = "json" for objects, numbers and bools.`), b.DefRange))
 	}
 	return sh, diags
+}
+
+// checkScriptQuoting reports an interpolation in a script template that
+// lands where no quoting is safe (inside backticks, say), which would fail
+// at run time. Both branches of a %{ if } and one round of a %{ for } are
+// read in order, as the text they would add.
+func (l *loader) checkScriptQuoting(e hcl.Expression) hcl.Diagnostics {
+	if l.checkScript == nil {
+		return nil
+	}
+	literals := []string{""}
+	var values []hcl.Range
+	var walk func(e hcl.Expression)
+	walk = func(e hcl.Expression) {
+		switch e := e.(type) {
+		case *hclsyntax.TemplateExpr:
+			for _, p := range e.Parts {
+				walk(p)
+			}
+			return
+		case *hclsyntax.LiteralValueExpr:
+			if e.Val.Type() == cty.String && !e.Val.IsNull() {
+				literals[len(literals)-1] += e.Val.AsString()
+				return
+			}
+		case *hclsyntax.TemplateWrapExpr:
+			walk(e.Wrapped)
+			return
+		case *hclsyntax.ConditionalExpr:
+			if _, ok := e.TrueResult.(*hclsyntax.TemplateExpr); ok {
+				walk(e.TrueResult)
+				walk(e.FalseResult)
+				return
+			}
+		case *hclsyntax.TemplateJoinExpr:
+			if f, ok := e.Tuple.(*hclsyntax.ForExpr); ok {
+				walk(f.ValExpr)
+				return
+			}
+		}
+		values = append(values, e.Range())
+		literals = append(literals, "")
+	}
+	walk(e)
+	i, err := l.checkScript(literals)
+	if err == nil || i < 0 || i >= len(values) {
+		return nil
+	}
+	return hcl.Diagnostics{errDiag("Unsafe interpolation in script", sentence(err.Error()), values[i])}
 }
 
 func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {

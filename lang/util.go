@@ -141,3 +141,16 @@ var (
 )
 
 type ctyValue = cty.Value
+
+// sentence makes a message a sentence: a capital first letter and a
+// final period.
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
+}
