@@ -46,6 +46,9 @@ type call struct {
 	stdin  *string // nil: an empty stdin
 	dir    string  // temporary directory, made on first use
 	schema string  // path of the schema file, once written
+	// prior is, for a resumed codex thread, its token total before this
+	// call, which codex's running total includes.
+	prior *Usage
 }
 
 func newCommand(cfg Config) (Driver, error) {
