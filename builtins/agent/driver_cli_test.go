@@ -251,7 +251,33 @@ func TestGemini(t *testing.T) {
 		{
 			name:    "error object",
 			body:    heredoc(`{"response":null,"error":{"type":"ApiError","message":"quota exceeded","code":429}}`) + "\nexit 1",
-			wantErr: "driver gemini: quota exceeded",
+			wantErr: "driver gemini: the API failed with HTTP 429: quota exceeded",
+		},
+		{
+			// As gemini 0.61 fails on an HTTP 400: nothing on stdout, the
+			// error object after a stack trace on stderr, exit 400 % 256.
+			name: "error on stderr after stack traces",
+			body: `cat >&2 <<'EOF'
+Error when talking to Gemini API Full report available at: /tmp/gemini-client-error.json _ApiError: {"error":{"code":400,"message":"fake bad request","status":"INVALID_ARGUMENT"}}
+    at throwErrorIfNotOK (file:///x/chunk.js:267833:24) {
+  status: 400
+}
+{
+  "session_id": "3a864bbe",
+  "error": {
+    "type": "Error",
+    "message": "{\"error\":{\"code\":400,\"message\":\"fake bad request\",\"status\":\"INVALID_ARGUMENT\"}}",
+    "code": 400
+  }
+}
+EOF
+exit 144`,
+			wantErr: "driver gemini: the API failed with HTTP 400: fake bad request",
+		},
+		{
+			name:    "untrusted folder",
+			body:    `echo '{"session_id":"s","error":{"type":"FatalUntrustedWorkspaceError","message":"Gemini CLI is not running in a trusted directory.","code":55}}' >&2; exit 55`,
+			wantErr: "driver gemini: exited with status 55: Gemini CLI is not running in a trusted directory.",
 		},
 		{
 			name:    "null error is not a failure but no response is",
@@ -283,9 +309,20 @@ func TestGemini(t *testing.T) {
 			if got := f.read(t, "stdin"); got != "the prompt" {
 				t.Errorf("stdin = %q", got)
 			}
-			if env := f.env(t, "APL_STEP"); env["APL_STEP"] != "judge" {
+			if env := f.env(t, "APL_STEP", "GEMINI_CLI_TRUST_WORKSPACE"); env["APL_STEP"] != "judge" || env["GEMINI_CLI_TRUST_WORKSPACE"] != "true" {
 				t.Errorf("env = %v", env)
 			}
 		})
+	}
+}
+
+func TestGeminiResume(t *testing.T) {
+	f := fakeCLI(t, "gemini", heredoc(`{"session_id":"3a864bbe","response":"again","stats":{}}`))
+	resp, err := newDriver(t, Config{Type: TypeGemini}).Call(context.Background(), Request{Prompt: "p", SessionID: "3a864bbe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasSeq(f.argv(t), "--resume", "3a864bbe") || resp.SessionID != "3a864bbe" {
+		t.Errorf("argv = %q, SessionID = %q", f.argv(t), resp.SessionID)
 	}
 }
