@@ -12,7 +12,15 @@ type responsesBody struct {
 	Model        string `json:"model"`
 	Instructions string `json:"instructions"`
 	Stream       bool   `json:"stream"`
-	Input        []struct {
+	Text         *struct {
+		Format struct {
+			Type   string         `json:"type"`
+			Name   string         `json:"name"`
+			Strict bool           `json:"strict"`
+			Schema map[string]any `json:"schema"`
+		} `json:"format"`
+	} `json:"text"`
+	Input []struct {
 		Type    string `json:"type"`
 		Role    string `json:"role"`
 		Content any    `json:"content"`
@@ -44,6 +52,15 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, req Request) 
 		}
 	}
 	req.System = strings.Join(system, "\n")
+	if f := b.Text; f != nil && f.Format.Type == "json_schema" && f.Format.Strict {
+		// As OpenAI's Structured Outputs does, refuse a schema strict mode
+		// cannot take, before any reply is spent.
+		if msg := strictProblem(f.Format.Schema, "()"); msg != "" {
+			s.record(req)
+			fail(w, "responses", Reply{Status: 400, Message: "Invalid schema for response_format '" + f.Format.Name + "': " + msg})
+			return
+		}
+	}
 	reply := s.next()
 	s.record(req)
 	if fail(w, "responses", reply) {
@@ -166,4 +183,38 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, req Request) {
 		cutAfter = 2
 	}
 	sse(w, events, cutAfter)
+}
+
+// strictProblem returns what OpenAI's strict mode would refuse in schema,
+// in its words, or "" when it would take it: every object must set
+// additionalProperties to false and require every property.
+func strictProblem(schema map[string]any, context string) string {
+	if schema["type"] == "object" || schema["properties"] != nil {
+		if ap, ok := schema["additionalProperties"].(bool); !ok || ap {
+			return "In context=" + context + ", 'additionalProperties' is required to be supplied and to be false."
+		}
+		props, _ := schema["properties"].(map[string]any)
+		req := map[string]bool{}
+		if list, ok := schema["required"].([]any); ok {
+			for _, n := range list {
+				if n, ok := n.(string); ok {
+					req[n] = true
+				}
+			}
+		}
+		for name, p := range props {
+			if !req[name] {
+				return "In context=" + context + ", 'required' is required to be supplied and to be an array including every key in properties. Missing '" + name + "'."
+			}
+			if ps, ok := p.(map[string]any); ok {
+				if msg := strictProblem(ps, "('properties', '"+name+"')"); msg != "" {
+					return msg
+				}
+			}
+		}
+	}
+	if items, ok := schema["items"].(map[string]any); ok {
+		return strictProblem(items, "('items',)")
+	}
+	return ""
 }
