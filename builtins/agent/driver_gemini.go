@@ -136,6 +136,11 @@ func geminiError(raw json.RawMessage, exit int) error {
 			obj.Code = api.Error.Code
 		}
 	}
+	if msg == "terminated" {
+		// Node's fetch says only this when the server closed the stream
+		// mid-answer, which gemini does not retry.
+		msg = "the connection to the API closed mid-answer (terminated)"
+	}
 	msg = excerpt(msg, 500)
 	switch {
 	case obj.Code >= 400 && obj.Code <= 599:
