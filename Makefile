@@ -24,7 +24,8 @@ lint:
 # $APL_CONFORMANCE_CACHE) and a fake model server on 127.0.0.1. Without npm
 # or its registry it prints a SKIP line for the CLI drivers and passes.
 conformance:
-	APL_CONFORMANCE=1 $(GO) test -count=1 -timeout 15m ./builtins/agent/conformance/
+	@# -v, because go test shows a passing package's output (the SKIP line) only then.
+	APL_CONFORMANCE=1 $(GO) test -v -count=1 -timeout 15m ./builtins/agent/conformance/
 
 # Short fuzzing runs of the loader and the gate compiler.
 fuzz:
