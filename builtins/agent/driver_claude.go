@@ -10,11 +10,14 @@ import (
 )
 
 // claudeBase is the default invocation of the claude-code preset. The
-// stream-json format prints one message a line as it goes (with --verbose,
-// which it requires), so that a call killed at its timeout still shows its
-// session and its API retries; the last line is the same result object
-// `--output-format json` prints.
-var claudeBase = []string{"claude", "-p", "--output-format", "stream-json", "--verbose"}
+// preset also reads `--output-format stream-json --verbose` (set through
+// Command), which prints one message a line as it goes, so that a call
+// killed at its timeout still shows its session and its API retries; its
+// last line is the same result object json prints.
+//
+// TODO(issue 13): make stream-json the default once the cmd/apl example
+// script that greps claude's argv expects it.
+var claudeBase = []string{"claude", "-p", "--output-format", "json"}
 
 // claudeResult is the result object `claude -p --output-format json` prints.
 type claudeResult struct {
@@ -42,8 +45,8 @@ type claudeResult struct {
 	Error       string `json:"error"`
 }
 
-// newClaude builds the claude-code preset: `claude -p --output-format
-// stream-json --verbose` with the prompt on stdin, plus --model,
+// newClaude builds the claude-code preset: `claude -p --output-format json`
+// with the prompt on stdin, plus --model,
 // --append-system-prompt (the append_system_prompt option and the Request's
 // System, joined), --allowedTools and --disallowedTools (comma-joined),
 // --permission-mode, --max-turns, --json-schema when the Request has a
@@ -220,7 +223,8 @@ func claudeFailure(r claudeResult, exit int) error {
 	case r.APIErrorStatus != nil:
 		return fmt.Errorf("driver claude-code: the API failed with HTTP %d%s: %s", *r.APIErrorStatus, exitNote, detail)
 	case r.Subtype != "" && r.Subtype != "success":
-		return fmt.Errorf("driver claude-code: the run stopped (%s%s): %s", r.Subtype, exitNote, detail)
+		// The subtype says why (error_max_turns, error_during_execution).
+		return fmt.Errorf("driver claude-code: run failed (subtype %q, exit status %d): %s", r.Subtype, exit, detail)
 	}
 	return fmt.Errorf("driver claude-code: the run failed%s: %s", exitNote, detail)
 }

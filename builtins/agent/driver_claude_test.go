@@ -41,7 +41,7 @@ func TestClaudeSuccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantArgv := []string{
-		"-p", "--output-format", "stream-json", "--verbose",
+		"-p", "--output-format", "json",
 		"--model", "sonnet",
 		"--append-system-prompt", "Be terse.\n\nYou are the planner.",
 		"--allowedTools", "Read,Bash(git:*)",
@@ -92,7 +92,7 @@ func TestClaudeResults(t *testing.T) {
 		{
 			name:      "error subtype with exit 0 is a failure",
 			body:      heredoc(`{"type":"result","subtype":"error_max_turns","is_error":false,"session_id":"s1","num_turns":12,"usage":{"input_tokens":50,"output_tokens":7}}`),
-			wantErr:   []string{`driver claude-code: the run stopped (error_max_turns): no message`},
+			wantErr:   []string{`driver claude-code: run failed (subtype "error_max_turns", exit status 0): no message`},
 			wantUsage: Usage{InputTokens: 50, OutputTokens: 7},
 		},
 		{
@@ -186,8 +186,8 @@ func TestClaudeHangIsKilled(t *testing.T) {
 func TestClaudeTimeoutSaysWhy(t *testing.T) {
 	fakeCLI(t, "claude", heredoc(`{"type":"system","subtype":"init","session_id":"s9"}
 {"type":"system","subtype":"api_retry","attempt":3,"max_retries":10,"retry_delay_ms":2165,"error_status":500,"error":"server_error","session_id":"s9"}`)+"\nexec sleep 300")
-	d := newDriver(t, Config{Type: TypeClaudeCode})
-	resp, err := d.Call(context.Background(), Request{Prompt: "p", Timeout: 300 * time.Millisecond})
+	d := newDriver(t, Config{Type: TypeClaudeCode, Command: []string{"claude", "-p", "--output-format", "stream-json", "--verbose"}})
+	resp, err := d.Call(context.Background(), Request{Prompt: "p", Timeout: 2 * time.Second})
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("error = %v, want a timeout", err)
 	}
