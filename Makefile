@@ -4,7 +4,7 @@ GO      ?= go
 PKGS    := ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build test lint fuzz bench update run clean
+.PHONY: build test lint fuzz bench update run clean conformance
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/apl ./cmd/apl
@@ -18,6 +18,14 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+
+# The agent drivers against the real claude, codex and gemini CLIs (pinned
+# versions, installed with npm into the user cache directory, or
+# $APL_CONFORMANCE_CACHE) and a fake model server on 127.0.0.1. Without npm
+# or its registry it prints a SKIP line for the CLI drivers and passes.
+conformance:
+	@# -v, because go test shows a passing package's output (the SKIP line) only then.
+	APL_CONFORMANCE=1 $(GO) test -v -count=1 -timeout 15m ./builtins/agent/conformance/
 
 # Short fuzzing runs of the loader and the gate compiler.
 fuzz:

@@ -21,7 +21,7 @@ func TestNewRejects(t *testing.T) {
 		{"command with options", Config{Type: TypeCommand, Command: []string{"x"}, Options: map[string]any{"max_turns": 3}}, "takes no options"},
 		{"preset with output", Config{Type: TypeClaudeCode, Output: "text"}, "fixed by the preset"},
 		{"preset with base url", Config{Type: TypeCodex, BaseURL: "http://x"}, "for the HTTP drivers"},
-		{"unknown claude option", Config{Type: TypeClaudeCode, Options: map[string]any{"max_turn": 3}}, `unknown option "max_turn" (known: allowed_tools, append_system_prompt, disallowed_tools, max_turns, permission_mode)`},
+		{"unknown claude option", Config{Type: TypeClaudeCode, Options: map[string]any{"max_turn": 3}}, `unknown option "max_turn" (known: allowed_tools, append_system_prompt, disallowed_tools, max_retries, max_turns, permission_mode)`},
 		{"claude option type", Config{Type: TypeClaudeCode, Options: map[string]any{"max_turns": "3"}}, "max_turns must be a whole number"},
 		{"claude tools type", Config{Type: TypeClaudeCode, Options: map[string]any{"allowed_tools": []any{"Read", 3}}}, "allowed_tools[1] must be a string"},
 		{"codex option type", Config{Type: TypeCodex, Options: map[string]any{"skip_git_repo_check": "yes"}}, "must be a bool"},

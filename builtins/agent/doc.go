@@ -7,7 +7,10 @@
 //
 // Files: config.go builds drivers (New); driver_*.go hold one driver each,
 // with process.go running the CLI ones and driver_http.go the HTTP
-// transport and its retries; cassette.go records and replays.
+// transport and its retries; cassette.go records and replays; strict.go
+// turns a returns schema into the strict form codex needs. The fakeserver
+// package is a fake model server for tests, and the conformance package
+// runs the drivers against the real CLIs pointed at it (make conformance).
 //
 // agent does not render prompts, read HCL or decide what a failure means
 // for the run: the interpreter hands it a finished Request and a cty type,

@@ -4,11 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 )
 
-// claudeBase is the default invocation of the claude-code preset.
+// claudeBase is the default invocation of the claude-code preset. The
+// preset also reads `--output-format stream-json --verbose` (set through
+// Command), which prints one message a line as it goes, so that a call
+// killed at its timeout still shows its session and its API retries; its
+// last line is the same result object json prints.
+//
+// TODO(issue 13): make stream-json the default once the cmd/apl example
+// script that greps claude's argv expects it.
 var claudeBase = []string{"claude", "-p", "--output-format", "json"}
 
 // claudeResult is the result object `claude -p --output-format json` prints.
@@ -27,27 +35,59 @@ type claudeResult struct {
 		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
 	} `json:"usage"`
 	Errors []string `json:"errors"`
+	// APIErrorStatus is the HTTP status of the API error that ended the
+	// run, when one did.
+	APIErrorStatus *int `json:"api_error_status"`
+	// The fields of a system api_retry message.
+	Attempt     int    `json:"attempt"`
+	MaxRetries  int    `json:"max_retries"`
+	ErrorStatus *int   `json:"error_status"`
+	Error       string `json:"error"`
 }
 
 // newClaude builds the claude-code preset: `claude -p --output-format json`
-// with the prompt on stdin, plus --model, --append-system-prompt (the
-// append_system_prompt option and the Request's System, joined),
-// --allowedTools and --disallowedTools (comma-joined), --permission-mode,
-// --max-turns, --json-schema when the Request has a schema, and
-// --resume=<id> (one token) when it names a session.
+// with the prompt on stdin, plus --model,
+// --append-system-prompt (the append_system_prompt option and the Request's
+// System, joined), --allowedTools and --disallowedTools (comma-joined),
+// --permission-mode, --max-turns, --json-schema when the Request has a
+// schema, and --resume=<id> (one token) when it names a session. The
+// max_retries option sets CLAUDE_CODE_MAX_RETRIES, claude's own count of
+// API retries (10 by default, some three minutes against a server that
+// keeps failing).
 //
 // The result object decides success: is_error true or a subtype other than
 // "success" is a failure even when claude exits 0, and when claude exits
 // non-zero but prints a result object, that object is read and decides (so
 // the usage, cost and session of a failed run are still reported). Only a
-// non-zero exit without a result object falls back to the exit status.
+// non-zero exit without a result object falls back to the exit status. A
+// failed API call is reported by its status (api_error_status) and
+// claude's words for it.
 func newClaude(cfg Config) (Driver, error) {
 	d, err := baseCommand(cfg, claudeBase)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOptions(cfg, "append_system_prompt", "allowed_tools", "disallowed_tools", "permission_mode", "max_turns"); err != nil {
+	if err := checkOptions(cfg, "append_system_prompt", "allowed_tools", "disallowed_tools", "permission_mode", "max_turns", "max_retries"); err != nil {
 		return nil, err
+	}
+	if _, set := cfg.Options["max_retries"]; set {
+		n, err := intOption(cfg, "max_retries")
+		if err != nil {
+			return nil, err
+		}
+		if n < 0 {
+			return nil, fmt.Errorf("driver %s: option max_retries must not be negative", cfg.Type)
+		}
+		// An option is explicit configuration: it beats apl's environment,
+		// but not a CLAUDE_CODE_MAX_RETRIES the driver's env sets.
+		env := maps.Clone(d.cfg.Env)
+		if env == nil {
+			env = map[string]string{}
+		}
+		if _, ok := env["CLAUDE_CODE_MAX_RETRIES"]; !ok {
+			env["CLAUDE_CODE_MAX_RETRIES"] = strconv.Itoa(n)
+		}
+		d.cfg.Env = env
 	}
 	appendSystem, err := stringOption(cfg, "append_system_prompt")
 	if err != nil {
@@ -129,24 +169,81 @@ func newClaude(cfg Config) (Driver, error) {
 			resp.Structured = unwrap(s, c.req.Schema != nil && wrapped)
 		}
 		if r.IsError || (r.Subtype != "" && r.Subtype != "success") {
-			detail := r.Result
-			if detail == "" {
-				detail = strings.Join(r.Errors, "; ")
-			}
-			return resp, fmt.Errorf("driver claude-code: run failed (subtype %q, exit status %d): %s",
-				r.Subtype, res.ExitCode, excerpt(detail, 500))
+			return resp, claudeFailure(r, res.ExitCode)
 		}
 		return resp, nil
+	}
+	d.killed = func(res ProcessResult) (string, string) {
+		var session, doing string
+		for _, line := range strings.Split(string(res.Stdout), "\n") {
+			var m claudeResult
+			if json.Unmarshal([]byte(line), &m) != nil {
+				continue
+			}
+			if m.SessionID != "" {
+				session = m.SessionID
+			}
+			if m.Type == "system" && m.Subtype == "api_retry" {
+				doing = "claude was retrying the API: attempt " + strconv.Itoa(m.Attempt)
+				if m.MaxRetries > 0 {
+					doing += " of " + strconv.Itoa(m.MaxRetries)
+				}
+				if m.ErrorStatus != nil {
+					doing += fmt.Sprintf(" after HTTP %d", *m.ErrorStatus)
+				}
+				if m.Error != "" {
+					doing += " (" + m.Error + ")"
+				}
+			}
+		}
+		if doing == "" {
+			doing = lastLine(string(res.Stderr))
+		}
+		return session, doing
 	}
 	return d, nil
 }
 
-// parseClaudeResult reads claude's result object from stdout. With
-// --verbose claude prints every message as an array; the result is then its
-// last element of type "result".
+// claudeFailure words a failed result in one sentence: the API's status
+// and claude's message when an API call failed, else what stopped the run.
+func claudeFailure(r claudeResult, exit int) error {
+	detail := r.Result
+	if detail == "" {
+		detail = strings.Join(r.Errors, "; ")
+	}
+	if detail == "" {
+		detail = "no message"
+	}
+	detail = excerpt(detail, 500)
+	exitNote := ""
+	if exit != 0 {
+		exitNote = fmt.Sprintf(", exit status %d", exit)
+	}
+	switch {
+	case r.APIErrorStatus != nil:
+		return fmt.Errorf("driver claude-code: the API failed with HTTP %d%s: %s", *r.APIErrorStatus, exitNote, detail)
+	case r.Subtype != "" && r.Subtype != "success":
+		// The subtype says why (error_max_turns, error_during_execution).
+		return fmt.Errorf("driver claude-code: run failed (subtype %q, exit status %d): %s", r.Subtype, exit, detail)
+	}
+	return fmt.Errorf("driver claude-code: the run failed%s: %s", exitNote, detail)
+}
+
+// parseClaudeResult reads claude's result object from stdout: the whole
+// output (--output-format json), the last element of type "result" of an
+// array (json with --verbose), or the last line of type "result"
+// (stream-json).
 func parseClaudeResult(stdout []byte) (claudeResult, bool) {
 	trimmed := bytes.TrimSpace(stdout)
 	var r claudeResult
+	if lines := bytes.Split(trimmed, []byte("\n")); len(lines) > 1 {
+		for i := len(lines) - 1; i >= 0; i-- {
+			var m claudeResult
+			if json.Unmarshal(bytes.TrimSpace(lines[i]), &m) == nil && m.Type == "result" {
+				return m, true
+			}
+		}
+	}
 	if bytes.HasPrefix(trimmed, []byte("[")) {
 		var msgs []json.RawMessage
 		if json.Unmarshal(trimmed, &msgs) != nil {

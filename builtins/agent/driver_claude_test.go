@@ -86,13 +86,13 @@ func TestClaudeResults(t *testing.T) {
 		{
 			name:     "is_error with exit 0 is a failure",
 			body:     heredoc(`{"type":"result","subtype":"success","is_error":true,"result":"API Error: 529 overloaded","session_id":"s1","total_cost_usd":0.001,"usage":{"input_tokens":5,"output_tokens":0}}`),
-			wantErr:  []string{"run failed", "exit status 0", "API Error: 529 overloaded"},
+			wantErr:  []string{"driver claude-code: the run failed: API Error: 529 overloaded"},
 			wantText: "API Error: 529 overloaded", wantUsage: Usage{InputTokens: 5}, wantCost: ptr(0.001),
 		},
 		{
 			name:      "error subtype with exit 0 is a failure",
 			body:      heredoc(`{"type":"result","subtype":"error_max_turns","is_error":false,"session_id":"s1","num_turns":12,"usage":{"input_tokens":50,"output_tokens":7}}`),
-			wantErr:   []string{`subtype "error_max_turns"`},
+			wantErr:   []string{`driver claude-code: run failed (subtype "error_max_turns", exit status 0): no message`},
 			wantUsage: Usage{InputTokens: 50, OutputTokens: 7},
 		},
 		{
@@ -120,6 +120,22 @@ func TestClaudeResults(t *testing.T) {
 			name:     "verbose array output",
 			body:     heredoc(`[{"type":"system","subtype":"init","session_id":"s1"},{"type":"assistant","message":{}},{"type":"result","subtype":"success","is_error":false,"result":"final","session_id":"s1","usage":{"input_tokens":1,"output_tokens":1}}]`),
 			wantText: "final", wantUsage: Usage{InputTokens: 1, OutputTokens: 1},
+		},
+		{
+			// As claude 2.1 reports a persistent HTTP 500 after its retries.
+			name: "API error names the status",
+			body: heredoc(`{"type":"result","subtype":"success","is_error":true,"api_error_status":500,"api_error_type":"api_error",`+
+				`"result":"API Error: 500 fake boom. This is a server-side issue.","session_id":"s1","usage":{"input_tokens":0,"output_tokens":0}}`) + "\nexit 1",
+			wantErr:  []string{"driver claude-code: the API failed with HTTP 500, exit status 1: API Error: 500 fake boom."},
+			wantText: "API Error: 500 fake boom. This is a server-side issue.",
+		},
+		{
+			name: "stream-json lines",
+			body: heredoc(`{"type":"system","subtype":"init","session_id":"s1"}
+{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"error_status":500,"error":"server_error","session_id":"s1"}
+{"type":"assistant","message":{"content":[{"type":"text","text":"final"}]},"session_id":"s1"}
+{"type":"result","subtype":"success","is_error":false,"result":"final","session_id":"s1","usage":{"input_tokens":3,"output_tokens":4}}`),
+			wantText: "final", wantUsage: Usage{InputTokens: 3, OutputTokens: 4},
 		},
 		{
 			name:     "no reported cost uses the price table",
@@ -162,6 +178,36 @@ func TestClaudeHangIsKilled(t *testing.T) {
 	}
 	if elapsed := time.Since(start); elapsed > 4*time.Second {
 		t.Errorf("Call returned after %s", elapsed)
+	}
+}
+
+// Regression: a call killed at its timeout while claude retried a failing
+// API said only "timed out".
+func TestClaudeTimeoutSaysWhy(t *testing.T) {
+	fakeCLI(t, "claude", heredoc(`{"type":"system","subtype":"init","session_id":"s9"}
+{"type":"system","subtype":"api_retry","attempt":3,"max_retries":10,"retry_delay_ms":2165,"error_status":500,"error":"server_error","session_id":"s9"}`)+"\nexec sleep 300")
+	d := newDriver(t, Config{Type: TypeClaudeCode, Command: []string{"claude", "-p", "--output-format", "stream-json", "--verbose"}})
+	resp, err := d.Call(context.Background(), Request{Prompt: "p", Timeout: 2 * time.Second})
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("error = %v, want a timeout", err)
+	}
+	if want := "process group killed); claude was retrying the API: attempt 3 of 10 after HTTP 500 (server_error)"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error = %v, want it to contain %q", err, want)
+	}
+	if resp.SessionID != "s9" {
+		t.Errorf("SessionID = %q, want s9", resp.SessionID)
+	}
+}
+
+func TestClaudeMaxRetriesOption(t *testing.T) {
+	f := fakeCLI(t, "claude", heredoc(`{"type":"result","subtype":"success","is_error":false,"result":"x","session_id":"s"}`))
+	t.Setenv("CLAUDE_CODE_MAX_RETRIES", "10")
+	d := newDriver(t, Config{Type: TypeClaudeCode, Options: map[string]any{"max_retries": 2}})
+	if _, err := d.Call(context.Background(), Request{Prompt: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.env(t, "CLAUDE_CODE_MAX_RETRIES")["CLAUDE_CODE_MAX_RETRIES"]; got != "2" {
+		t.Errorf("CLAUDE_CODE_MAX_RETRIES = %q, want 2", got)
 	}
 }
 

@@ -2,10 +2,14 @@ package agent
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // codexRun is a `codex exec --json` event stream, as codex prints it.
@@ -54,7 +58,7 @@ for a in "$@"; do case "$a" in *schema.json) cp "$a" "$FAKE_OUT/schema_copy" ;; 
 	if got := f.read(t, "stdin"); got != "" {
 		t.Errorf("stdin = %q, want empty", got)
 	}
-	if got := f.read(t, "schema_copy"); got != `{"type":"object"}` {
+	if got := f.read(t, "schema_copy"); got != `{"additionalProperties":false,"properties":{},"required":[],"type":"object"}` {
 		t.Errorf("schema file = %q", got)
 	}
 	if env := f.env(t, "APL_RUN_ID"); env["APL_RUN_ID"] != "run-42" {
@@ -101,7 +105,19 @@ func TestCodexFailures(t *testing.T) {
 		{
 			name: "error event",
 			body: heredoc(`{"type":"error","message":"unexpected status 401 Unauthorized"}`),
-			want: "unexpected status 401 Unauthorized",
+			want: "driver codex: no answer: unexpected status 401 Unauthorized",
+		},
+		{
+			// As codex 0.169 prints a persistent 500: the message comes as
+			// an error event and again in turn.failed, and is said once.
+			name: "reconnects then turn.failed",
+			body: heredoc(`{"type":"thread.started","thread_id":"t"}
+{"type":"turn.started"}
+{"type":"error","message":"Reconnecting... 1/2 (high demand)"}
+{"type":"error","message":"Reconnecting... 2/2 (high demand)"}
+{"type":"error","message":"high demand"}
+{"type":"turn.failed","error":{"message":"high demand"}}`) + "\nexit 1",
+			want: "driver codex: the turn failed after 2 reconnect attempts: high demand",
 		},
 		{
 			name: "non-zero exit",
@@ -125,6 +141,96 @@ func TestCodexFailures(t *testing.T) {
 	}
 }
 
+// Regression: codex prints an error event for each reconnect and then
+// succeeds; apl took every error event for a failure.
+func TestCodexReconnectThenSuccessIsNoFailure(t *testing.T) {
+	fakeCLI(t, "codex", heredoc(`{"type":"thread.started","thread_id":"t1"}
+{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for `+"`gpt-5`"+` not found."}}
+{"type":"turn.started"}
+{"type":"error","message":"Reconnecting... 1/5 (stream disconnected before completion)"}
+{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"hello"}}
+{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":30,"output_tokens":20}}`))
+	resp, err := newDriver(t, Config{Type: TypeCodex}).Call(context.Background(), Request{Prompt: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != "hello" || resp.SessionID != "t1" || resp.Usage != (Usage{InputTokens: 70, CacheReadTokens: 30, OutputTokens: 20}) {
+		t.Errorf("Response = %+v", resp)
+	}
+}
+
+// Regression: on `exec resume` codex reports the thread's running total,
+// and apl counted the earlier turns again.
+func TestCodexResumeCountsOnlyThisTurn(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, "sessions", "2026", "01", "02")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := `{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":100,"cached_input_tokens":30,"output_tokens":20}}}}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "rollout-2026-01-02T10-00-00-t1.jsonl"), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fakeCLI(t, "codex", heredoc(`{"type":"thread.started","thread_id":"t1"}
+{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"again"}}
+{"type":"turn.completed","usage":{"input_tokens":250,"cached_input_tokens":80,"output_tokens":45}}`))
+	d := newDriver(t, Config{Type: TypeCodex, Env: map[string]string{"CODEX_HOME": home}})
+	resp, err := d.Call(context.Background(), Request{Prompt: "p", SessionID: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Usage{InputTokens: 100, CacheReadTokens: 50, OutputTokens: 25}); resp.Usage != want {
+		t.Errorf("Usage = %+v, want %+v", resp.Usage, want)
+	}
+
+	// Without a session log, the driver's own memory of the thread serves.
+	os.RemoveAll(filepath.Join(home, "sessions"))
+	resp, err = d.Call(context.Background(), Request{Prompt: "p", SessionID: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Usage != (Usage{}) {
+		t.Errorf("Usage of a turn with the same running total = %+v, want zero", resp.Usage)
+	}
+}
+
+// Regression: codex sends --output-schema in strict mode; an open object or
+// an optional property made OpenAI refuse the request.
+func TestCodexSchemaIsStrict(t *testing.T) {
+	f := fakeCLI(t, "codex", `
+for a in "$@"; do case "$a" in *schema.json) cp "$a" "$FAKE_OUT/schema_copy" ;; esac; done
+`+heredoc(`{"type":"item.completed","item":{"type":"agent_message","text":"{\"verdict\":\"PASS\",\"notes\":null}"}}`))
+	req := Request{Prompt: "p", Schema: Schema(cty.ObjectWithOptionalAttrs(map[string]cty.Type{
+		"verdict": cty.String, "notes": cty.String,
+	}, []string{"notes"}))}
+	resp, err := newDriver(t, Config{Type: TypeCodex}).Call(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"additionalProperties":false,"properties":{"notes":{"type":["string","null"]},"verdict":{"type":"string"}},"required":["notes","verdict"],"type":"object"}`
+	if got := f.read(t, "schema_copy"); got != want {
+		t.Errorf("schema file =\n%s\nwant\n%s", got, want)
+	}
+	raw, err := ExtractFromResponse(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := cty.ObjectWithOptionalAttrs(map[string]cty.Type{"verdict": cty.String, "notes": cty.String}, []string{"notes"})
+	if _, err := Decode(raw, typ); err != nil {
+		t.Errorf("Decode: %v", err)
+	}
+
+	// A map cannot be said in strict mode: no --output-schema at all.
+	f = fakeCLI(t, "codex", heredoc(`{"type":"item.completed","item":{"type":"agent_message","text":"{}"}}`))
+	req.Schema = Schema(cty.Map(cty.String))
+	if _, err := newDriver(t, Config{Type: TypeCodex}).Call(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if argv := f.argv(t); slices.Contains(argv, "--output-schema") {
+		t.Errorf("argv = %q, want no --output-schema", argv)
+	}
+}
+
 func TestGemini(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -145,7 +251,33 @@ func TestGemini(t *testing.T) {
 		{
 			name:    "error object",
 			body:    heredoc(`{"response":null,"error":{"type":"ApiError","message":"quota exceeded","code":429}}`) + "\nexit 1",
-			wantErr: "driver gemini: quota exceeded",
+			wantErr: "driver gemini: the API failed with HTTP 429: quota exceeded",
+		},
+		{
+			// As gemini 0.61 fails on an HTTP 400: nothing on stdout, the
+			// error object after a stack trace on stderr, exit 400 % 256.
+			name: "error on stderr after stack traces",
+			body: `cat >&2 <<'EOF'
+Error when talking to Gemini API Full report available at: /tmp/gemini-client-error.json _ApiError: {"error":{"code":400,"message":"fake bad request","status":"INVALID_ARGUMENT"}}
+    at throwErrorIfNotOK (file:///x/chunk.js:267833:24) {
+  status: 400
+}
+{
+  "session_id": "3a864bbe",
+  "error": {
+    "type": "Error",
+    "message": "{\"error\":{\"code\":400,\"message\":\"fake bad request\",\"status\":\"INVALID_ARGUMENT\"}}",
+    "code": 400
+  }
+}
+EOF
+exit 144`,
+			wantErr: "driver gemini: the API failed with HTTP 400: fake bad request",
+		},
+		{
+			name:    "untrusted folder",
+			body:    `echo '{"session_id":"s","error":{"type":"FatalUntrustedWorkspaceError","message":"Gemini CLI is not running in a trusted directory.","code":55}}' >&2; exit 55`,
+			wantErr: "driver gemini: exited with status 55: Gemini CLI is not running in a trusted directory.",
 		},
 		{
 			name:    "null error is not a failure but no response is",
@@ -177,9 +309,20 @@ func TestGemini(t *testing.T) {
 			if got := f.read(t, "stdin"); got != "the prompt" {
 				t.Errorf("stdin = %q", got)
 			}
-			if env := f.env(t, "APL_STEP"); env["APL_STEP"] != "judge" {
+			if env := f.env(t, "APL_STEP", "GEMINI_CLI_TRUST_WORKSPACE"); env["APL_STEP"] != "judge" || env["GEMINI_CLI_TRUST_WORKSPACE"] != "true" {
 				t.Errorf("env = %v", env)
 			}
 		})
+	}
+}
+
+func TestGeminiResume(t *testing.T) {
+	f := fakeCLI(t, "gemini", heredoc(`{"session_id":"3a864bbe","response":"again","stats":{}}`))
+	resp, err := newDriver(t, Config{Type: TypeGemini}).Call(context.Background(), Request{Prompt: "p", SessionID: "3a864bbe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasSeq(f.argv(t), "--resume", "3a864bbe") || resp.SessionID != "3a864bbe" {
+		t.Errorf("argv = %q, SessionID = %q", f.argv(t), resp.SessionID)
 	}
 }

@@ -35,6 +35,13 @@ type commandDriver struct {
 	flags func(c *call) error
 	// parse reads a preset's output; nil means the generic output modes.
 	parse func(c *call, res ProcessResult) (Response, error)
+	// killed reads what a preset printed before it was killed at its
+	// timeout: the session it had started and a clause saying what it was
+	// doing ("claude was retrying the API: …"), for the timeout message.
+	// nil: the last line of stderr serves.
+	killed func(res ProcessResult) (sessionID, doing string)
+	// env is the preset's own environment, under the driver's Env.
+	env map[string]string
 }
 
 // call is the state of one Call: what the hooks read and write.
@@ -46,6 +53,9 @@ type call struct {
 	stdin  *string // nil: an empty stdin
 	dir    string  // temporary directory, made on first use
 	schema string  // path of the schema file, once written
+	// prior is, for a resumed codex thread, its token total before this
+	// call, which codex's running total includes.
+	prior *Usage
 }
 
 func newCommand(cfg Config) (Driver, error) {
@@ -129,7 +139,14 @@ func (d *commandDriver) Call(ctx context.Context, req Request) (Response, error)
 	if err != nil {
 		partial := Response{Raw: res.Stdout}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return partial, fmt.Errorf("driver %s: %w after %s (process group killed)", d.kind, ErrTimeout, limit)
+			doing := lastLine(string(res.Stderr))
+			if d.killed != nil {
+				partial.SessionID, doing = d.killed(res)
+			}
+			if doing != "" {
+				doing = "; " + redact(doing, secretValues(d.cfg.Env))
+			}
+			return partial, fmt.Errorf("driver %s: %w after %s (process group killed)%s", d.kind, ErrTimeout, limit, doing)
 		}
 		return partial, fmt.Errorf("driver %s: %w", d.kind, err)
 	}
@@ -205,10 +222,16 @@ func (d *commandDriver) render(c *call) error {
 // placeholder matches the argv placeholders; other braces are left alone.
 var placeholder = regexp.MustCompile(`\{(model|prompt|prompt_file|session_id|step|agent|workdir|schema_file|system)\}`)
 
-// environ is the process environment: ours, the driver's Env, then the
-// APL_* contract variables, which win.
+// environ is the process environment: the preset's defaults, ours, the
+// driver's Env, then the APL_* contract variables, which win.
 func (d *commandDriver) environ(req Request) []string {
-	env := os.Environ()
+	// The preset's defaults come first, so that apl's own environment and
+	// the driver's Env override them.
+	var env []string
+	for _, k := range slices.Sorted(maps.Keys(d.env)) {
+		env = append(env, k+"="+d.env[k])
+	}
+	env = append(env, os.Environ()...)
 	for _, k := range slices.Sorted(maps.Keys(d.cfg.Env)) {
 		env = append(env, k+"="+d.cfg.Env[k])
 	}
@@ -220,6 +243,17 @@ func (d *commandDriver) environ(req Request) []string {
 		"APL_ITEM_KEY="+req.ItemKey,
 		"APL_WORKDIR="+req.Workdir,
 	)
+}
+
+// lastLine returns a clause quoting the last non-blank line of s, cut
+// short: what a killed program said last. Empty when s is blank.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if last == "" {
+		return ""
+	}
+	return "its last line on stderr was: " + excerpt(last, 300)
 }
 
 // exitError describes a non-zero exit, with the start of stderr (or of

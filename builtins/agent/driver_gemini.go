@@ -30,15 +30,21 @@ type geminiOutput struct {
 }
 
 // newGemini builds the gemini preset: `gemini --output-format json` with
-// --model and --approval-mode (option approval_mode). The prompt, with any
-// system prompt before it, goes on stdin: gemini runs headless when stdin is
-// not a terminal, and stdin has no argument-length limit. Gemini's CLI
-// cannot resume a session by id, so SessionID is not passed.
+// --model, --approval-mode (option approval_mode) and --resume <id> when
+// the Request names a session. The prompt, with any system prompt before
+// it, goes on stdin: gemini runs headless when stdin is not a terminal, and
+// stdin has no argument-length limit. Headless gemini refuses to run in a
+// folder the user has not trusted (exit 55), so the preset sets
+// GEMINI_CLI_TRUST_WORKSPACE=true, as a default that apl's environment or
+// the driver's env can override: apl already runs it in the project root
+// on the playbook's behalf.
 //
 // The answer is `response`; tokens are summed over stats.models.*.tokens
 // (prompt less cached as input, candidates plus thoughts as output), or read
 // from stats.inputTokens/outputTokens; a non-null `error` is a failure, as
-// is a non-zero exit.
+// is a non-zero exit. On failure gemini prints nothing on stdout and its
+// error object on stderr, after stack traces, and exits with the HTTP
+// status modulo 256; the message is taken from that object.
 func newGemini(cfg Config) (Driver, error) {
 	d, err := baseCommand(cfg, geminiBase)
 	if err != nil {
@@ -51,6 +57,7 @@ func newGemini(cfg Config) (Driver, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.env = map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"}
 	d.flags = func(c *call) error {
 		if c.model != "" {
 			c.argv = append(c.argv, "--model", c.model)
@@ -58,11 +65,19 @@ func newGemini(cfg Config) (Driver, error) {
 		if approval != "" {
 			c.argv = append(c.argv, "--approval-mode", approval)
 		}
+		if c.req.SessionID != "" {
+			c.argv = append(c.argv, "--resume", c.req.SessionID)
+		}
 		return nil
 	}
 	d.parse = func(c *call, res ProcessResult) (Response, error) {
 		var out geminiOutput
 		if json.Unmarshal(bytes.TrimSpace(res.Stdout), &out) != nil {
+			if e, ok := lastJSONObject(res.Stderr); ok && res.ExitCode != 0 {
+				if json.Unmarshal(e, &out) == nil && len(bytes.TrimSpace(out.Error)) > 0 {
+					return Response{SessionID: out.SessionID}, geminiError(out.Error, res.ExitCode)
+				}
+			}
 			if res.ExitCode != 0 {
 				return Response{}, d.exitError(d.argv[0], res)
 			}
@@ -82,12 +97,7 @@ func newGemini(cfg Config) (Driver, error) {
 			resp.Usage.OutputTokens = out.Stats.OutputTokens
 		}
 		if e := bytes.TrimSpace(out.Error); len(e) > 0 && string(e) != "null" {
-			var obj struct{ Message string }
-			msg := string(e)
-			if json.Unmarshal(e, &obj) == nil && obj.Message != "" {
-				msg = obj.Message
-			}
-			return resp, fmt.Errorf("driver gemini: %s", excerpt(msg, 500))
+			return resp, geminiError(e, res.ExitCode)
 		}
 		if res.ExitCode != 0 {
 			return resp, d.exitError(d.argv[0], res)
@@ -98,4 +108,62 @@ func newGemini(cfg Config) (Driver, error) {
 		return resp, nil
 	}
 	return d, nil
+}
+
+// geminiError words gemini's error object in one sentence. Its message is
+// often the API's own error body, JSON again; the inner message is used.
+// code is the HTTP status when it looks like one, else gemini's own exit
+// code.
+func geminiError(raw json.RawMessage, exit int) error {
+	var obj struct {
+		Message string
+		Code    int
+	}
+	msg := string(bytes.TrimSpace(raw))
+	if json.Unmarshal(raw, &obj) == nil && obj.Message != "" {
+		msg = obj.Message
+	}
+	var api struct {
+		Error struct {
+			Code    int
+			Message string
+			Status  string
+		}
+	}
+	if json.Unmarshal([]byte(msg), &api) == nil && api.Error.Message != "" {
+		msg = api.Error.Message
+		if obj.Code == 0 {
+			obj.Code = api.Error.Code
+		}
+	}
+	if msg == "terminated" {
+		// Node's fetch says only this when the server closed the stream
+		// mid-answer, which gemini does not retry.
+		msg = "the connection to the API closed mid-answer (terminated)"
+	}
+	msg = excerpt(msg, 500)
+	switch {
+	case obj.Code >= 400 && obj.Code <= 599:
+		return fmt.Errorf("driver gemini: the API failed with HTTP %d: %s", obj.Code, msg)
+	case exit != 0:
+		return fmt.Errorf("driver gemini: exited with status %d: %s", exit, msg)
+	}
+	return fmt.Errorf("driver gemini: %s", msg)
+}
+
+// lastJSONObject finds the last top-level JSON object in out, which may
+// hold other text (stack traces) before it: the object starts at the last
+// line that is just "{" or starts with "{", and runs to the end.
+func lastJSONObject(out []byte) (json.RawMessage, bool) {
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		if !bytes.HasPrefix(lines[i], []byte("{")) {
+			continue
+		}
+		cand := bytes.TrimSpace(bytes.Join(lines[i:], []byte("\n")))
+		if json.Valid(cand) {
+			return cand, true
+		}
+	}
+	return nil, false
 }

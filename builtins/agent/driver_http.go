@@ -3,12 +3,14 @@ package agent
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -57,7 +59,8 @@ func newHTTP(cfg Config, endpoint, keyEnv string) (*httpDriver, error) {
 func (h *httpDriver) key() string { return os.Getenv(h.keyEnv) }
 
 // post sends body to the endpoint with headers, retrying 429 and 5xx answers
-// up to Retry.Max attempts, and returns the body of the first 2xx answer.
+// and refused, reset or cut-off connections up to Retry.Max attempts, and
+// returns the body of the first 2xx answer.
 // Errors carry the status and the start of the answer, never the key; the
 // returned body is the last one read, for the caller's artifact.
 func (h *httpDriver) post(ctx context.Context, headers map[string]string, body []byte) ([]byte, error) {
@@ -73,17 +76,28 @@ func (h *httpDriver) post(ctx context.Context, headers map[string]string, body [
 			req.Header.Set(k, v)
 		}
 		resp, err := h.client.Do(req)
-		if err != nil {
-			return last, h.transportError(ctx, err, secrets)
+		if err == nil {
+			last, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
+			resp.Body.Close()
+			if k := h.key(); k != "" {
+				// A server that echoes the key must not put it in artifacts.
+				last = bytes.ReplaceAll(last, []byte(k), []byte("[REDACTED]"))
+			}
 		}
-		last, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
-		resp.Body.Close()
-		if k := h.key(); k != "" {
-			// A server that echoes the key must not put it in artifacts.
-			last = bytes.ReplaceAll(last, []byte(k), []byte("[REDACTED]"))
-		}
 		if err != nil {
-			return last, h.transportError(ctx, err, secrets)
+			// A refused or reset connection, or one that died mid-answer,
+			// is as passing as a 5xx: retry it the same way, bounded.
+			if ctx.Err() != nil || !transient(err) {
+				return last, h.transportError(ctx, err, secrets)
+			}
+			if attempt >= h.retry.Max {
+				return last, fmt.Errorf("driver %s: %s after %d attempts: %s", h.kind, transientCause(err), attempt,
+					redact(err.Error(), secrets))
+			}
+			if err := h.wait(ctx, attempt, ""); err != nil {
+				return last, h.transportError(ctx, err, secrets)
+			}
+			continue
 		}
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			return last, nil
@@ -95,21 +109,80 @@ func (h *httpDriver) post(ctx context.Context, headers map[string]string, body [
 				tries = fmt.Sprintf(" after %d attempts", attempt)
 			}
 			return last, fmt.Errorf("driver %s: HTTP %d%s: %s", h.kind, resp.StatusCode, tries,
-				redact(excerpt(string(last), 300), secrets))
+				redact(apiMessage(last), secrets))
 		}
-		wait := h.retry.Backoff << (attempt - 1)
-		if ra, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-			wait = ra
-		}
-		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
-			// Waiting would only end in a timeout; say what happened.
-			return last, fmt.Errorf("driver %s: HTTP %d, and the retry wait of %s outlasts the call's timeout: %s",
-				h.kind, resp.StatusCode, wait, redact(excerpt(string(last), 300), secrets))
-		}
-		if err := h.retry.Sleep(ctx, wait); err != nil {
+		if err := h.wait(ctx, attempt, resp.Header.Get("Retry-After")); err != nil {
+			if errors.Is(err, errWaitTooLong) {
+				// Waiting would only end in a timeout; say what happened.
+				return last, fmt.Errorf("driver %s: HTTP %d, and %s: %s",
+					h.kind, resp.StatusCode, err, redact(apiMessage(last), secrets))
+			}
 			return last, h.transportError(ctx, err, secrets)
 		}
 	}
+}
+
+// errWaitTooLong is wrapped by wait's answer when the backoff would
+// outlast the call.
+var errWaitTooLong = errors.New("outlasts the call's timeout")
+
+// wait sleeps before attempt+1: Retry.Backoff doubled per attempt, or what
+// a Retry-After header says. It fails at once, wrapping errWaitTooLong,
+// when the call's deadline comes first.
+func (h *httpDriver) wait(ctx context.Context, attempt int, retryAfterHeader string) error {
+	wait := h.retry.Backoff << (attempt - 1)
+	if ra, ok := retryAfter(retryAfterHeader, time.Now()); ok {
+		wait = ra
+	}
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
+		return fmt.Errorf("the retry wait of %s %w", wait, errWaitTooLong)
+	}
+	return h.retry.Sleep(ctx, wait)
+}
+
+// apiMessage returns the message of an API error body, in the shapes
+// OpenAI, Anthropic and Gemini use ({"error": {"message": …}}, {"error":
+// "…"}, {"message": …}), else the start of the body.
+func apiMessage(body []byte) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(body, &v) == nil {
+		var inner struct {
+			Message string `json:"message"`
+		}
+		var s string
+		switch {
+		case json.Unmarshal(v.Error, &inner) == nil && inner.Message != "":
+			return excerpt(inner.Message, 300)
+		case json.Unmarshal(v.Error, &s) == nil && s != "":
+			return excerpt(s, 300)
+		case v.Message != "":
+			return excerpt(v.Message, 300)
+		}
+	}
+	return excerpt(string(body), 300)
+}
+
+// transient reports whether a transport error is worth another attempt:
+// a refused or reset connection, or an answer cut off.
+func transient(err error) bool {
+	return transientCause(err) != ""
+}
+
+// transientCause names a transient transport error in a few words, or
+// returns "" for any other error.
+func transientCause(err error) string {
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return "connection reset"
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "connection closed mid-answer"
+	}
+	return ""
 }
 
 // transportError words a failure to talk to the server, telling a timeout

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apl-lang/apl/builtins/agent/fakeserver"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -160,7 +162,7 @@ func retryCases(ok string) []httpCase {
 		{
 			name:      "400 is not retried",
 			replies:   []reply{{400, nil, `{"error":{"message":"bad model"}}`}},
-			wantCalls: 1, wantMsg: "HTTP 400: {\"error\":{\"message\":\"bad model\"}}",
+			wantCalls: 1, wantMsg: "HTTP 400: bad model",
 		},
 		{
 			name:      "401 echoing the key is redacted",
@@ -400,5 +402,54 @@ func TestHTTPRawHasNoKey(t *testing.T) {
 	}
 	if strings.Contains(string(resp.Raw), testKey) || strings.Contains(resp.Text, testKey) {
 		t.Errorf("key leaked into the response: Raw %s", resp.Raw)
+	}
+}
+
+// Regression: a refused connection failed the call at once, where a 5xx
+// was retried.
+func TestHTTPRetriesRefusedConnection(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	for _, typ := range []string{TypeOpenAI, TypeAnthropic} {
+		t.Run(typ, func(t *testing.T) {
+			sl := &sleeps{}
+			d := newDriver(t, Config{Type: typ, BaseURL: "http://" + addr, Model: "m", Retry: Retry{Max: 3, Backoff: time.Second, Sleep: sl.sleep}})
+			_, err := d.Call(context.Background(), Request{Prompt: "p"})
+			if err == nil || !strings.Contains(err.Error(), "driver "+typ+": connection refused after 3 attempts") {
+				t.Fatalf("error = %v", err)
+			}
+			if diff := cmp.Diff([]time.Duration{time.Second, 2 * time.Second}, sl.d); diff != "" {
+				t.Errorf("waits (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Regression: a connection that died mid-answer was not retried.
+func TestHTTPRetriesCutAnswer(t *testing.T) {
+	srv := fakeserver.New()
+	defer srv.Close()
+	srv.Push(fakeserver.Reply{Cut: true}, fakeserver.Reply{Text: "whole", InputTokens: 3, OutputTokens: 4})
+	for _, typ := range []string{TypeOpenAI, TypeAnthropic} {
+		t.Run(typ, func(t *testing.T) {
+			srv.Reset()
+			srv.Push(fakeserver.Reply{Cut: true}, fakeserver.Reply{Text: "whole", InputTokens: 3, OutputTokens: 4})
+			sl := &sleeps{}
+			d := newDriver(t, Config{Type: typ, BaseURL: srv.URL + "/v1", Model: "m", Retry: Retry{Sleep: sl.sleep}})
+			if typ == TypeAnthropic {
+				d = newDriver(t, Config{Type: typ, BaseURL: srv.URL, Model: "m", Retry: Retry{Sleep: sl.sleep}})
+			}
+			resp, err := d.Call(context.Background(), Request{Prompt: "p"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Text != "whole" || resp.Usage != (Usage{InputTokens: 3, OutputTokens: 4}) || len(sl.d) != 1 {
+				t.Errorf("Response = %q %+v after waits %v", resp.Text, resp.Usage, sl.d)
+			}
+		})
 	}
 }
