@@ -64,7 +64,10 @@ func (e *NoStepError) Error() string {
 
 // ReadRun reads a run's state without running anything; it says which
 // file it used (the state file, or its backup when that was corrupt).
-func ReadRun(dir string) (*State, string, error) { return readState(dir) }
+func ReadRun(dir string) (*State, string, error) {
+	st, rep, err := readState(dir)
+	return st, rep.Used, err
+}
 
 // Resume continues the run in dir: completed steps are not run again and
 // their outputs are restored; the step that was in flight, or that failed,
@@ -80,7 +83,7 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 			d.close()
 		}
 	}()
-	st, used, err := readState(dir)
+	st, rep, err := readState(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -104,8 +107,11 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 	r.dir = d
 	h.store = newStore(stateFiles(dir), !opts.NoSync)
 	h.store.redact, d.redact = r.redact, r.redact
-	if used != filepath.Base(stateFiles(dir).state) {
-		r.event(Event{Type: EventLog, Message: "state file unreadable; resumed from " + used})
+	if rep.Used != filepath.Base(stateFiles(dir).state) {
+		r.event(Event{Type: EventLog, Message: "state file unreadable; resumed from " + rep.Used})
+	}
+	for _, l := range rep.Lost {
+		r.event(Event{Type: EventLog, Message: "state journal damaged: " + l + "; what they recorded runs again"})
 	}
 	if st.Meta.PlaybookHash != pb.Hash {
 		r.event(Event{Type: EventLog, Message: fmt.Sprintf("the playbook changed since the run began; resuming with the new version, hash %.12s", pb.Hash)})
