@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -87,6 +88,11 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
+	if id := filepath.Base(dir); st.Meta.RunID != id {
+		// A playbook's state block shares one state file between its runs:
+		// a later run replaced this one's.
+		return nil, fmt.Errorf("run %s cannot be resumed: its state file %s now holds run %s", id, stateFiles(dir).state, st.Meta.RunID)
+	}
 	if err := resumable(st, pb, opts); err != nil {
 		return nil, err
 	}
@@ -107,6 +113,11 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 	r.dir = d
 	h.store = newStore(stateFiles(dir), !opts.NoSync)
 	h.store.redact, d.redact = r.redact, r.redact
+	if _, err := os.Stat(filepath.Join(dir, statePointer)); err == nil {
+		if err := h.store.lock(st.Meta.RunID); err != nil {
+			return nil, err
+		}
+	}
 	if rep.Used != filepath.Base(stateFiles(dir).state) {
 		r.event(Event{Type: EventLog, Message: "state file unreadable; resumed from " + rep.Used})
 	}

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"github.com/apl-lang/apl/builtins"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // A run's state is kept as a snapshot (state.json) plus a journal
@@ -85,6 +87,8 @@ type store struct {
 	buf          bytes.Buffer
 	// redact removes secrets from everything written.
 	redact *builtins.Redactor
+	// lockFile holds the state file's lock, when the state is shared.
+	lockFile *os.File
 }
 
 func newStore(f files, sync bool) *store {
@@ -276,7 +280,47 @@ func (s *store) markWritten(items map[[2]string]bool) {
 	}
 }
 
+// lock takes the state file for run id, so that a second run cannot share
+// it: a playbook's state block puts one state file where every run of it
+// finds it (seed 001's .autopilot/state.json). The lock file holds the id
+// of the run that has it; the kernel releases it if the process dies.
+func (s *store) lock(id string) error {
+	p := s.f.state + ".lock"
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("lock state file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := io.ReadAll(io.LimitReader(f, 200))
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return &StateInUseError{Path: s.f.state, RunID: strings.TrimSpace(string(holder))}
+		}
+		return fmt.Errorf("lock state file: %w", err)
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(id+"\n"), 0)
+	s.lockFile = f
+	return nil
+}
+
+// StateInUseError is returned when another run holds the state file a
+// playbook's state block names.
+type StateInUseError struct{ Path, RunID string }
+
+func (e *StateInUseError) Error() string {
+	holder := "another run"
+	if e.RunID != "" {
+		holder = "run " + e.RunID
+	}
+	return fmt.Sprintf("the state file %s is in use by %s; wait for it to end, or give this playbook its own state path", e.Path, holder)
+}
+
 func (s *store) close() error {
+	if s.lockFile != nil {
+		s.lockFile.Close() // releases the lock
+		s.lockFile = nil
+	}
 	if s.journal == nil {
 		return nil
 	}
