@@ -70,9 +70,11 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	start := r.now()
 	base := artifactBase(f, s, req.Attempt)
 	r.artifact(s, base+".prompt", []byte(req.Prompt))
+	req.Started = func(pid int) { r.dir.procStarted(base, pid) }
 	var resp agent.Response
 	var err error
 	r.host.block(func() { resp, err = drv.Call(ctx, req) })
+	r.dir.procEnded(base)
 	r.st.Metrics.AgentCalls++
 	raw := resp.Raw
 	if raw == nil {

@@ -73,10 +73,12 @@ func (r *run) shellAction(ctx context.Context, f *frame, s *lang.Step, a *lang.S
 	if k := f.key(); k != "" {
 		spec.Env = append(spec.Env, "APL_ITEM_KEY="+k)
 	}
+	base := artifactBase(f, s, rec.Runs)
+	spec.Started = func(pid int) { r.dir.procStarted(base, pid) }
 	var res builtins.ShellResult
 	var err error
 	r.host.block(func() { res, err = r.shell.Run(ctx, spec) })
-	base := artifactBase(f, s, rec.Runs)
+	r.dir.procEnded(base)
 	artifact := ""
 	if res.Stdout != "" {
 		artifact = r.artifact(s, base+".stdout", []byte(res.Stdout))

@@ -135,6 +135,9 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 		r.st.Breaker.ConsecutiveNoProgress, r.st.Breaker.ConsecutiveSameError = 0, 0
 		r.event(Event{Type: EventLog, Message: "circuit breaker half-open: the next step decides whether it closes"})
 	}
+	for _, msg := range d.stopSurvivors() {
+		r.event(Event{Type: EventLog, Message: msg})
+	}
 	if err := r.rewind(opts.From); err != nil {
 		return nil, err
 	}

@@ -33,6 +33,9 @@ type Request struct {
 	SessionID string
 	// Timeout bounds the call; zero means the driver's default.
 	Timeout time.Duration
+	// Started, when set, is told the process id of a CLI driver's process
+	// as soon as it runs (see Process.Started); HTTP drivers never call it.
+	Started func(pid int)
 }
 
 // Usage is what a backend reports about tokens. Zero means not reported.

@@ -131,7 +131,7 @@ func (d *commandDriver) Call(ctx context.Context, req Request) (Response, error)
 		}
 	}
 
-	p := Process{Argv: c.argv, Dir: req.Workdir, Env: d.environ(req)}
+	p := Process{Argv: c.argv, Dir: req.Workdir, Env: d.environ(req), Started: req.Started}
 	if c.stdin != nil {
 		p.Stdin = strings.NewReader(*c.stdin)
 	}

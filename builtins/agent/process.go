@@ -18,6 +18,9 @@ type Process struct {
 	Dir   string
 	Env   []string  // the whole environment, as KEY=value
 	Stdin io.Reader // nil gives the process an empty stdin
+	// Started, when set, is told the process id (and so its process
+	// group's) as soon as it runs.
+	Started func(pid int)
 }
 
 // ProcessResult is what a finished process left behind.
@@ -82,6 +85,9 @@ func (r ExecRunner) Run(ctx context.Context, p Process) (ProcessResult, error) {
 	if err := cmd.Start(); err != nil {
 		pp.closeAll()
 		return ProcessResult{}, err
+	}
+	if p.Started != nil {
+		p.Started(cmd.Process.Pid)
 	}
 	pp.closeChildEnds()
 	var readers sync.WaitGroup
