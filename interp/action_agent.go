@@ -76,11 +76,11 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	r.host.block(func() { resp, err = drv.Call(ctx, req) })
 	r.dir.procEnded(base)
 	r.st.Metrics.AgentCalls++
-	raw := resp.Raw
-	if raw == nil {
-		raw = []byte(resp.Text)
+	raw := resp.Text
+	if resp.Raw != nil {
+		raw = unsafeString(resp.Raw)
 	}
-	artifact := r.artifact(s, base+".response", raw)
+	artifact := r.artifactText(s, base+".response", raw)
 	r.account(rec, resp)
 	span := Span{Step: s.Name, Item: f.key(), Action: "agent_spawn", Attempt: req.Attempt, Artifact: artifact,
 		InputSummary: a.Agent.Type + ": " + req.Prompt, OutputSummary: resp.Text}

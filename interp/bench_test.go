@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -130,4 +132,46 @@ step "work" {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000/1000, "µs/item")
+}
+
+// bigAnswer is a driver that answers with a fixed text.
+type bigAnswer struct{ text string }
+
+func (d bigAnswer) Call(ctx context.Context, req agent.Request) (agent.Response, error) {
+	return agent.Response{Text: d.text}, nil
+}
+
+// BenchmarkAgentAnswer50MB is a run whose one agent step answers 50 MB
+// of text, against writing the same bytes to a file (issue 9: goal at most
+// 3× the plain write).
+func BenchmarkAgentAnswer50MB(b *testing.B) {
+	line := strings.Repeat("abcdefghij", 10) + "\n"
+	text := strings.Repeat(line, 50<<20/len(line))
+	b.Run("write", func(b *testing.B) {
+		dir := b.TempDir()
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			if err := os.WriteFile(filepath.Join(dir, "answer"), []byte(text), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("run", func(b *testing.B) {
+		pb := load(b, `
+playbook "big" {}
+agent "a" { type = "general-purpose" }
+prompt "p" { template = "go" }
+step "ask" {
+  agent "a" { prompt = prompt.p }
+}
+`)
+		b.SetBytes(int64(len(text)))
+		b.ReportAllocs()
+		for b.Loop() {
+			res, err := Start(context.Background(), pb, "big", Options{Workdir: b.TempDir(), NoSync: true, Drivers: drivers(bigAnswer{text})})
+			if err != nil || res.Status != StatusCompleted {
+				b.Fatal(err, res)
+			}
+		}
+	})
 }

@@ -107,10 +107,10 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 	r.st = st
 	// Time spent stopped between runs does not count against limits.
 	r.elapsed0 = time.Duration(st.Metrics.DurationS * float64(time.Second))
+	r.dir = d
 	if err := r.restore(); err != nil {
 		return nil, err
 	}
-	r.dir = d
 	h.store = newStore(stateFiles(dir), !opts.NoSync)
 	h.store.redact, d.redact = r.redact, r.redact
 	if _, err := os.Stat(filepath.Join(dir, statePointer)); err == nil {
@@ -301,10 +301,14 @@ func (r *run) restore() error {
 			rec = &StepRecord{Status: StepPending}
 			r.st.Steps[s.Name] = rec
 		}
-		if len(rec.Output) == 0 {
+		js, err := recordedOutput(r.dir.path, rec)
+		if err != nil {
+			return fmt.Errorf("output of step %q in the state: %w", s.Name, err)
+		}
+		if len(js) == 0 {
 			continue
 		}
-		v, err := decodeOutput(s, rec.Output)
+		v, err := decodeOutput(s, js)
 		if err != nil {
 			return fmt.Errorf("output of step %q in the state: %w", s.Name, err)
 		}

@@ -89,16 +89,20 @@ type StepRecord struct {
 	Calls    int    `json:"calls,omitempty"` // agent calls, re-prompts included
 	// Runs counts the action's runs, retries and check re-runs included;
 	// artifacts and sub-runs are named by it.
-	Runs        int             `json:"runs,omitempty"`
-	Output      json.RawMessage `json:"output,omitempty"`
-	Error       string          `json:"error,omitempty"`
-	ExitCode    *int            `json:"exit_code,omitempty"`
-	SkipReason  string          `json:"skip_reason,omitempty"`
-	StartedAt   *time.Time      `json:"started_at,omitempty"`
-	CompletedAt *time.Time      `json:"completed_at,omitempty"`
-	DurationS   float64         `json:"duration_s"`
-	Tokens      int             `json:"tokens,omitempty"`
-	CostUSD     *float64        `json:"cost_usd,omitempty"`
+	Runs   int             `json:"runs,omitempty"`
+	Output json.RawMessage `json:"output,omitempty"`
+	// OutputFile holds the output instead of Output when it is large: the
+	// path of an artifact in the run directory, so that the state (written
+	// after every transition) stays small.
+	OutputFile  string     `json:"output_file,omitempty"`
+	Error       string     `json:"error,omitempty"`
+	ExitCode    *int       `json:"exit_code,omitempty"`
+	SkipReason  string     `json:"skip_reason,omitempty"`
+	StartedAt   *time.Time `json:"started_at,omitempty"`
+	CompletedAt *time.Time `json:"completed_at,omitempty"`
+	DurationS   float64    `json:"duration_s"`
+	Tokens      int        `json:"tokens,omitempty"`
+	CostUSD     *float64   `json:"cost_usd,omitempty"`
 }
 
 // Waiting is a decision a paused run needs from a person.

@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/apl-lang/apl/builtins"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/apl-lang/apl/builtins"
 )
 
 // A run's state is kept as a snapshot (state.json) plus a journal
