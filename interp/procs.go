@@ -11,67 +11,73 @@ import (
 	"time"
 )
 
-// A run directory's procs/ folder holds a file for each process a step
-// has running: its process id (which is also its process group's) and
-// when it started. A run killed while a step runs leaves its file behind,
-// and the process may well still be running; resume stops that process
-// group before it runs the step again, so the step never runs twice side
-// by side.
-const procsDir = "procs"
+// A run directory's procs.log records the processes its steps run: a
+// line "start NAME PID STARTTIME" when one starts (its pid is also its
+// process group's) and "end NAME" when it has ended. A run killed while a
+// step runs leaves a start without its end, and the process may well
+// still be running; resume stops that process group before it runs the
+// step again, so the step never runs twice side by side. One file kept
+// open, each line one write: it costs a step two small appends.
+const procsLog = "procs.log"
 
 // procStarted records a step's process. It is called from the goroutine
-// that runs the process, so it touches only its own file.
+// that runs the process; appends of one line are atomic.
 func (d *runDir) procStarted(name string, pid int) {
-	p := filepath.Join(d.path, procsDir, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return
-	}
-	os.WriteFile(p, []byte(fmt.Sprintf("%d %s\n", pid, procStartTime(pid))), 0o644)
+	d.procLine(fmt.Sprintf("start %s %d %s\n", name, pid, procStartTime(pid)))
 }
 
-// procEnded forgets a step's process once it has ended and its group was
-// reaped.
-func (d *runDir) procEnded(name string) { os.Remove(filepath.Join(d.path, procsDir, name)) }
+// procEnded records that a step's process ended and its group was reaped.
+func (d *runDir) procEnded(name string) { d.procLine("end " + name + "\n") }
 
-// stopSurvivors stops the process groups that a killed run left running
-// and says what it stopped.
+func (d *runDir) procLine(line string) {
+	d.procsOnce.Do(func() {
+		d.procs, _ = os.OpenFile(filepath.Join(d.path, procsLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	})
+	if d.procs != nil {
+		d.procs.WriteString(line)
+	}
+}
+
+// stopSurvivors stops the process groups that a killed run left running,
+// says what it stopped, and starts the log afresh.
 func (d *runDir) stopSurvivors() []string {
-	dir := filepath.Join(d.path, procsDir)
-	ents, err := os.ReadDir(dir)
+	p := filepath.Join(d.path, procsLog)
+	b, err := os.ReadFile(p)
 	if err != nil {
 		return nil
 	}
+	type proc struct{ pid, start string }
+	running := map[string]proc{}
+	var order []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 3 && f[0] == "start":
+			if _, seen := running[f[1]]; !seen {
+				order = append(order, f[1])
+			}
+			running[f[1]] = proc{f[2], strings.Join(f[3:], "")}
+		case len(f) == 2 && f[0] == "end":
+			delete(running, f[1])
+		}
+	}
 	var out []string
-	for _, e := range ents {
-		p := filepath.Join(dir, e.Name())
-		b, err := os.ReadFile(p)
-		if err != nil {
+	for _, name := range order {
+		pr, ok := running[name]
+		if !ok {
 			continue
 		}
-		fields := strings.Fields(string(b))
-		pid, err := strconv.Atoi(firstOf(fields))
+		pid, err := strconv.Atoi(pr.pid)
 		if err != nil || pid <= 1 {
-			os.Remove(p)
 			continue
 		}
-		start := ""
-		if len(fields) > 1 {
-			start = fields[1]
-		}
-		if alive(pid, start) {
+		if alive(pid, pr.start) {
 			stopGroup(pid)
-			out = append(out, fmt.Sprintf("stopped process group %d, which %s left running when the run stopped", pid, e.Name()))
+			out = append(out, fmt.Sprintf("stopped process group %d, which %s left running when the run stopped", pid, name))
 		}
-		os.Remove(p)
 	}
+	os.Remove(p)
 	return out
-}
-
-func firstOf(s []string) string {
-	if len(s) == 0 {
-		return ""
-	}
-	return s[0]
 }
 
 // alive reports whether the process group pid still runs the process that

@@ -28,6 +28,9 @@ type runDir struct {
 	lock  *os.File
 	// redact removes secrets from traces and artifacts.
 	redact *builtins.Redactor
+	// procs is procs.log, opened on first use.
+	procs     *os.File
+	procsOnce sync.Once
 }
 
 // newRunID makes a sortable, unique run id.
@@ -92,6 +95,9 @@ func (d *runDir) close() error {
 	}
 	err := d.trace.Close()
 	d.trace = nil
+	if d.procs != nil {
+		d.procs.Close()
+	}
 	d.lock.Close() // releases the lock
 	return err
 }
