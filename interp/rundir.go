@@ -129,7 +129,7 @@ func writeIfMissing(p, content string) error {
 func ignoreStateFiles(f files) error {
 	var b strings.Builder
 	b.WriteString("# apl run state; not for version control\n.state-*.tmp\n")
-	for _, p := range []string{f.state, f.backup, f.journal, f.journalBackup, f.state + ".lock"} {
+	for _, p := range []string{f.state, f.backup, f.journal, f.journalBackup, f.events, f.state + ".lock"} {
 		b.WriteString(filepath.Base(p) + "\n")
 	}
 	return writeIfMissing(filepath.Join(filepath.Dir(f.state), ".gitignore"), b.String())

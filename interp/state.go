@@ -80,6 +80,9 @@ type Meta struct {
 	// began; OnFailureStep is the next of them to run.
 	OnFailure     bool   `json:"on_failure,omitempty"`
 	OnFailureStep string `json:"on_failure_step,omitempty"`
+	// EventsArchived counts the oldest events moved out of the state into
+	// the events archive (ReadEvents reads both).
+	EventsArchived int `json:"events_archived,omitempty"`
 }
 
 // StepRecord is what the run knows about one step.

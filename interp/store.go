@@ -35,12 +35,17 @@ const statePointer = "state.path"
 
 // files names a state file and its companions: state.json,
 // state.json.bak, state.journal and state.journal.bak for the default.
-type files struct{ state, backup, journal, journalBackup string }
+type files struct{ state, backup, journal, journalBackup, events string }
 
 func filesFor(statePath string) files {
 	base := strings.TrimSuffix(statePath, filepath.Ext(statePath))
-	return files{statePath, statePath + ".bak", base + ".journal", base + ".journal.bak"}
+	return files{statePath, statePath + ".bak", base + ".journal", base + ".journal.bak", base + ".events.jsonl"}
 }
+
+// keepEvents is how many events the state keeps; older ones are moved to
+// the events archive when a snapshot is written, so that a long run's
+// snapshots do not grow with its history.
+const keepEvents = 1000
 
 // stateFiles finds the state files of the run in dir.
 func stateFiles(dir string) files {
@@ -212,6 +217,9 @@ func (s *store) snapshot(st *State, ch *changes) error {
 // writeSnapshot writes the whole state as the new snapshot, keeps the old
 // one and its journal as the backup pair, and starts a new journal.
 func (s *store) writeSnapshot(st *State, ch *changes) error {
+	if err := s.archiveEvents(st); err != nil {
+		return err
+	}
 	st.Meta.Seq++
 	// Compact, not indented: the state of a large task graph is rewritten
 	// often enough for indenting to show in profiles.
@@ -270,6 +278,92 @@ func (s *store) writeSnapshot(st *State, ch *changes) error {
 		}
 	}
 	return nil
+}
+
+// archiveEvents moves all but the newest keepEvents events to the events
+// archive, once twice that many have gathered. It runs before a snapshot
+// is written, and the archive is synced first, so that no event is ever
+// only in memory.
+func (s *store) archiveEvents(st *State) error {
+	if st.Meta.Seq == 0 {
+		// A new state: an archive left there by an earlier run (a shared
+		// state path) is not this run's.
+		os.Remove(s.f.events)
+	}
+	if len(st.Events) < 2*keepEvents {
+		return nil
+	}
+	old := st.Events[:len(st.Events)-keepEvents]
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, e := range old {
+		if err := enc.Encode(e); err != nil {
+			return fmt.Errorf("archive events: %w", err)
+		}
+	}
+	// A state read back from its backup may have archived fewer events
+	// than the archive holds: what it holds beyond that, the state has
+	// again, so it is cut off.
+	if prev, err := os.ReadFile(s.f.events); err == nil && bytes.Count(prev, []byte("\n")) > st.Meta.EventsArchived {
+		keep := prev
+		for i, n := 0, 0; i < len(prev); i++ {
+			if prev[i] == '\n' {
+				if n++; n == st.Meta.EventsArchived {
+					keep = prev[:i+1]
+					break
+				}
+			}
+		}
+		if st.Meta.EventsArchived == 0 {
+			keep = nil
+		}
+		if err := os.WriteFile(s.f.events, keep, 0o644); err != nil {
+			return fmt.Errorf("archive events: %w", err)
+		}
+	}
+	f, err := os.OpenFile(s.f.events, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("archive events: %w", err)
+	}
+	_, err = f.Write(s.redact.Bytes(b.Bytes()))
+	if err == nil && s.sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("archive events: %w", err)
+	}
+	st.Meta.EventsArchived += len(old)
+	st.Events = append([]Event(nil), st.Events[len(old):]...)
+	return nil
+}
+
+// ReadEvents returns a run's whole event log: the events archived out of
+// its state, then the state's own.
+func ReadEvents(dir string) ([]Event, error) {
+	st, _, err := readState(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Event
+	if st.Meta.EventsArchived > 0 {
+		f, err := os.Open(stateFiles(dir).events)
+		if err != nil {
+			return nil, fmt.Errorf("events archive: %w", err)
+		}
+		defer f.Close()
+		dec := json.NewDecoder(f)
+		for len(out) < st.Meta.EventsArchived {
+			var e Event
+			if err := dec.Decode(&e); err != nil {
+				return nil, fmt.Errorf("events archive: %w", err)
+			}
+			out = append(out, e)
+		}
+	}
+	return append(out, st.Events...), nil
 }
 
 func (s *store) markWritten(items map[[2]string]bool) {

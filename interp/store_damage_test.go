@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -148,5 +149,44 @@ func TestStateWithoutStepsReads(t *testing.T) {
 	st, _, err := readState(dir)
 	if err != nil || st.Steps == nil {
 		t.Fatalf("%v %+v", err, st)
+	}
+}
+
+// Issue 9: the event log grew without bound, and every snapshot rewrote
+// all of it. The state keeps the newest events; ReadEvents still gives
+// the whole log, in order.
+func TestEventLogIsArchived(t *testing.T) {
+	dir := t.TempDir()
+	s := newStore(filesFor(filepath.Join(dir, stateFile)), false)
+	st := newTestState()
+	s.snapshot(st, &changes{})
+	const n = 5000
+	for i := range n {
+		st.Events = append(st.Events, Event{Type: EventLog, Message: strconv.Itoa(i)})
+		var ch changes
+		if err := s.commit(st, &ch, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.snapshot(st, &changes{})
+	s.close()
+	got, _, err := readState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Events) >= 2*keepEvents {
+		t.Errorf("the state holds %d events", len(got.Events))
+	}
+	all, err := ReadEvents(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != n {
+		t.Fatalf("ReadEvents gave %d events, want %d", len(all), n)
+	}
+	for i, e := range all {
+		if e.Message != strconv.Itoa(i) {
+			t.Fatalf("event %d is %q", i, e.Message)
+		}
 	}
 }
