@@ -13,7 +13,7 @@ func (l *loader) decodeBudgetBlock(b *hcl.Block) hcl.Diagnostics {
 	if prev := l.pb.Budgets[name]; prev != nil {
 		return append(diags, duplicate("budget", name, prev.DeclRange, b))
 	}
-	bg := &Budget{Name: name, Enforcement: "json", DeclRange: b.DefRange}
+	bg := &Budget{Name: name, Enforcement: EnforceJSON, DeclRange: b.DefRange}
 	l.pb.Budgets[name] = bg
 	content, d := b.Body.Content(budgetSchema)
 	diags = append(diags, d...)
@@ -35,11 +35,11 @@ func (l *loader) decodeBudgetBlock(b *hcl.Block) hcl.Diagnostics {
 	if a := content.Attributes["enforcement"]; a != nil {
 		v, d := constString(a)
 		diags = append(diags, d...)
-		if !d.HasErrors() && v != "json" && v != "summary" {
+		if !d.HasErrors() && Enforcement(v) != EnforceJSON && Enforcement(v) != EnforceSummary {
 			diags = append(diags, errDiag("Invalid enforcement",
 				fmt.Sprintf(`Enforcement is "json" (keep only the JSON block) or "summary" (keep the last max_summary_lines lines), not %q.`, v), a.Expr.Range()))
 		}
-		bg.Enforcement = v
+		bg.Enforcement = Enforcement(v)
 	}
 	if bg.MaxSummaryLines > bg.MaxResponseLines && bg.MaxResponseLines > 0 {
 		diags = append(diags, errDiag("Invalid budget",

@@ -95,12 +95,25 @@ type Action interface {
 type Shell struct {
 	Command   hcl.Expression // list of strings; nil when Script is set
 	Script    hcl.Expression // template; nil when Command is set
-	Parse     string         // "text", "lines" or "json"
+	Parse     Parse
 	Dir       hcl.Expression
 	Env       hcl.Expression
 	Stdin     hcl.Expression
 	DeclRange hcl.Range
 }
+
+// Parse says how a shell action's stdout becomes the step's output.
+type Parse string
+
+// The parse modes of a shell action.
+const (
+	ParseText  Parse = "text"  // stdout as one string
+	ParseLines Parse = "lines" // stdout as a list of lines
+	ParseJSON  Parse = "json"  // stdout as one JSON value
+)
+
+// Parses are the parse modes, in the order messages list them.
+var Parses = []Parse{ParseText, ParseLines, ParseJSON}
 
 func (*Shell) action()            {}
 func (a *Shell) Range() hcl.Range { return a.DeclRange }
@@ -109,7 +122,7 @@ func (a *Shell) String() string {
 	if a.Script != nil {
 		kind = "script"
 	}
-	return "shell " + kind + " parse=" + a.Parse
+	return "shell " + kind + " parse=" + string(a.Parse)
 }
 
 // AgentCall asks an agent: the prompt (a prompt block or an inline
@@ -269,11 +282,19 @@ type Check struct {
 	Name      string
 	Condition *Condition
 	Message   hcl.Expression
-	// OnFail is "retry" (run the step again, at most Max times) or "fail".
-	OnFail    string
+	OnFail    OnFail
 	Max       int
 	DeclRange hcl.Range
 }
+
+// OnFail says what a failed check does.
+type OnFail string
+
+// The on_fail choices of a check.
+const (
+	OnFailRetry OnFail = "retry" // run the step again, at most Max times
+	OnFailFail  OnFail = "fail"  // fail the step
+)
 
 // ForEach runs a body of steps once per item of a list computed at run
 // time, as a task graph: items wait for the items they depend on, and at

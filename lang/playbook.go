@@ -145,9 +145,18 @@ type Budget struct {
 	Name             string
 	MaxResponseLines int
 	MaxSummaryLines  int
-	Enforcement      string // "json" or "summary"
+	Enforcement      Enforcement
 	DeclRange        hcl.Range
 }
+
+// Enforcement says what survives of a response cut to its budget.
+type Enforcement string
+
+// The enforcements of a budget.
+const (
+	EnforceJSON    Enforcement = "json"    // keep only the JSON block
+	EnforceSummary Enforcement = "summary" // keep the last max_summary_lines lines
+)
 
 // Prompt is a named prompt template.
 type Prompt struct {

@@ -263,7 +263,7 @@ func decodeRetryBlock(b *hcl.Block) (*Retry, hcl.Diagnostics) {
 // the output as steps.NAME.output, like any condition.
 func (l *loader) decodeCheckBlock(s *Step, b *hcl.Block, env *condEnv) (*Check, hcl.Diagnostics) {
 	content, diags := b.Body.Content(checkSchema)
-	c := &Check{Name: b.Labels[0], OnFail: "retry", Max: 1, DeclRange: b.DefRange}
+	c := &Check{Name: b.Labels[0], OnFail: OnFailRetry, Max: 1, DeclRange: b.DefRange}
 	if a := content.Attributes["condition"]; a != nil {
 		cond, d := l.decodeCondition(a, env)
 		diags = append(diags, d...)
@@ -277,10 +277,10 @@ func (l *loader) decodeCheckBlock(s *Step, b *hcl.Block, env *condEnv) (*Check, 
 	if a := content.Attributes["on_fail"]; a != nil {
 		v, d := constString(a)
 		diags = append(diags, d...)
-		if !d.HasErrors() && v != "retry" && v != "fail" {
+		if !d.HasErrors() && OnFail(v) != OnFailRetry && OnFail(v) != OnFailFail {
 			diags = append(diags, errDiag("Invalid on_fail", fmt.Sprintf(`on_fail is "retry" (run the step again) or "fail", not %q.`, v), a.Expr.Range()))
 		}
-		c.OnFail = v
+		c.OnFail = OnFail(v)
 	}
 	if a := content.Attributes["max"]; a != nil {
 		n, d := constPositiveInt(a)
@@ -323,7 +323,7 @@ func (l *loader) decodeAction(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
 
 func (l *loader) decodeShellBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
 	content, diags := b.Body.Content(shellSchema)
-	sh := &Shell{Parse: "text", DeclRange: b.DefRange}
+	sh := &Shell{Parse: ParseText, DeclRange: b.DefRange}
 	scope := refScope{body: s.Parent, what: "a shell action"}
 	cmd, script := content.Attributes["command"], content.Attributes["script"]
 	switch {
@@ -346,11 +346,11 @@ func (l *loader) decodeShellBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostic
 	if a := content.Attributes["parse"]; a != nil {
 		v, d := constString(a)
 		diags = append(diags, d...)
-		if !d.HasErrors() && v != "text" && v != "lines" && v != "json" {
+		if !d.HasErrors() && !slices.Contains(Parses, Parse(v)) {
 			diags = append(diags, errDiag("Invalid parse",
 				fmt.Sprintf(`parse is "text", "lines" or "json", not %q.`, v), a.Expr.Range()))
 		}
-		sh.Parse = v
+		sh.Parse = Parse(v)
 	}
 	for name, dst := range map[string]*hcl.Expression{"dir": &sh.Dir, "env": &sh.Env, "stdin": &sh.Stdin} {
 		if a := content.Attributes[name]; a != nil {
@@ -489,16 +489,16 @@ func (l *loader) decodeCallBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics
 
 // parseGives says why a shell action's parse mode cannot give the returns
 // type, or "" when it can.
-func parseGives(parse string, returns cty.Type) string {
+func parseGives(parse Parse, returns cty.Type) string {
 	if returns == cty.NilType || returns == cty.DynamicPseudoType {
 		return ""
 	}
 	switch parse {
-	case "text", "":
+	case ParseText, "":
 		if returns != cty.String {
 			return `parse = "text" gives a string`
 		}
-	case "lines":
+	case ParseLines:
 		if !(returns.IsListType() || returns.IsSetType()) || !(returns.ElementType() == cty.String || returns.ElementType() == cty.DynamicPseudoType) {
 			return `parse = "lines" gives a list of strings`
 		}
