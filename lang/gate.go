@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -70,8 +71,13 @@ func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allow
 	if a := c.Attributes["event"]; a != nil {
 		v, d := constString(a)
 		diags = append(diags, d...)
-		if !d.HasErrors() && !hclIdent(v) {
+		switch {
+		case d.HasErrors():
+		case !hclIdent(v):
 			diags = append(diags, errDiag("Invalid event name", fmt.Sprintf("An event name is a word such as rollback_initiated, not %q.", v), a.Expr.Range()))
+		case IsAplEvent(v):
+			diags = append(diags, errDiag("Reserved event name",
+				fmt.Sprintf("apl records %q events itself, and the event log could not tell this one from them. Name the playbook's event otherwise, e.g. rollback_initiated.", v), a.Expr.Range()))
 		}
 		o.Event = v
 	}
@@ -168,6 +174,20 @@ func ReservedStatus(status string, item bool) bool {
 	}
 	return false
 }
+
+// AplEvents are the names of the events apl records itself in a run's
+// event log; interp's Event* constants are checked against this list by a
+// test. A gate's event may not take one of them.
+var AplEvents = []string{
+	"run_started", "run_resumed", "run_completed", "run_failed", "run_interrupted", "run_waiting",
+	"step_started", "step_completed", "step_failed", "step_skipped", "step_reused", "step_retried",
+	"gate_decision", "cap_exhausted", "budget_enforced", "log", "check_failed",
+	"circuit_breaker_opened", "circuit_breaker_closed", "human_decision",
+	"item_started", "item_completed", "item_failed", "item_blocked", "deadlock",
+}
+
+// IsAplEvent reports whether apl records events named name itself.
+func IsAplEvent(name string) bool { return slices.Contains(AplEvents, name) }
 
 // Routes reports whether the outcome moves control somewhere other than
 // the step's next.
