@@ -6,6 +6,33 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
+var budgetSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "max_response_lines"},
+		{Name: "max_summary_lines"},
+		{Name: "enforcement"},
+	},
+}
+
+// Budget is a context budget: how much of an agent's response the run
+// ingests (seed 000, "Context Budget Table").
+type Budget struct {
+	Name             string
+	MaxResponseLines int
+	MaxSummaryLines  int
+	Enforcement      Enforcement
+	DeclRange        hcl.Range
+}
+
+// Enforcement says what survives of a response cut to its budget.
+type Enforcement string
+
+// The enforcements of a budget.
+const (
+	EnforceJSON    Enforcement = "json"    // keep only the JSON block
+	EnforceSummary Enforcement = "summary" // keep the last max_summary_lines lines
+)
+
 // decodeBudgetBlock reads a row of the context budget table.
 func (l *loader) decodeBudgetBlock(b *hcl.Block) hcl.Diagnostics {
 	diags := validName("budget", b)

@@ -8,6 +8,72 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
+var gateSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "rule", LabelNames: []string{"name"}},
+		{Type: "otherwise"},
+	},
+}
+
+// outcomeAttributes are the actions a gate rule, an otherwise block and an
+// on_exhausted block share.
+var outcomeAttributes = []hcl.AttributeSchema{
+	{Name: "log"},
+	{Name: "event"},
+	{Name: "set"},
+	{Name: "goto"},
+	{Name: "max"},
+	{Name: "finish"},
+	{Name: "fail"},
+	{Name: "reason"},
+}
+
+var ruleSchema = &hcl.BodySchema{
+	Attributes: append([]hcl.AttributeSchema{{Name: "when", Required: true}}, outcomeAttributes...),
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "on_exhausted"}},
+}
+
+var otherwiseSchema = &hcl.BodySchema{
+	Attributes: outcomeAttributes,
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "on_exhausted"}},
+}
+
+var exhaustedSchema = &hcl.BodySchema{
+	Attributes: outcomeAttributes,
+}
+
+// Gate is an ordered decision tree: the first rule whose condition holds
+// decides; Otherwise decides when none does.
+type Gate struct {
+	Rules     []*Rule
+	Otherwise *Rule // nil when the gate has none
+	DeclRange hcl.Range
+}
+
+// Rule is one branch of a gate.
+type Rule struct {
+	Name      string // "otherwise" for the otherwise block
+	When      *Condition
+	Outcome   *Outcome
+	DeclRange hcl.Range
+}
+
+// Outcome is what a gate rule does once chosen. Goto, Finish and Fail are
+// exclusive; with none of them control goes to the step's Next.
+type Outcome struct {
+	Log    hcl.Expression // a line to log; may be nil
+	Event  string         // an event to record, with Log as its message
+	Set    hcl.Expression // an object whose attributes are assigned to vars
+	Goto   *Step
+	Max    int            // cap on taking Goto in one run; 0 = no cap
+	Finish hcl.Expression // finish the run with this status
+	Fail   hcl.Expression // fail the run with this recommendation
+	Reason hcl.Expression // why, for Finish and Fail
+	// Exhausted runs instead of this outcome once Goto was taken Max times.
+	Exhausted *Outcome
+	DeclRange hcl.Range
+}
+
 // decodeGateBlock reads a gate: ordered rules, first match wins, and an
 // otherwise.
 func (l *loader) decodeGateBlock(s *Step, b *hcl.Block, env *condEnv) (*Gate, hcl.Diagnostics) {

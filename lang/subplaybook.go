@@ -10,6 +10,28 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
+var subPlaybookSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "source", Required: true},
+		{Name: "inputs"},
+		{Name: "mode"},
+	},
+}
+
+// SubPlaybook runs another playbook as a step; its output object is the
+// step's output.
+type SubPlaybook struct {
+	Source    string
+	Playbook  *Playbook // loaded with the parent
+	Inputs    hcl.Expression
+	Mode      string
+	DeclRange hcl.Range
+}
+
+func (*SubPlaybook) action()            {}
+func (a *SubPlaybook) Range() hcl.Range { return a.DeclRange }
+func (a *SubPlaybook) String() string   { return "playbook " + a.Source }
+
 // decodeSubPlaybookBlock reads a step that runs another playbook. The
 // other playbook is loaded and checked now, with this one.
 func (l *loader) decodeSubPlaybookBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
