@@ -94,7 +94,7 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	}
 	text := resp.Text
 	if b := a.Budget; b != nil {
-		bd, err := agent.EnforceBudget(text, agent.Budget{MaxResponseLines: b.MaxResponseLines, MaxSummaryLines: b.MaxSummaryLines, Enforcement: b.Enforcement})
+		bd, err := agent.EnforceBudget(text, agent.Budget{MaxResponseLines: b.MaxResponseLines, MaxSummaryLines: b.MaxSummaryLines, Enforcement: string(b.Enforcement)})
 		if err != nil {
 			r.trace(span, start, err)
 			return answer{result: result{err: fmt.Errorf("budget %q: %w", b.Name, err)}}

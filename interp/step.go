@@ -224,7 +224,7 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 		if check == nil {
 			return result{out: out}
 		}
-		if check.OnFail != "retry" || rechecks[check.Name] >= check.Max {
+		if check.OnFail != lang.OnFailRetry || rechecks[check.Name] >= check.Max {
 			return result{out: out, err: fmt.Errorf("check %q failed: %s", check.Name, msg)}
 		}
 		rechecks[check.Name]++
