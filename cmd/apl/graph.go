@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/apl-lang/apl/lang"
@@ -99,7 +100,7 @@ func writeTextSteps(w io.Writer, v *view, steps []*lang.Step, indent string) {
 			fmt.Fprintf(w, "%s  %s%s\n", indent, textRoute(r), v.path.routeNote(r))
 		}
 		if s.When != nil {
-			fmt.Fprintf(w, "%s  skipped (when is false) -> %s\n", indent, textTarget(v.next(s)))
+			fmt.Fprintf(w, "%s  skipped (when is false) -> %s%s\n", indent, textTarget(v.next(s)), v.path.skipNote(v, s))
 		}
 	}
 }
@@ -206,7 +207,7 @@ func (v *view) dotNodeAttrs(n *vnode) []string {
 		a = append(a, "label="+dotString(n.label), "shape=oval", "peripheries=2", "fillcolor="+dotString(fill))
 	default:
 		s := n.step
-		a = append(a, "label=<"+stepHTML(s)+">")
+		a = append(a, "label=<"+stepHTML(s, v.path.stepBadge(n))+">")
 		if s.Gate != nil {
 			a = append(a, "fillcolor="+dotString(colorDecision))
 		}
@@ -218,14 +219,17 @@ func (v *view) dotNodeAttrs(n *vnode) []string {
 		}
 		a = append(a, "tooltip="+dotString(stepTooltip(s)))
 	}
-	return append(a, v.path.dotNodeAttrs(n)...)
+	return mergeAttrs(a, v.path.dotNodeAttrs(n))
 }
 
 // stepHTML is a step's node label: its name in bold, what it does, when it
 // runs, and for a gate its rules in the order they are tried.
-func stepHTML(s *lang.Step) string {
+func stepHTML(s *lang.Step, badge string) string {
 	var rows []string
 	rows = append(rows, "<b>"+htmlText(s.Name)+"</b>")
+	if badge != "" {
+		rows = append(rows, `<font point-size="9" color="`+colorVisited+`">`+htmlText(badge)+`</font>`)
+	}
 	small := func(t string) string {
 		return `<font point-size="9" color="#555555">` + htmlText(t) + `</font>`
 	}
@@ -287,6 +291,9 @@ func stepTooltip(s *lang.Step) string {
 	if s.Description != "" {
 		lines = append(lines, s.Description)
 	}
+	if a, ok := s.Action.(*lang.SubPlaybook); ok && a.Playbook != nil {
+		lines = append(lines, fmt.Sprintf("runs playbook %s (%s): %s", a.Playbook.Name, a.Source, plural(len(a.Playbook.Steps), "step")))
+	}
 	if s.Gate != nil {
 		for _, r := range s.Gate.Rules {
 			lines = append(lines, r.Name+": "+oneLine(r.When.Source))
@@ -323,7 +330,22 @@ func (v *view) dotEdgeAttrs(e *vedge) []string {
 	if e.to.kind == nodeStep && e.from.kind == nodeStep && e.to.step.Index <= e.from.step.Index && e.to.cluster == e.from.cluster {
 		a = append(a, "constraint=false")
 	}
-	return append(a, v.path.dotEdgeAttrs(e)...)
+	return mergeAttrs(a, v.path.dotEdgeAttrs(e))
+}
+
+// mergeAttrs returns the DOT attributes a ("name=value") with those of
+// over added, an attribute of over replacing one of a of the same name.
+func mergeAttrs(a, over []string) []string {
+	name := func(s string) string { n, _, _ := strings.Cut(s, "="); return n }
+	for _, o := range over {
+		i := slices.IndexFunc(a, func(s string) bool { return name(s) == name(o) })
+		if i >= 0 {
+			a[i] = o
+		} else {
+			a = append(a, o)
+		}
+	}
+	return a
 }
 
 // dotString quotes s as a DOT string. DOT is not Go: it knows only \" and
@@ -400,7 +422,7 @@ func writeMermaid(w io.Writer, v *view) {
 		}
 		l := e.label()
 		if v.path != nil && v.path.edges[e] > 0 {
-			l = append(l, fmt.Sprintf("×%d", v.path.edges[e]))
+			l = v.path.edgeLabel(e)
 			taken = append(taken, fmt.Sprint(i))
 		}
 		for i := range l {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/apl-lang/apl/interp"
+	"github.com/apl-lang/apl/lang"
 )
 
 // runPath is one run's way through a playbook, as apl graph --path draws
@@ -213,8 +214,10 @@ func (v *view) overlay(p *runPath) {
 					if i+1 < len(visits) && !visits[i+1].skipped {
 						to = v.byStep[v.pb.Step(visits[i+1].step)]
 					}
+					// A rule the gate chose was taken even when the step it
+					// goes to was then skipped (the bypass shows that too).
 					r := chosenRoute(v, n, vis, to)
-					if to != nil || (r != nil && r.to.kind == nodeEnd && vis.status != interp.StepFailed) {
+					if vis.rule != "" || to != nil || (r != nil && r.to.kind == nodeEnd && vis.status != interp.StepFailed) {
 						take(r)
 						if r != nil && r.to.kind == nodeEnd && r.to.failed && r.to.cluster.id == "" {
 							failedEnd = r.to
@@ -301,6 +304,50 @@ func (o *pathOverlay) routeNote(r *route) string {
 	return fmt.Sprintf("  (taken ×%d)", o.routes[r])
 }
 
+// skipNote is the suffix of a skipped step's bypass line in text.
+func (o *pathOverlay) skipNote(v *view, s *lang.Step) string {
+	if o == nil {
+		return ""
+	}
+	n := 0
+	for _, r := range v.routes {
+		if r.kind == routeSkip && r.skipped == s {
+			n += o.routes[r]
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("  (taken ×%d)", n)
+}
+
+// stepBadge is a step's line in its node: how often it ran and how.
+func (o *pathOverlay) stepBadge(n *vnode) string {
+	if o == nil || o.nodes[n] == nil {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(o.stepNote(n), "  ("), ")")
+}
+
+// edgeLabel is a taken edge's label: each route's name with how often the
+// run took it.
+func (o *pathOverlay) edgeLabel(e *vedge) []string {
+	var l []string
+	for _, r := range e.routes {
+		n, c := r.name(), o.routes[r]
+		switch {
+		case n != "" && c > 0:
+			l = append(l, fmt.Sprintf("%s ×%d", n, c))
+		case n != "":
+			l = append(l, n)
+		}
+	}
+	if len(l) == 0 {
+		l = append(l, fmt.Sprintf("×%d", o.edges[e]))
+	}
+	return l
+}
+
 // Colours of a run drawn over the graph.
 const (
 	colorVisited = "#2e7d32"
@@ -324,10 +371,6 @@ func (o *pathOverlay) dotNodeAttrs(n *vnode) []string {
 	default:
 		a = append(a, "color="+dotString(colorVisited), "penwidth=2.5")
 	}
-	if n.kind == nodeStep {
-		note := strings.TrimSuffix(strings.TrimPrefix(o.stepNote(n), "  ("), ")")
-		a = append(a, "xlabel="+dotString(note), "fontcolor=black")
-	}
 	if m.stopped {
 		a = append(a, "penwidth=4", "color="+dotString(colorExhausted))
 	}
@@ -342,8 +385,7 @@ func (o *pathOverlay) dotEdgeAttrs(e *vedge) []string {
 	if n == 0 {
 		return []string{"color=" + dotString(colorUnseen), "fontcolor=" + dotString(colorUnseen)}
 	}
-	l := append(e.label(), fmt.Sprintf("×%d", n))
-	return []string{"label=" + dotString(strings.Join(l, "\n")), "penwidth=2.5", "color=" + dotString(colorVisited), "fontcolor=" + dotString(colorVisited)}
+	return []string{"label=" + dotString(strings.Join(o.edgeLabel(e), "\n")), "penwidth=2.5", "color=" + dotString(colorVisited), "fontcolor=" + dotString(colorVisited)}
 }
 
 // overlayStatus is the run's status line, for the DOT graph's label.
