@@ -114,6 +114,10 @@ func pathFromState(st *interp.State) *runPath {
 	case interp.StatusCompleted, interp.StatusFailed:
 	default:
 		p.stopped = st.Meta.CurrentStep
+		if w := st.Waiting; w != nil && w.Step != "" {
+			// A decision inside a for_each body: the step that asks.
+			p.stopped = w.Step
+		}
 		if l := last(""); p.stopped == "" && l != nil {
 			p.stopped = l.step
 		}
