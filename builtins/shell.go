@@ -61,6 +61,11 @@ type ShellSpec struct {
 	// "text" (the string), "lines" (a list of the non-blank lines) or
 	// "json" (any JSON value, see JSONToCty).
 	Parse string
+	// Live, when set, is called with each line the command prints, as it
+	// prints it, without its newline (apl run --verbose); stderr tells
+	// the stream. The two streams call it from different goroutines. It
+	// sees all the output, MaxOutput or not.
+	Live func(stderr bool, line string)
 }
 
 // ShellResult is what a command did. A non-zero exit is a result, not an
@@ -154,8 +159,8 @@ func (s *Shell) Run(ctx context.Context, spec ShellSpec) (ShellResult, error) {
 	stderr := &capture{max: stdout.max}
 	// Each reader reports on readers when its pipe reaches EOF.
 	readers := make(chan struct{}, 2)
-	go func() { stdout.ReadFrom(p.outR); readers <- struct{}{} }()
-	go func() { stderr.ReadFrom(p.errR); readers <- struct{}{} }()
+	go func() { stdout.ReadFrom(spec.reader(p.outR, false)); readers <- struct{}{} }()
+	go func() { stderr.ReadFrom(spec.reader(p.errR, true)); readers <- struct{}{} }()
 	if p.inW != nil {
 		go func() {
 			io.WriteString(p.inW, spec.Stdin) // EPIPE just means the command did not read it all

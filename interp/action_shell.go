@@ -73,6 +73,10 @@ func (r *run) shellAction(ctx context.Context, f *frame, s *lang.Step, a *lang.S
 	if k := f.key(); k != "" {
 		spec.Env = append(spec.Env, "APL_ITEM_KEY="+k)
 	}
+	if out := r.opts.Output; out != nil {
+		step, item := s.Name, f.key()
+		spec.Live = func(stderr bool, line string) { out(step, item, stderr, r.redact.String(line)) }
+	}
 	var res builtins.ShellResult
 	var err error
 	r.host.block(func() { res, err = r.shell.Run(ctx, spec) })

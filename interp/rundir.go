@@ -26,6 +26,9 @@ type runDir struct {
 	lock  *os.File
 	// redact removes secrets from traces and artifacts.
 	redact *builtins.Redactor
+	// ended is set once the run ended (not paused or interrupted): close
+	// removes the lock file, which only a run that may go on needs.
+	ended bool
 }
 
 // newRunID makes a sortable, unique run id.
@@ -90,6 +93,10 @@ func (d *runDir) close() error {
 	}
 	err := d.trace.Close()
 	d.trace = nil
+	if d.ended {
+		// Removed while held, so no other process takes it in between.
+		os.Remove(d.lock.Name())
+	}
 	d.lock.Close() // releases the lock
 	return err
 }

@@ -46,7 +46,6 @@ type runOptions struct {
 	Var            []string `sep:"none" placeholder:"NAME=VALUE" help:"Set an input; the value is read by the input's type (HCL syntax for lists and objects). Repeatable."`
 	VarFile        []string `sep:"none" placeholder:"FILE" help:"Set inputs from a file of name = value lines (HCL, like Terraform's .tfvars; JSON when FILE ends in .json). Repeatable; later files win."`
 	JSON           bool     `name:"json" help:"Print only the output object, as JSON, on stdout."`
-	Quiet          bool     `short:"q" help:"No progress lines on stderr."`
 	AgentCmd       string   `env:"APL_AGENT_CMD" placeholder:"CMD" help:"Send every agent step to this command: the prompt on stdin, the answer on stdout."`
 	Workdir        string   `placeholder:"DIR" help:"Project root where commands run (default: the current directory)."`
 	RunsDir        string   `placeholder:"DIR" help:"Where run directories go (default: WORKDIR/.apl/runs)."`
@@ -54,7 +53,8 @@ type runOptions struct {
 	NoSync         bool     `help:"Skip fsync on checkpoints (faster; a crash may lose the last transition)."`
 	NonInteractive bool     `help:"Never prompt: an ask step pauses the run as waiting (exit 4)."`
 
-	cassetteFlags `embed:""`
+	progressOptions `embed:""`
+	cassetteFlags   `embed:""`
 }
 
 // runHelp is what apl run --help says of where inputs come from.
@@ -157,15 +157,20 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
+	prog := newProgress(e.stderr, opts.progressOptions, pb)
 	ropts := interp.Options{
 		Workdir: opts.Workdir, RunsDir: opts.RunsDir, RunID: opts.RunID, Inputs: inputs,
 		Mode: opts.Mode, AgentCommand: agentCmd, Drivers: drivers, NoSync: opts.NoSync,
-		Observer: newProgress(e.stderr, opts.Quiet, pb),
-		Asker:    asker(e.stderr, opts.NonInteractive),
+		Observer: prog,
+		Asker:    asker(e.stderr, opts.NonInteractive, prog),
+	}
+	if opts.Verbose && !opts.Quiet {
+		ropts.Output = prog.output
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := interp.Start(ctx, pb, c.Playbook, ropts)
+	prog.close()
 	if ie := (*interp.InputError)(nil); errors.As(err, &ie) {
 		return exitWith(exitUsage, c.flags.inputError(ie, from, opts.Mode))
 	}
