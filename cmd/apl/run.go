@@ -237,8 +237,8 @@ func checkRunPlace(o runOptions) error {
 }
 
 // report prints how a run ended and turns it into an exit code. With
-// asJSON, stdout gets the output object and nothing else, however the run
-// ended ("{}" when there is none yet), so it is always one JSON document.
+// asJSON, stdout gets one JSON document however the run ended: the output
+// object (see resultJSON).
 func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON bool) error {
 	var inErr *interp.InputError
 	switch {
@@ -246,7 +246,7 @@ func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON boo
 		return exitWith(exitUsage, err)
 	case errors.Is(err, interp.ErrInterrupted):
 		if asJSON {
-			fmt.Fprintf(e.stdout, "%s\n", outputJSON(res))
+			fmt.Fprintf(e.stdout, "%s\n", resultJSON(res))
 		}
 		fmt.Fprintf(e.stderr, "apl: run %s interrupted; continue it with: %s\n", res.RunID, resumeCommand(res))
 		return exitWith(exitInterrupted, nil)
@@ -254,7 +254,7 @@ func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON boo
 		return exitWith(exitInternal, err)
 	case res.Status == interp.StatusWaiting:
 		if asJSON {
-			fmt.Fprintf(e.stdout, "%s\n", outputJSON(res))
+			fmt.Fprintf(e.stdout, "%s\n", resultJSON(res))
 		} else {
 			fmt.Fprintf(e.stdout, "waiting: run %s (%s)\n", res.RunID, relPath(res.Dir))
 		}
@@ -266,7 +266,7 @@ func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON boo
 		return exitWith(exitWaiting, nil)
 	}
 	if asJSON {
-		fmt.Fprintf(e.stdout, "%s\n", outputJSON(res))
+		fmt.Fprintf(e.stdout, "%s\n", resultJSON(res))
 	} else {
 		fmt.Fprintf(e.stdout, "%s: run %s (%s)\n", res.Status, res.RunID, relPath(res.Dir))
 		if res.Reason != "" {
@@ -305,6 +305,56 @@ func outputJSON(res *interp.Result) []byte {
 		return []byte("{}")
 	}
 	return res.OutputJSON
+}
+
+// resultJSON is what --json prints: the output object ("{}" without an
+// output block), as it is when the run completed, so that a script reads
+// the playbook's own fields. When the run did not complete (failed,
+// waiting, interrupted, or ended with a finish status of its own), the
+// object also says run_id, status, and reason and recommendation when
+// set, so that a script can tell why without the output block's help.
+// They are added only where the output object has no field of that name:
+// the playbook's own fields win.
+func resultJSON(res *interp.Result) []byte {
+	out := outputJSON(res)
+	if res == nil || res.Status == interp.StatusCompleted {
+		return out
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(out, &obj); err != nil || obj == nil {
+		return out
+	}
+	add := func(k, v string) {
+		if _, taken := obj[k]; !taken && v != "" {
+			obj[k] = jsonString(v)
+		}
+	}
+	add("run_id", res.RunID)
+	add("status", res.Status)
+	add("reason", res.Reason)
+	add("recommendation", res.Recommendation)
+	b, err := marshalJSON(obj)
+	if err != nil {
+		return out
+	}
+	return b
+}
+
+// marshalJSON is json.Marshal without its HTML escaping: the output
+// object's values stay as the run wrote them.
+func marshalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+func jsonString(s string) json.RawMessage {
+	b, _ := marshalJSON(s)
+	return b
 }
 
 // resumeCommand is the apl resume command that continues a run from the
