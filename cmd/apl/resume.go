@@ -60,6 +60,9 @@ func (c *resumeCmd) Run(e *env) error {
 		// The run goes on with the agent command it started with.
 		agentCmd = st.Meta.AgentCommand
 	}
+	if err := preflight(pb, agentCmd, st.Meta.Workdir, c.cassetteFlags); err != nil {
+		return exitWith(exitUsage, err)
+	}
 	drivers, err := runDrivers(pb, agentCmd, c.cassetteFlags, false)
 	if err != nil {
 		return exitWith(exitUsage, err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -151,6 +152,9 @@ func (c *runCmd) Run(e *env) error {
 		return exitWith(exitUsage, fmt.Errorf("--agent-cmd: %w", err))
 	}
 	if err := checkRunPlace(opts); err != nil {
+		return exitWith(exitUsage, err)
+	}
+	if err := preflight(pb, agentCmd, cmp.Or(opts.Workdir, "."), opts.cassetteFlags); err != nil {
 		return exitWith(exitUsage, err)
 	}
 	drivers, err := runDrivers(pb, agentCmd, opts.cassetteFlags, true)
