@@ -72,19 +72,20 @@ func (r *run) runTotals(d map[string]any, tokens, cost string) {
 }
 
 // attemptArtifacts lists the artifacts of the step's last attempt: its
-// command's output (named by its run) and its last agent call's files
-// (named by the call).
+// command's output, named by its run, or its last agent call's files,
+// named by the call.
 func (r *run) attemptArtifacts(f *frame, s *lang.Step, rec *StepRecord) []string {
 	if r.dir == nil {
 		return nil
 	}
+	n := rec.Runs
+	if _, ok := s.Action.(*lang.AgentCall); ok {
+		n = rec.Calls
+	}
 	dir := filepath.Join(r.dir.path, "artifacts")
 	seen := map[string]bool{}
 	var out []string
-	for _, n := range []int{rec.Runs, rec.Calls} {
-		if n == 0 {
-			continue
-		}
+	if n > 0 {
 		base := artifactBase(f, s, n)
 		matches, _ := filepath.Glob(filepath.Join(dir, globQuote(base)+".*"))
 		for _, m := range matches {
