@@ -148,7 +148,7 @@ func (v *liveView) lines() []string {
 		}
 		out = append(out, fmt.Sprintf("  %s items: %s", step, strings.Join(parts, ", ")))
 	}
-	status := "  " + formatSeconds(now.Sub(v.start).Seconds())
+	status := "  elapsed " + formatSeconds(now.Sub(v.start).Seconds())
 	if c := costLine(v.totals, interp.DetailRunTokens, interp.DetailRunCost, true); c != "" {
 		status += " · " + c
 	}

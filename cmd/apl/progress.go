@@ -173,6 +173,9 @@ func (p *progress) Event(e interp.Event) {
 	case interp.EventHumanDecision:
 		line = "Decision: " + e.Message
 	case interp.EventItemStarted:
+		if p.live != nil {
+			return
+		}
 		line = fmt.Sprintf("Item %s: started", e.Item)
 	case interp.EventItemCompleted, interp.EventItemFailed, interp.EventItemBlocked:
 		line = fmt.Sprintf("Item %s: %s", e.Item, strings.TrimPrefix(e.Type, "item_"))
