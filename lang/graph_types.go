@@ -117,11 +117,15 @@ func (a *Shell) String() string {
 type AgentCall struct {
 	Agent *Agent
 	// Prompt is the prompt block used, or nil for an inline template.
-	Prompt    *Prompt
-	Template  hcl.Expression // the template to render
-	Vars      hcl.Expression // object; may be nil
-	Budget    *Budget        // the step's budget, else the agent's; may be nil
-	Model     string
+	Prompt   *Prompt
+	Template hcl.Expression // the template to render
+	Vars     hcl.Expression // object; may be nil
+	Budget   *Budget        // the step's budget, else the agent's; may be nil
+	Model    string
+	// Session, when set, names the agent session the call continues
+	// (steps.X.session_id); evaluated at call time, a string. Nil: each
+	// attempt starts a new session.
+	Session   hcl.Expression
 	DeclRange hcl.Range
 }
 

@@ -197,6 +197,7 @@ var agentActionSchema = &hcl.BodySchema{
 		{Name: "vars"},
 		{Name: "budget"},
 		{Name: "model"},
+		{Name: "session"},
 	},
 }
 

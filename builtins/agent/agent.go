@@ -33,6 +33,10 @@ type Request struct {
 	SessionID string
 	// Timeout bounds the call; zero means the driver's default.
 	Timeout time.Duration
+	// Progress, when set, is told what the driver learns while the call
+	// runs (Progress). It may be called from other goroutines than Call's,
+	// one call at a time, and never after Call returned; it must not block.
+	Progress func(Progress)
 }
 
 // Usage is what a backend reports about tokens. Zero means not reported.

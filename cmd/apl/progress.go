@@ -21,6 +21,9 @@ type progress struct {
 	w        io.Writer
 	quiet    bool
 	labelled bool
+	// live is set while an agent's progress line shows on a terminal, for
+	// the next line to replace (progress_agent.go).
+	live bool
 }
 
 func newProgress(w io.Writer, quiet bool, pb *lang.Playbook) interp.Observer {
@@ -70,6 +73,11 @@ func (p *progress) Event(e interp.Event) {
 		line = fmt.Sprintf("Step: %s reused (%s).", name, e.Message)
 	case interp.EventGateDecision, interp.EventRunWaiting:
 		return
+	case interp.EventAgentProgress:
+		if !quietStep {
+			p.agentProgress(prefix, name, e)
+		}
+		return
 	case interp.EventHumanDecision:
 		line = "Decision: " + e.Message
 	case interp.EventItemStarted:
@@ -89,6 +97,10 @@ func (p *progress) Event(e interp.Event) {
 		if e.Message != "" {
 			line += ": " + e.Message
 		}
+	}
+	if p.live {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.live = false
 	}
 	fmt.Fprintf(p.w, "%s%s\n", prefix, line)
 }
