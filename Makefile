@@ -4,7 +4,7 @@ GO      ?= go
 PKGS    := ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build test lint fuzz bench update run clean conformance
+.PHONY: build test race lint fuzz bench update run clean conformance
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/apl ./cmd/apl
@@ -13,6 +13,11 @@ test: lint
 	$(GO) test -count=1 $(PKGS)
 	@# Every benchmark runs once, so a fixture that stops loading fails here.
 	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x $(PKGS)
+
+# The race detector over every test (issue 9: the walk's coroutines, the
+# for_each scheduler and the drivers' goroutines must stay race-free).
+race:
+	$(GO) test -race -count=1 $(PKGS)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,7 +96,7 @@ func newArgs(v cty.Value, params []string) (args, error) {
 	for it := v.ElementIterator(); it.Next(); {
 		k, e := it.Element()
 		name := k.AsString()
-		if !contains(params, name) {
+		if !slices.Contains(params, name) {
 			return nil, unsupported(name, params)
 		}
 		if !e.IsNull() {
@@ -179,15 +180,6 @@ func (a args) mode(name string) (uint32, bool, error) {
 		return 0, false, fmt.Errorf("argument %q must be octal permission digits such as \"0644\", not %q", name, s)
 	}
 	return uint32(m), true, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func quoteAll(list []string) []string {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -64,7 +65,7 @@ func Glob(root, pattern string) ([]string, error) {
 	}
 
 	var found []string
-	if !contains(segs, "**") {
+	if !slices.Contains(segs, "**") {
 		abs, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(rel)))
 		if err != nil {
 			return nil, fmt.Errorf("%q: %w", pattern, err)

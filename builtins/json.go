@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	"github.com/zclconf/go-cty/cty"
 )
@@ -81,6 +82,12 @@ func goToCty(raw any) (cty.Value, error) {
 // reader of a JSONL log expects. Unknown and marked values are refused: they
 // mean the caller passed something not yet evaluated or deliberately hidden.
 func CtyToJSON(v cty.Value) ([]byte, error) {
+	if v != cty.NilVal && v.Type() == cty.String && v.IsKnown() && !v.IsNull() && !v.IsMarked() {
+		// An agent's text answer can be tens of megabytes: encode it into
+		// one buffer of the right size, not through encoding/json's
+		// growing ones.
+		return appendJSONString(nil, v.AsString()), nil
+	}
 	raw, err := ctyToGo(v, nil)
 	if err != nil {
 		return nil, err
@@ -119,7 +126,10 @@ func ctyToGo(v cty.Value, path cty.Path) (any, error) {
 		out := make([]any, 0, v.LengthInt())
 		for it := v.ElementIterator(); it.Next(); {
 			k, e := it.Element()
-			g, err := ctyToGo(e, path.Index(k))
+			// The path grows in place as the walk goes down and is only
+			// read to report an error: copying it at every level made deep
+			// values quadratic.
+			g, err := ctyToGo(e, append(path, cty.IndexStep{Key: k}))
 			if err != nil {
 				return nil, err
 			}
@@ -130,7 +140,7 @@ func ctyToGo(v cty.Value, path cty.Path) (any, error) {
 		out := make(map[string]any, v.LengthInt())
 		for it := v.ElementIterator(); it.Next(); {
 			k, e := it.Element()
-			g, err := ctyToGo(e, path.GetAttr(k.AsString()))
+			g, err := ctyToGo(e, append(path, cty.GetAttrStep{Name: k.AsString()}))
 			if err != nil {
 				return nil, err
 			}
@@ -171,4 +181,62 @@ func formatPath(path cty.Path) string {
 		}
 	}
 	return b.String()
+}
+
+// appendJSONString appends s as a JSON string, exactly as an
+// encoding/json Encoder with SetEscapeHTML(false) writes it: invalid UTF-8
+// becomes U+FFFD, and U+2028 and U+2029 are escaped.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	if dst == nil {
+		dst = make([]byte, 0, len(s)+len(s)/64+2)
+	}
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }

@@ -1,6 +1,8 @@
 package builtins
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -109,4 +111,24 @@ func TestJSONRoundTrip(t *testing.T) {
 			t.Errorf("round trip of %s gave %s", in, out)
 		}
 	}
+}
+
+// appendJSONString writes what encoding/json writes, so that a large text
+// answer's fast path changes nothing in the state.
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", "quote\" back\\ nl\n tab\t", "\x00\x01\x1f\x7f", "<&>", "\u2028\u2029", "\xff\xfe", "é日本", "a\xc3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
+			t.Errorf("%q: got %s, want %s", s, got, want)
+		}
+	})
 }

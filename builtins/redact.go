@@ -1,6 +1,7 @@
 package builtins
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"slices"
@@ -19,7 +20,8 @@ const Redacted = "[REDACTED]"
 // shorter than 8 bytes are left alone: redacting "1" would mangle any
 // text. The zero Redactor and nil redact nothing.
 type Redactor struct {
-	r *strings.Replacer
+	r       *strings.Replacer
+	secrets []string
 }
 
 // NewRedactor collects the secrets in environ (KEY=VALUE pairs, as
@@ -64,7 +66,7 @@ func NewRedactor(environ []string, names ...string) *Redactor {
 	for _, v := range vals {
 		pairs = append(pairs, v, Redacted)
 	}
-	return &Redactor{r: strings.NewReplacer(pairs...)}
+	return &Redactor{r: strings.NewReplacer(pairs...), secrets: vals}
 }
 
 // EnvRedactor is NewRedactor over the process environment.
@@ -80,12 +82,18 @@ func secretName(name string) bool {
 	return false
 }
 
-// String returns s with every secret replaced.
+// String returns s with every secret replaced; s itself, without a copy,
+// when it holds none (a large answer is looked through, not rebuilt).
 func (r *Redactor) String(s string) string {
 	if r == nil || r.r == nil {
 		return s
 	}
-	return r.r.Replace(s)
+	for _, v := range r.secrets {
+		if strings.Contains(s, v) {
+			return r.r.Replace(s)
+		}
+	}
+	return s
 }
 
 // Bytes returns b with every secret replaced; b itself when it holds none.
@@ -93,9 +101,10 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	if r == nil || r.r == nil {
 		return b
 	}
-	s := string(b)
-	if out := r.r.Replace(s); out != s {
-		return []byte(out)
+	for _, v := range r.secrets {
+		if bytes.Contains(b, []byte(v)) {
+			return []byte(r.r.Replace(string(b)))
+		}
 	}
 	return b
 }

@@ -61,6 +61,11 @@ type ShellSpec struct {
 	// "text" (the string), "lines" (a list of the non-blank lines) or
 	// "json" (any JSON value, see JSONToCty).
 	Parse string
+	// Started, when set, is told the command's process id as soon as it
+	// runs; the command leads its own process group, so the id is the
+	// group's too. A caller records it, so that after the caller is killed
+	// whoever resumes its work can stop what it left running.
+	Started func(pid int)
 }
 
 // ShellResult is what a command did. A non-zero exit is a result, not an
@@ -149,6 +154,9 @@ func (s *Shell) Run(ctx context.Context, spec ShellSpec) (ShellResult, error) {
 		return res, fmt.Errorf("shell: start %s: %w", argv[0], err)
 	}
 	p.closeChildEnds()
+	if spec.Started != nil {
+		spec.Started(cmd.Process.Pid)
+	}
 
 	stdout := &capture{max: orDefault(spec.MaxOutput, DefaultMaxOutput)}
 	stderr := &capture{max: stdout.max}

@@ -81,6 +81,7 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	start := r.now()
 	base := artifactBase(f, s, req.Attempt)
 	r.artifact(s, base+".prompt", []byte(req.Prompt))
+	req.Started = func(pid int) { r.dir.procStarted(base, pid) }
 	var resp agent.Response
 	var err error
 	progress := r.progressOf(f, s, start)
@@ -88,12 +89,13 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	stop := r.host.heartbeat(heartbeatEvery, func() { progress(agent.Progress{Kind: progressElapsed}) })
 	r.host.block(func() { resp, err = drv.Call(ctx, req) })
 	stop()
+	r.dir.procEnded(base)
 	r.st.Metrics.AgentCalls++
-	raw := resp.Raw
-	if raw == nil {
-		raw = []byte(resp.Text)
+	raw := resp.Text
+	if resp.Raw != nil {
+		raw = unsafeString(resp.Raw)
 	}
-	artifact := r.artifact(s, base+".response", raw)
+	artifact := r.artifactText(s, base+".response", raw)
 	r.account(rec, resp)
 	span := Span{Step: s.Name, Item: f.key(), Action: "agent_spawn", Attempt: req.Attempt, Artifact: artifact,
 		InputSummary: a.Agent.Type + ": " + req.Prompt, OutputSummary: resp.Text, SessionID: req.SessionID}
@@ -123,7 +125,7 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	}
 	text := resp.Text
 	if b := a.Budget; b != nil {
-		bd, err := agent.EnforceBudget(text, agent.Budget{MaxResponseLines: b.MaxResponseLines, MaxSummaryLines: b.MaxSummaryLines, Enforcement: b.Enforcement})
+		bd, err := agent.EnforceBudget(text, agent.Budget{MaxResponseLines: b.MaxResponseLines, MaxSummaryLines: b.MaxSummaryLines, Enforcement: string(b.Enforcement)})
 		if err != nil {
 			r.trace(span, start, err)
 			return answer{result: result{err: fmt.Errorf("budget %q: %w", b.Name, err)}}

@@ -15,7 +15,7 @@ import (
 // exit code and parsed output are recorded either way.
 func (r *run) shellAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Shell, rec *StepRecord) (cty.Value, error) {
 	ectx := r.evalCtx(f, nil, a.Command, a.Script, a.Dir, a.Env, a.Stdin)
-	spec := builtins.ShellSpec{Step: s.Name, Parse: a.Parse, Timeout: s.Timeout}
+	spec := builtins.ShellSpec{Step: s.Name, Parse: string(a.Parse), Timeout: s.Timeout}
 	var input string
 	if a.Command != nil {
 		v, diags := a.Command.Value(ectx)
@@ -73,10 +73,12 @@ func (r *run) shellAction(ctx context.Context, f *frame, s *lang.Step, a *lang.S
 	if k := f.key(); k != "" {
 		spec.Env = append(spec.Env, "APL_ITEM_KEY="+k)
 	}
+	base := artifactBase(f, s, rec.Runs)
+	spec.Started = func(pid int) { r.dir.procStarted(base, pid) }
 	var res builtins.ShellResult
 	var err error
 	r.host.block(func() { res, err = r.shell.Run(ctx, spec) })
-	base := artifactBase(f, s, rec.Runs)
+	r.dir.procEnded(base)
 	artifact := ""
 	if res.Stdout != "" {
 		artifact = r.artifact(s, base+".stdout", []byte(res.Stdout))

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -130,4 +132,75 @@ step "work" {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000/1000, "µs/item")
+}
+
+// bigAnswer is a driver that answers with a fixed text.
+type bigAnswer struct{ text string }
+
+func (d bigAnswer) Call(ctx context.Context, req agent.Request) (agent.Response, error) {
+	return agent.Response{Text: d.text}, nil
+}
+
+// BenchmarkAgentAnswer50MB is a run whose one agent step answers 50 MB
+// of text, against writing the same bytes to a file (issue 9: goal at most
+// 3× the plain write).
+func BenchmarkAgentAnswer50MB(b *testing.B) {
+	line := strings.Repeat("abcdefghij", 10) + "\n"
+	text := strings.Repeat(line, 50<<20/len(line))
+	b.Run("write", func(b *testing.B) {
+		dir := b.TempDir()
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			if err := os.WriteFile(filepath.Join(dir, "answer"), []byte(text), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("run", func(b *testing.B) {
+		pb := load(b, `
+playbook "big" {}
+agent "a" { type = "general-purpose" }
+prompt "p" { template = "go" }
+step "ask" {
+  agent "a" { prompt = prompt.p }
+}
+`)
+		b.SetBytes(int64(len(text)))
+		b.ReportAllocs()
+		for b.Loop() {
+			res, err := Start(context.Background(), pb, "big", Options{Workdir: b.TempDir(), NoSync: true, Drivers: drivers(bigAnswer{text})})
+			if err != nil || res.Status != StatusCompleted {
+				b.Fatal(err, res)
+			}
+		}
+	})
+}
+
+// BenchmarkChain500 is 500 steps of /bin/true with durable state and with
+// durability relaxed; BenchmarkSpawn500 is a Go loop spawning the same
+// processes. Issue 9's goals: chain ÷ spawn ≤ 1.15 durable, ≤ 1.05 relaxed.
+func BenchmarkChain500(b *testing.B) {
+	for _, sync := range []bool{true, false} {
+		b.Run(fmt.Sprintf("sync=%v", sync), func(b *testing.B) {
+			pb := load(b, truePlaybook(500))
+			dir := b.TempDir()
+			for b.Loop() {
+				res, err := Start(context.Background(), pb, "chain", Options{Workdir: dir, NoSync: !sync})
+				if err != nil || res.Status != StatusCompleted {
+					b.Fatal(err, res)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSpawn500 is the floor: a Go loop running /bin/true 500 times.
+func BenchmarkSpawn500(b *testing.B) {
+	for b.Loop() {
+		for range 500 {
+			if err := exec.Command("/bin/true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }

@@ -3,11 +3,9 @@ package interp
 import (
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/lang"
-	"github.com/zclconf/go-cty/cty"
 )
 
 // DefaultDrivers is the DriverFactory a run uses when Options.Drivers is
@@ -63,90 +61,13 @@ func driverConfig(pb *lang.Playbook, a *lang.Agent, agentCmd []string) (agent.Co
 }
 
 // DriverConfig converts a driver block's settings to the agent package's
-// Config.
+// Config, as the agent package reads them (agent.ConfigFrom).
 func DriverConfig(dr *lang.Driver) (agent.Config, error) {
-	cfg := agent.Config{Type: dr.Type}
-	for name, v := range dr.Config {
-		var err error
-		switch name {
-		case "command":
-			cfg.Command, err = stringList(v)
-		case "input":
-			cfg.Input, err = toString(v)
-		case "output":
-			cfg.Output, err = toString(v)
-		case "fields":
-			cfg.Fields, err = stringMap(v)
-		case "env":
-			cfg.Env, err = stringMap(v)
-		case "model":
-			cfg.Model, err = toString(v)
-		case "base_url":
-			cfg.BaseURL, err = toString(v)
-		case "api_key_env":
-			cfg.APIKeyEnv, err = toString(v)
-		case "max_tokens":
-			cfg.MaxTokens, err = toInt(v)
-		case "timeout":
-			var d string
-			if d, err = toString(v); err == nil {
-				cfg.Timeout, err = time.ParseDuration(d)
-			}
-		case "retries":
-			cfg.Retry.Max, err = toInt(v)
-		case "prices":
-			cfg.Prices, err = prices(v)
-		case "options":
-			o, ok := goValue(v).(map[string]any)
-			if !ok {
-				err = fmt.Errorf("want an object")
-			}
-			cfg.Options = o
-		default:
-			err = fmt.Errorf("unknown setting")
-		}
-		if err != nil {
-			return cfg, fmt.Errorf("driver %q: %s: %w", dr.Name, name, err)
-		}
+	cfg, err := agent.ConfigFrom(dr.Type, dr.Config)
+	if err != nil {
+		return cfg, fmt.Errorf("driver %q: %w", dr.Name, err)
 	}
 	return cfg, nil
-}
-
-// prices reads { "model" = { input = 3, output = 15 } } in USD per
-// million tokens.
-func prices(v cty.Value) (map[string]agent.Price, error) {
-	m, ok := goValue(v).(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("want an object of models")
-	}
-	out := map[string]agent.Price{}
-	for model, pv := range m {
-		pm, ok := pv.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s: want { input = N, output = N }", model)
-		}
-		var p agent.Price
-		for k, x := range pm {
-			f, ok := x.(float64)
-			if !ok {
-				return nil, fmt.Errorf("%s.%s: want a number", model, k)
-			}
-			switch k {
-			case "input":
-				p.InputPerMTok = f
-			case "output":
-				p.OutputPerMTok = f
-			case "cache_read":
-				p.CacheReadPerMTok = f
-			case "cache_write":
-				p.CacheWritePerMTok = f
-			default:
-				return nil, fmt.Errorf("%s: unknown price %q (input, output, cache_read, cache_write)", model, k)
-			}
-		}
-		out[model] = p
-	}
-	return out, nil
 }
 
 // keyVars are the environment variables a playbook's drivers read their
@@ -162,12 +83,4 @@ func keyVars(pb *lang.Playbook) []string {
 		}
 	}
 	return names
-}
-
-func toInt(v cty.Value) (int, error) {
-	if v.IsNull() || v.Type() != cty.Number || !v.AsBigFloat().IsInt() {
-		return 0, fmt.Errorf("want a whole number")
-	}
-	i, _ := v.AsBigFloat().Int64()
-	return int(i), nil
 }

@@ -151,8 +151,12 @@ func (r *run) restoreItems(s *lang.Step, recs map[string]*ItemRecord) (map[strin
 			if sr.Status == StepRunning {
 				undoAttempt(sr)
 			}
-			if len(sr.Output) > 0 {
-				v, err := decodeOutput(ns, sr.Output)
+			js, err := recordedOutput(r.dir.path, sr)
+			if err != nil {
+				return nil, fmt.Errorf("item %q, step %q in the state: %w", key, ns.Name, err)
+			}
+			if len(js) > 0 {
+				v, err := decodeOutput(ns, js)
 				if err != nil {
 					return nil, fmt.Errorf("item %q, step %q in the state: %w", key, ns.Name, err)
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -64,7 +65,10 @@ func (e *NoStepError) Error() string {
 
 // ReadRun reads a run's state without running anything; it says which
 // file it used (the state file, or its backup when that was corrupt).
-func ReadRun(dir string) (*State, string, error) { return readState(dir) }
+func ReadRun(dir string) (*State, string, error) {
+	st, rep, err := readState(dir)
+	return st, rep.Used, err
+}
 
 // Resume continues the run in dir: completed steps are not run again and
 // their outputs are restored; the step that was in flight, or that failed,
@@ -80,9 +84,14 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 			d.close()
 		}
 	}()
-	st, used, err := readState(dir)
+	st, rep, err := readState(dir)
 	if err != nil {
 		return nil, err
+	}
+	if id := filepath.Base(dir); st.Meta.RunID != id {
+		// A playbook's state block shares one state file between its runs:
+		// a later run replaced this one's.
+		return nil, fmt.Errorf("run %s cannot be resumed: its state file %s now holds run %s", id, stateFiles(dir).state, st.Meta.RunID)
 	}
 	if err := resumable(st, pb, opts); err != nil {
 		return nil, err
@@ -98,14 +107,22 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 	r.st = st
 	// Time spent stopped between runs does not count against limits.
 	r.elapsed0 = time.Duration(st.Metrics.DurationS * float64(time.Second))
+	r.dir = d
 	if err := r.restore(); err != nil {
 		return nil, err
 	}
-	r.dir = d
 	h.store = newStore(stateFiles(dir), !opts.NoSync)
 	h.store.redact, d.redact = r.redact, r.redact
-	if used != filepath.Base(stateFiles(dir).state) {
-		r.event(Event{Type: EventLog, Message: "state file unreadable; resumed from " + used})
+	if _, err := os.Stat(filepath.Join(dir, statePointer)); err == nil {
+		if err := h.store.lock(st.Meta.RunID); err != nil {
+			return nil, err
+		}
+	}
+	if rep.Used != filepath.Base(stateFiles(dir).state) {
+		r.event(Event{Type: EventLog, Message: "state file unreadable; resumed from " + rep.Used})
+	}
+	for _, l := range rep.Lost {
+		r.event(Event{Type: EventLog, Message: "state journal damaged: " + l + "; what they recorded runs again"})
 	}
 	if st.Meta.PlaybookHash != pb.Hash {
 		r.event(Event{Type: EventLog, Message: fmt.Sprintf("the playbook changed since the run began; resuming with the new version, hash %.12s", pb.Hash)})
@@ -117,6 +134,9 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 		r.st.Breaker.State = BreakerHalfOpen
 		r.st.Breaker.ConsecutiveNoProgress, r.st.Breaker.ConsecutiveSameError = 0, 0
 		r.event(Event{Type: EventLog, Message: "circuit breaker half-open: the next step decides whether it closes"})
+	}
+	for _, msg := range d.stopSurvivors() {
+		r.event(Event{Type: EventLog, Message: msg})
 	}
 	if err := r.rewind(opts.From); err != nil {
 		return nil, err
@@ -281,10 +301,14 @@ func (r *run) restore() error {
 			rec = &StepRecord{Status: StepPending}
 			r.st.Steps[s.Name] = rec
 		}
-		if len(rec.Output) == 0 {
+		js, err := recordedOutput(r.dir.path, rec)
+		if err != nil {
+			return fmt.Errorf("output of step %q in the state: %w", s.Name, err)
+		}
+		if len(js) == 0 {
 			continue
 		}
-		v, err := decodeOutput(s, rec.Output)
+		v, err := decodeOutput(s, js)
 		if err != nil {
 			return fmt.Errorf("output of step %q in the state: %w", s.Name, err)
 		}

@@ -38,6 +38,9 @@ func TestHelperChild(t *testing.T) {
 	if os.Getenv("APL_TEST_ITEMS") != "" {
 		src = itemsPlaybook
 	}
+	if os.Getenv("APL_TEST_SLOW") != "" {
+		src = slowPlaybook
+	}
 	pb := load(t, src)
 	_, err := Start(context.Background(), pb, "chain", Options{Workdir: work, RunID: "killed"})
 	if err != nil {
@@ -294,5 +297,57 @@ step "after" {
 	}
 	if _, err := os.Stat(filepath.Join(work, "after.txt")); err != nil {
 		t.Errorf("step after did not run: %v", err)
+	}
+}
+
+// slowPlaybook's step outlives the process that starts it when that
+// process is killed.
+const slowPlaybook = `
+playbook "slow" {}
+step "s" {
+  shell { script = "echo start $$ >> log.txt; sleep 1.5; echo end $$ >> log.txt" }
+}
+`
+
+// Issue 9: a killed apl left its step running, and apl resume started the
+// same step beside it. Resume now stops the process group the killed run
+// recorded before it runs the step again.
+func TestResumeStopsTheStepAKilledRunLeft(t *testing.T) {
+	work := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
+	cmd.Env = append(os.Environ(), "APL_TEST_CHILD="+work, "APL_TEST_SLOW=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, _ := os.ReadFile(filepath.Join(work, "log.txt")); strings.Contains(string(b), "start") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	rec := &recorder{}
+	res, err := Resume(context.Background(), load(t, slowPlaybook), filepath.Join(work, ".apl", "runs", "killed"), Options{NoSync: true, Observer: rec})
+	if err != nil || res.Status != StatusCompleted {
+		t.Fatalf("resume: %v %+v", err, res)
+	}
+	stopped := false
+	for _, e := range rec.events {
+		stopped = stopped || strings.Contains(e.Message, "stopped process group")
+	}
+	if !stopped {
+		t.Error("resume did not say it stopped the killed run's step")
+	}
+	// The first process would have ended by now had it survived.
+	time.Sleep(300 * time.Millisecond)
+	b, _ := os.ReadFile(filepath.Join(work, "log.txt"))
+	if n := strings.Count(string(b), "end"); n != 1 {
+		t.Errorf("the step ended %d times; the killed run's copy kept running:\n%s", n, b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(res.Dir, procsLog)); strings.Count(string(b), "start") != strings.Count(string(b), "end") {
+		t.Errorf("procs.log lists a process that did not end:\n%s", b)
 	}
 }

@@ -81,40 +81,42 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*R
 	if id == "" {
 		id = newRunID(now)
 	}
-	dir, warning, err := createRunDir(r.runsDir(), id)
+	var warnings []error
+	shared := ""
+	if pb.StatePath != "" {
+		// The playbook keeps its state where its protocol says (seed 001:
+		// .autopilot/state.json); the run directory points at it.
+		if shared, err = r.statePath(&warnings); err != nil {
+			return nil, err
+		}
+		h.store = newStore(filesFor(shared), !opts.NoSync)
+		if err := h.store.lock(id); err != nil {
+			return nil, err
+		}
+	}
+	runsDir, err := r.runsDir()
 	if err != nil {
+		h.close()
 		return nil, err
 	}
-	var warnings []error
+	dir, warning, err := createRunDir(runsDir, id)
+	if err != nil {
+		h.close()
+		return nil, err
+	}
 	if warning != nil {
 		warnings = append(warnings, warning)
 	}
 	r.dir = dir
-	sf := filesFor(filepath.Join(dir.path, stateFile))
-	if pb.StatePath != "" {
-		// The playbook keeps its state where its protocol says (seed 001:
-		// .autopilot/state.json); the run directory points at it.
-		p := pb.StatePath
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(r.workdir, p)
-		}
-		if _, err := os.Stat(filepath.Dir(p)); errors.Is(err, os.ErrNotExist) {
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return nil, fmt.Errorf("state directory: %w", err)
-			}
-			// In a directory apl made for it, the state stays out of git
-			// (seed 001, "Git considerations"); a directory the project
-			// already had is the project's to manage.
-			if err := ignoreStateFiles(filesFor(p)); err != nil {
-				warnings = append(warnings, err)
-			}
-		}
-		if err := os.WriteFile(filepath.Join(dir.path, statePointer), []byte(p+"\n"), 0o644); err != nil {
+	if shared != "" {
+		if err := os.WriteFile(filepath.Join(dir.path, statePointer), []byte(shared+"\n"), 0o644); err != nil {
+			h.close()
+			dir.close()
 			return nil, fmt.Errorf("state pointer: %w", err)
 		}
-		sf = filesFor(p)
+	} else {
+		h.store = newStore(filesFor(filepath.Join(dir.path, stateFile)), !opts.NoSync)
 	}
-	h.store = newStore(sf, !opts.NoSync)
 	h.store.redact, dir.redact = r.redact, r.redact
 	r.st = &State{
 		Meta: Meta{
@@ -204,11 +206,45 @@ func (r *run) now() time.Time { return r.host.now() }
 // Options.RunsDir says otherwise: WORKDIR/.apl/runs.
 func RunsDir(workdir string) string { return filepath.Join(workdir, ".apl", "runs") }
 
-func (r *run) runsDir() string {
+// runsDir is where the run's directory goes. The default, .apl in the
+// project, must really lie in the project: a checkout could plant .apl as
+// a symlink to elsewhere. A directory given in Options is the caller's
+// choice.
+func (r *run) runsDir() (string, error) {
 	if r.opts.RunsDir != "" {
-		return r.opts.RunsDir
+		return r.opts.RunsDir, nil
 	}
-	return RunsDir(r.workdir)
+	apl, err := builtins.ConfinedDir(r.workdir, filepath.Dir(RunsDir("")))
+	if err != nil {
+		return "", fmt.Errorf("run directory: %w", err)
+	}
+	return filepath.Join(apl, filepath.Base(RunsDir(""))), nil
+}
+
+// statePath is the state file a playbook's state block names, made ready:
+// its directory exists (made with a .gitignore when apl makes it) and, for
+// a path in the project, really lies in the project.
+func (r *run) statePath(warnings *[]error) (string, error) {
+	p := r.pb.StatePath
+	if !filepath.IsAbs(p) {
+		d, err := builtins.ConfinedDir(r.workdir, filepath.Dir(p))
+		if err != nil {
+			return "", fmt.Errorf("state path %s: %w", p, err)
+		}
+		p = filepath.Join(d, filepath.Base(p))
+	}
+	if _, err := os.Stat(filepath.Dir(p)); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return "", fmt.Errorf("state directory: %w", err)
+		}
+		// In a directory apl made for it, the state stays out of git
+		// (seed 001, "Git considerations"); a directory the project
+		// already had is the project's to manage.
+		if err := ignoreStateFiles(filesFor(p)); err != nil {
+			*warnings = append(*warnings, err)
+		}
+	}
+	return p, nil
 }
 
 // topSteps are the steps with one record in the run: main and

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/apl-lang/apl/builtins"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,9 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+	"unsafe"
+
+	"github.com/apl-lang/apl/builtins"
 )
 
 // runDir is a run's directory: state file and backup, trace.jsonl,
@@ -26,6 +28,9 @@ type runDir struct {
 	lock  *os.File
 	// redact removes secrets from traces and artifacts.
 	redact *builtins.Redactor
+	// procs is procs.log, opened on first use.
+	procs     *os.File
+	procsOnce sync.Once
 }
 
 // newRunID makes a sortable, unique run id.
@@ -90,6 +95,9 @@ func (d *runDir) close() error {
 	}
 	err := d.trace.Close()
 	d.trace = nil
+	if d.procs != nil {
+		d.procs.Close()
+	}
 	d.lock.Close() // releases the lock
 	return err
 }
@@ -121,7 +129,7 @@ func writeIfMissing(p, content string) error {
 func ignoreStateFiles(f files) error {
 	var b strings.Builder
 	b.WriteString("# apl run state; not for version control\n.state-*.tmp\n")
-	for _, p := range []string{f.state, f.backup, f.journal, f.journalBackup} {
+	for _, p := range []string{f.state, f.backup, f.journal, f.journalBackup, f.events, f.state + ".lock"} {
 		b.WriteString(filepath.Base(p) + "\n")
 	}
 	return writeIfMissing(filepath.Join(filepath.Dir(f.state), ".gitignore"), b.String())
@@ -175,12 +183,29 @@ func ResolveRun(runsDir, ref string) (string, error) {
 // artifact writes one artifact file and returns its path relative to the
 // run directory.
 func (d *runDir) artifact(name string, data []byte) (string, error) {
+	return d.artifactString(name, unsafeString(data))
+}
+
+// artifactString is artifact for text, which it writes without copying:
+// an agent's answer may be tens of megabytes.
+func (d *runDir) artifactString(name, data string) (string, error) {
 	rel := filepath.Join("artifacts", name)
-	if err := os.WriteFile(filepath.Join(d.path, rel), d.redact.Bytes(data), 0o644); err != nil {
+	f, err := os.Create(filepath.Join(d.path, rel))
+	if err == nil {
+		_, err = f.WriteString(d.redact.String(data))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		return "", fmt.Errorf("write artifact %s: %w", name, err)
 	}
 	return rel, nil
 }
+
+// unsafeString views b as a string without copying it; b must not change
+// while the string is in use.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // Span is one line of trace.jsonl (seed 001, section 6).
 type Span struct {
@@ -219,6 +244,11 @@ func (d *runDir) span(s Span) error {
 // summarize cuts s to 200 characters on one line, as seed 001 asks of
 // trace summaries.
 func summarize(s string) string {
+	// Only the head can show: a long answer is cut before it is split,
+	// not turned into words and runes whole.
+	if len(s) > 4096 {
+		s = strings.ToValidUTF8(s[:4096], "")
+	}
 	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) <= 200 {
 		return s

@@ -80,6 +80,9 @@ type Meta struct {
 	// began; OnFailureStep is the next of them to run.
 	OnFailure     bool   `json:"on_failure,omitempty"`
 	OnFailureStep string `json:"on_failure_step,omitempty"`
+	// EventsArchived counts the oldest events moved out of the state into
+	// the events archive (ReadEvents reads both).
+	EventsArchived int `json:"events_archived,omitempty"`
 }
 
 // StepRecord is what the run knows about one step.
@@ -89,16 +92,20 @@ type StepRecord struct {
 	Calls    int    `json:"calls,omitempty"` // agent calls, re-prompts included
 	// Runs counts the action's runs, retries and check re-runs included;
 	// artifacts and sub-runs are named by it.
-	Runs        int             `json:"runs,omitempty"`
-	Output      json.RawMessage `json:"output,omitempty"`
-	Error       string          `json:"error,omitempty"`
-	ExitCode    *int            `json:"exit_code,omitempty"`
-	SkipReason  string          `json:"skip_reason,omitempty"`
-	StartedAt   *time.Time      `json:"started_at,omitempty"`
-	CompletedAt *time.Time      `json:"completed_at,omitempty"`
-	DurationS   float64         `json:"duration_s"`
-	Tokens      int             `json:"tokens,omitempty"`
-	CostUSD     *float64        `json:"cost_usd,omitempty"`
+	Runs   int             `json:"runs,omitempty"`
+	Output json.RawMessage `json:"output,omitempty"`
+	// OutputFile holds the output instead of Output when it is large: the
+	// path of an artifact in the run directory, so that the state (written
+	// after every transition) stays small.
+	OutputFile  string     `json:"output_file,omitempty"`
+	Error       string     `json:"error,omitempty"`
+	ExitCode    *int       `json:"exit_code,omitempty"`
+	SkipReason  string     `json:"skip_reason,omitempty"`
+	StartedAt   *time.Time `json:"started_at,omitempty"`
+	CompletedAt *time.Time `json:"completed_at,omitempty"`
+	DurationS   float64    `json:"duration_s"`
+	Tokens      int        `json:"tokens,omitempty"`
+	CostUSD     *float64   `json:"cost_usd,omitempty"`
 	// SessionID is the agent session of the step's last call, written
 	// when a call returns: re-prompts, retries and check re-runs continue
 	// it, and so does resume when the attempt was cut off. A new attempt

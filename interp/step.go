@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -177,7 +179,7 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 		}
 		// A new run of the action: nothing of the last one stays visible.
 		rec.Runs++
-		rec.Output, rec.ExitCode = nil, nil
+		rec.Output, rec.OutputFile, rec.ExitCode = nil, "", nil
 		delete(f.outputs, s.Name)
 		res := r.act(actx, f, s, rec, feedback)
 		timedOut := s.Timeout > 0 && errors.Is(actx.Err(), context.DeadlineExceeded)
@@ -225,7 +227,7 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 		if check == nil {
 			return result{out: out}
 		}
-		if check.OnFail != "retry" || rechecks[check.Name] >= check.Max {
+		if check.OnFail != lang.OnFailRetry || rechecks[check.Name] >= check.Max {
 			return result{out: out, err: fmt.Errorf("check %q failed: %s", check.Name, msg)}
 		}
 		rechecks[check.Name]++
@@ -284,15 +286,40 @@ func (r *run) runChecks(f *frame, s *lang.Step) (*lang.Check, string, error) {
 	return nil, "", nil
 }
 
-// setOutput records a step's output in memory and in the state.
+// largeOutput is the size from which an output is kept in an artifact
+// rather than in the state, which is rewritten as the run goes.
+const largeOutput = 256 << 10
+
+// setOutput records a step's output in memory and in the state: in the
+// record itself, or, when it is large, in an artifact the record names.
 func (r *run) setOutput(f *frame, s *lang.Step, out cty.Value) error {
 	f.outputs[s.Name] = out
 	b, err := builtins.CtyToJSON(out)
 	if err != nil {
 		return fmt.Errorf("step %q output: %w", s.Name, err)
 	}
-	f.recs[s.Name].Output = b
+	rec := f.recs[s.Name]
+	if len(b) < largeOutput {
+		rec.Output = b
+		return nil
+	}
+	p, err := r.dir.artifact(artifactBase(f, s, rec.Runs)+".output.json", b)
+	if err != nil {
+		return fmt.Errorf("step %q output: %w", s.Name, err)
+	}
+	rec.OutputFile = p
 	return nil
+}
+
+// recordedOutput is a record's output as JSON, wherever it is kept.
+func recordedOutput(dir string, rec *StepRecord) ([]byte, error) {
+	if rec.OutputFile == "" {
+		return rec.Output, nil
+	}
+	if filepath.IsAbs(rec.OutputFile) || strings.HasPrefix(filepath.Clean(rec.OutputFile), "..") {
+		return nil, fmt.Errorf("output file %q is not in the run directory", rec.OutputFile)
+	}
+	return os.ReadFile(filepath.Join(dir, rec.OutputFile))
 }
 
 func (r *run) skip(f *frame, s *lang.Step, rec *StepRecord) {
@@ -414,7 +441,12 @@ func (r *run) trace(sp Span, start time.Time, err error) {
 // run directory. Like a trace, an artifact that cannot be written never
 // stops a run, but it is logged.
 func (r *run) artifact(s *lang.Step, name string, data []byte) string {
-	p, err := r.dir.artifact(name, data)
+	return r.artifactText(s, name, unsafeString(data))
+}
+
+// artifactText is artifact for text.
+func (r *run) artifactText(s *lang.Step, name, data string) string {
+	p, err := r.dir.artifactString(name, data)
 	if err != nil {
 		r.event(Event{Type: EventLog, Step: s.Name, Message: "artifact not written: " + err.Error()})
 	}

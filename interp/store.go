@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/apl-lang/apl/builtins"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+
+	"github.com/apl-lang/apl/builtins"
 )
 
 // A run's state is kept as a snapshot (state.json) plus a journal
@@ -32,12 +35,17 @@ const statePointer = "state.path"
 
 // files names a state file and its companions: state.json,
 // state.json.bak, state.journal and state.journal.bak for the default.
-type files struct{ state, backup, journal, journalBackup string }
+type files struct{ state, backup, journal, journalBackup, events string }
 
 func filesFor(statePath string) files {
 	base := strings.TrimSuffix(statePath, filepath.Ext(statePath))
-	return files{statePath, statePath + ".bak", base + ".journal", base + ".journal.bak"}
+	return files{statePath, statePath + ".bak", base + ".journal", base + ".journal.bak", base + ".events.jsonl"}
 }
+
+// keepEvents is how many events the state keeps; older ones are moved to
+// the events archive when a snapshot is written, so that a long run's
+// snapshots do not grow with its history.
+const keepEvents = 1000
 
 // stateFiles finds the state files of the run in dir.
 func stateFiles(dir string) files {
@@ -85,6 +93,8 @@ type store struct {
 	buf          bytes.Buffer
 	// redact removes secrets from everything written.
 	redact *builtins.Redactor
+	// lockFile holds the state file's lock, when the state is shared.
+	lockFile *os.File
 }
 
 func newStore(f files, sync bool) *store {
@@ -125,6 +135,20 @@ func (s *store) commit(st *State, ch *changes, durable bool) error {
 	if s.journal == nil {
 		return s.snapshot(st, ch)
 	}
+	if err := s.appendEntry(st, ch, durable); err != nil {
+		return err
+	}
+	// Compact after journaling, so that the journal that becomes the
+	// backup holds every transition up to the new snapshot.
+	if s.sinceSnap >= compactEvery && s.journalBytes >= s.snapBytes {
+		return s.writeSnapshot(st, ch)
+	}
+	return nil
+}
+
+// appendEntry writes one journal entry: the changes ch names, with the
+// run-wide parts whole.
+func (s *store) appendEntry(st *State, ch *changes, durable bool) error {
 	st.Meta.Seq++
 	meta := st.Meta
 	meta.Inputs = nil // fixed for the run; the snapshot has them
@@ -174,17 +198,28 @@ func (s *store) commit(st *State, ch *changes, durable bool) error {
 	s.markWritten(ch.items)
 	ch.reset()
 	s.sinceSnap++
-	// Compact after journaling, so that the journal that becomes the
-	// backup holds every transition up to the new snapshot.
-	if s.sinceSnap >= compactEvery && s.journalBytes >= s.snapBytes {
-		return s.snapshot(st, ch)
-	}
 	return nil
 }
 
 // snapshot writes the whole state and starts a new journal; every change
-// ch names is in it.
+// ch names is in it. The changes go to the journal first, so that the
+// journal that becomes the backup ends where the new snapshot begins: a
+// damaged snapshot loses nothing that the backup pair cannot give back.
 func (s *store) snapshot(st *State, ch *changes) error {
+	if s.journal != nil {
+		if err := s.appendEntry(st, ch, true); err != nil {
+			return err
+		}
+	}
+	return s.writeSnapshot(st, ch)
+}
+
+// writeSnapshot writes the whole state as the new snapshot, keeps the old
+// one and its journal as the backup pair, and starts a new journal.
+func (s *store) writeSnapshot(st *State, ch *changes) error {
+	if err := s.archiveEvents(st); err != nil {
+		return err
+	}
 	st.Meta.Seq++
 	// Compact, not indented: the state of a large task graph is rewritten
 	// often enough for indenting to show in profiles.
@@ -245,6 +280,92 @@ func (s *store) snapshot(st *State, ch *changes) error {
 	return nil
 }
 
+// archiveEvents moves all but the newest keepEvents events to the events
+// archive, once twice that many have gathered. It runs before a snapshot
+// is written, and the archive is synced first, so that no event is ever
+// only in memory.
+func (s *store) archiveEvents(st *State) error {
+	if st.Meta.Seq == 0 {
+		// A new state: an archive left there by an earlier run (a shared
+		// state path) is not this run's.
+		os.Remove(s.f.events)
+	}
+	if len(st.Events) < 2*keepEvents {
+		return nil
+	}
+	old := st.Events[:len(st.Events)-keepEvents]
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, e := range old {
+		if err := enc.Encode(e); err != nil {
+			return fmt.Errorf("archive events: %w", err)
+		}
+	}
+	// A state read back from its backup may have archived fewer events
+	// than the archive holds: what it holds beyond that, the state has
+	// again, so it is cut off.
+	if prev, err := os.ReadFile(s.f.events); err == nil && bytes.Count(prev, []byte("\n")) > st.Meta.EventsArchived {
+		keep := prev
+		for i, n := 0, 0; i < len(prev); i++ {
+			if prev[i] == '\n' {
+				if n++; n == st.Meta.EventsArchived {
+					keep = prev[:i+1]
+					break
+				}
+			}
+		}
+		if st.Meta.EventsArchived == 0 {
+			keep = nil
+		}
+		if err := os.WriteFile(s.f.events, keep, 0o644); err != nil {
+			return fmt.Errorf("archive events: %w", err)
+		}
+	}
+	f, err := os.OpenFile(s.f.events, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("archive events: %w", err)
+	}
+	_, err = f.Write(s.redact.Bytes(b.Bytes()))
+	if err == nil && s.sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("archive events: %w", err)
+	}
+	st.Meta.EventsArchived += len(old)
+	st.Events = append([]Event(nil), st.Events[len(old):]...)
+	return nil
+}
+
+// ReadEvents returns a run's whole event log: the events archived out of
+// its state, then the state's own.
+func ReadEvents(dir string) ([]Event, error) {
+	st, _, err := readState(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Event
+	if st.Meta.EventsArchived > 0 {
+		f, err := os.Open(stateFiles(dir).events)
+		if err != nil {
+			return nil, fmt.Errorf("events archive: %w", err)
+		}
+		defer f.Close()
+		dec := json.NewDecoder(f)
+		for len(out) < st.Meta.EventsArchived {
+			var e Event
+			if err := dec.Decode(&e); err != nil {
+				return nil, fmt.Errorf("events archive: %w", err)
+			}
+			out = append(out, e)
+		}
+	}
+	return append(out, st.Events...), nil
+}
+
 func (s *store) markWritten(items map[[2]string]bool) {
 	if s.itemsWritten == nil {
 		s.itemsWritten = map[[2]string]bool{}
@@ -254,7 +375,47 @@ func (s *store) markWritten(items map[[2]string]bool) {
 	}
 }
 
+// lock takes the state file for run id, so that a second run cannot share
+// it: a playbook's state block puts one state file where every run of it
+// finds it (seed 001's .autopilot/state.json). The lock file holds the id
+// of the run that has it; the kernel releases it if the process dies.
+func (s *store) lock(id string) error {
+	p := s.f.state + ".lock"
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("lock state file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := io.ReadAll(io.LimitReader(f, 200))
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return &StateInUseError{Path: s.f.state, RunID: strings.TrimSpace(string(holder))}
+		}
+		return fmt.Errorf("lock state file: %w", err)
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(id+"\n"), 0)
+	s.lockFile = f
+	return nil
+}
+
+// StateInUseError is returned when another run holds the state file a
+// playbook's state block names.
+type StateInUseError struct{ Path, RunID string }
+
+func (e *StateInUseError) Error() string {
+	holder := "another run"
+	if e.RunID != "" {
+		holder = "run " + e.RunID
+	}
+	return fmt.Sprintf("the state file %s is in use by %s; wait for it to end, or give this playbook its own state path", e.Path, holder)
+}
+
 func (s *store) close() error {
+	if s.lockFile != nil {
+		s.lockFile.Close() // releases the lock
+		s.lockFile = nil
+	}
 	if s.journal == nil {
 		return nil
 	}
@@ -264,9 +425,10 @@ func (s *store) close() error {
 }
 
 // readState reads a run's state: the snapshot and its journal, or, when
-// the snapshot is missing or corrupt, the backup snapshot with both
-// journals. It says which snapshot it used.
-func readState(dir string) (*State, string, error) {
+// the snapshot is missing, corrupt or inconsistent, the backup snapshot
+// with both journals. It says which snapshot it used and what of the
+// journals it had to leave out.
+func readState(dir string) (*State, readReport, error) {
 	var firstErr error
 	f := stateFiles(dir)
 	candidates := []struct {
@@ -277,21 +439,35 @@ func readState(dir string) (*State, string, error) {
 		{f.backup, []string{f.journalBackup, f.journal}},
 	}
 	for _, c := range candidates {
+		rep := readReport{Used: filepath.Base(c.snap)}
 		st, err := readSnapshot(c.snap)
+		if err == nil {
+			err = replayAll(st, c.journals, &rep)
+		}
+		if err == nil {
+			err = checkState(st)
+			if err != nil {
+				err = fmt.Errorf("%s: %w", filepath.Base(c.snap), err)
+			}
+		}
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
 			}
 			continue
 		}
-		for _, j := range c.journals {
-			if err := replay(st, j); err != nil {
-				return nil, "", err
-			}
-		}
-		return st, filepath.Base(c.snap), nil
+		return st, rep, nil
 	}
-	return nil, "", fmt.Errorf("no readable state in %s: %w", dir, firstErr)
+	return nil, readReport{}, fmt.Errorf("no readable state in %s: %w", dir, firstErr)
+}
+
+// readReport says how a state was read.
+type readReport struct {
+	// Used is the snapshot the state came from: state.json, or its backup.
+	Used string
+	// Lost describes journal records that were left out because the
+	// journal was damaged before them; what they recorded runs again.
+	Lost []string
 }
 
 func readSnapshot(path string) (*State, error) {
@@ -318,66 +494,155 @@ func readSnapshot(path string) (*State, error) {
 	return &st, nil
 }
 
-// replay applies the journal's entries newer than the state. A line that
-// does not parse can only be the last one, torn by a crash; replay stops
-// there.
-func replay(st *State, path string) error {
+// checkState rejects a state that was damaged or edited into a shape no
+// run writes, before anything relies on it: a null record, an item
+// without its steps.
+func checkState(st *State) error {
+	if st.Meta.RunID == "" {
+		return errors.New("the state names no run")
+	}
+	for name, rec := range st.Steps {
+		if rec == nil {
+			return fmt.Errorf("step %q has a null record", name)
+		}
+	}
+	for step, recs := range st.Items {
+		for key, rec := range recs {
+			if rec == nil {
+				return fmt.Errorf("item %q of step %q has a null record", key, step)
+			}
+			if rec.Steps == nil {
+				rec.Steps = map[string]*StepRecord{}
+			}
+			if rec.Caps == nil {
+				rec.Caps = map[string]int{}
+			}
+			for name, sr := range rec.Steps {
+				if sr == nil {
+					return fmt.Errorf("step %q of item %q of step %q has a null record", name, key, step)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// replayAll applies the journals in order. Their records must follow one
+// another without a gap: the only gap allowed is the one sequence number a
+// snapshot takes, where one journal ends and the next begins. Where a
+// journal is damaged (a line that does not parse with valid lines after
+// it, or a gap), replay stops at the last record it can prove and reports
+// the rest as lost.
+func replayAll(st *State, journals []string, rep *readReport) error {
+	for i, path := range journals {
+		stopped, err := replay(st, path, i > 0, rep)
+		if err != nil {
+			return err
+		}
+		if stopped {
+			break
+		}
+	}
+	return nil
+}
+
+// replay applies the journal's entries newer than the state. It reports
+// whether it stopped at damage, after which nothing later can be applied.
+func replay(st *State, path string, afterSnapshot bool, rep *readReport) (stopped bool, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+	sc.Buffer(make([]byte, 64*1024), 256*1024*1024)
+	name := filepath.Base(path)
+	line, bad, first := 0, 0, true
+	lost := 0
 	for sc.Scan() {
+		line++
 		var e journalEntry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			break
+			if bad == 0 {
+				bad = line
+			}
+			continue
 		}
 		if e.Seq <= st.Meta.Seq {
 			continue
 		}
-		inputs := st.Meta.Inputs
-		st.Meta = e.Meta
-		st.Meta.Inputs = inputs
-		for name, rec := range e.Steps {
-			st.Steps[name] = rec
+		if bad != 0 || stopped {
+			// A valid record after damage: the damage is not a torn last
+			// write, and what lies after it cannot be trusted in order.
+			lost++
+			continue
 		}
-		if e.Caps != nil {
-			st.Caps = e.Caps
+		want := st.Meta.Seq + 1
+		if first && afterSnapshot {
+			want = st.Meta.Seq + 2 // the snapshot between the journals
 		}
-		for k, v := range e.Vars {
-			st.Vars[k] = v
+		if e.Seq > want {
+			rep.Lost = append(rep.Lost, fmt.Sprintf("%s line %d: records %d to %d are missing", name, line, want, e.Seq-1))
+			stopped = true
+			lost++
+			continue
 		}
-		st.Events = append(st.Events, e.Events...)
-		st.Metrics = e.Metrics
-		st.Breaker = e.Breaker
-		if e.ItemsRun != nil {
-			st.ItemsRun = e.ItemsRun
+		first = false
+		applyEntry(st, &e)
+	}
+	if err := sc.Err(); err != nil {
+		return false, fmt.Errorf("%s: %w", name, err)
+	}
+	if bad != 0 && lost > 0 {
+		rep.Lost = append(rep.Lost, fmt.Sprintf("%s line %d does not parse, and %d later records were left out", name, bad, lost))
+		stopped = true
+	} else if stopped && lost > 1 {
+		rep.Lost[len(rep.Lost)-1] += fmt.Sprintf(", and %d later records were left out", lost)
+	}
+	return stopped, nil
+}
+
+// applyEntry applies one journal entry to the state.
+func applyEntry(st *State, e *journalEntry) {
+	inputs := st.Meta.Inputs
+	st.Meta = e.Meta
+	st.Meta.Inputs = inputs
+	for name, rec := range e.Steps {
+		st.Steps[name] = rec
+	}
+	if e.Caps != nil {
+		st.Caps = e.Caps
+	}
+	for k, v := range e.Vars {
+		st.Vars[k] = v
+	}
+	st.Events = append(st.Events, e.Events...)
+	st.Metrics = e.Metrics
+	st.Breaker = e.Breaker
+	if e.ItemsRun != nil {
+		st.ItemsRun = e.ItemsRun
+	}
+	st.Waiting = e.Waiting
+	for step, recs := range e.Items {
+		if st.Items == nil {
+			st.Items = map[string]map[string]*ItemRecord{}
 		}
-		st.Waiting = e.Waiting
-		for step, recs := range e.Items {
-			if st.Items == nil {
-				st.Items = map[string]map[string]*ItemRecord{}
-			}
-			if st.Items[step] == nil {
-				st.Items[step] = map[string]*ItemRecord{}
-			}
-			for k, rec := range recs {
-				if rec != nil && (len(rec.Value) == 0 || string(rec.Value) == "null") {
-					if prev := st.Items[step][k]; prev != nil {
-						rec.Value = prev.Value
-					}
+		if st.Items[step] == nil {
+			st.Items[step] = map[string]*ItemRecord{}
+		}
+		for k, rec := range recs {
+			if rec != nil && (len(rec.Value) == 0 || string(rec.Value) == "null") {
+				if prev := st.Items[step][k]; prev != nil {
+					rec.Value = prev.Value
 				}
-				st.Items[step][k] = rec
 			}
-		}
-		if e.Output != nil {
-			st.Output = e.Output
+			st.Items[step][k] = rec
 		}
 	}
-	return sc.Err()
+	if e.Output != nil {
+		st.Output = e.Output
+	}
 }

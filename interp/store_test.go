@@ -58,7 +58,8 @@ func TestStoreJournalAndCompaction(t *testing.T) {
 				transition(t, s, st, i)
 			}
 			s.close()
-			got, used, err := readState(dir)
+			got, rep, err := readState(dir)
+			used := rep.Used
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +73,8 @@ func TestStoreJournalAndCompaction(t *testing.T) {
 			// still give the same state.
 			if n > compactEvery {
 				os.WriteFile(filepath.Join(dir, stateFile), []byte("{torn"), 0o644)
-				got, used, err := readState(dir)
+				got, rep, err := readState(dir)
+				used := rep.Used
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -2,6 +2,8 @@ package interp
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -141,15 +143,28 @@ func resultSummary(res *Result, err error) string {
 	return res.Status + ": " + string(res.OutputJSON)
 }
 
-// safeName makes a key usable in a file name.
+// safeName makes a for_each key usable in a file name, and keeps
+// different keys apart: letters, digits, '.' and '-' stay as they are,
+// every other byte becomes _XX (its hex code), so "a/b", "a_b" and "a?b"
+// name three files. A key too long for a file name is cut and completed
+// with a hash of the whole key.
 func safeName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			b[i] = '_'
+	const maxLen = 100
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' && i > 0 {
+			b.WriteByte(c)
+			continue
 		}
+		fmt.Fprintf(&b, "_%02x", c)
 	}
-	return string(b)
+	out := b.String()
+	if len(out) > maxLen {
+		sum := sha256.Sum256([]byte(s))
+		out = out[:maxLen-17] + "-" + hex.EncodeToString(sum[:8])
+	}
+	return out
 }
 
 // prefixObserver passes a sub-run's events on, naming the step that runs

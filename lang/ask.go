@@ -7,6 +7,26 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
+var askSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "question", Required: true},
+		{Name: "options", Required: true},
+		{Name: "default"},
+	},
+}
+
+// Ask asks a person to choose one of Options.
+type Ask struct {
+	Question  hcl.Expression
+	Options   hcl.Expression // list of strings
+	Default   hcl.Expression // may be nil
+	DeclRange hcl.Range
+}
+
+func (*Ask) action()            {}
+func (a *Ask) Range() hcl.Range { return a.DeclRange }
+func (a *Ask) String() string   { return "ask" }
+
 // decodeAskBlock reads a human decision: a question and the options a
 // person chooses from (seed 002, "High-Severity Escalation").
 func (l *loader) decodeAskBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {

@@ -6,6 +6,33 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
+var budgetSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "max_response_lines"},
+		{Name: "max_summary_lines"},
+		{Name: "enforcement"},
+	},
+}
+
+// Budget is a context budget: how much of an agent's response the run
+// ingests (seed 000, "Context Budget Table").
+type Budget struct {
+	Name             string
+	MaxResponseLines int
+	MaxSummaryLines  int
+	Enforcement      Enforcement
+	DeclRange        hcl.Range
+}
+
+// Enforcement says what survives of a response cut to its budget.
+type Enforcement string
+
+// The enforcements of a budget.
+const (
+	EnforceJSON    Enforcement = "json"    // keep only the JSON block
+	EnforceSummary Enforcement = "summary" // keep the last max_summary_lines lines
+)
+
 // decodeBudgetBlock reads a row of the context budget table.
 func (l *loader) decodeBudgetBlock(b *hcl.Block) hcl.Diagnostics {
 	diags := validName("budget", b)
@@ -13,7 +40,7 @@ func (l *loader) decodeBudgetBlock(b *hcl.Block) hcl.Diagnostics {
 	if prev := l.pb.Budgets[name]; prev != nil {
 		return append(diags, duplicate("budget", name, prev.DeclRange, b))
 	}
-	bg := &Budget{Name: name, Enforcement: "json", DeclRange: b.DefRange}
+	bg := &Budget{Name: name, Enforcement: EnforceJSON, DeclRange: b.DefRange}
 	l.pb.Budgets[name] = bg
 	content, d := b.Body.Content(budgetSchema)
 	diags = append(diags, d...)
@@ -35,11 +62,11 @@ func (l *loader) decodeBudgetBlock(b *hcl.Block) hcl.Diagnostics {
 	if a := content.Attributes["enforcement"]; a != nil {
 		v, d := constString(a)
 		diags = append(diags, d...)
-		if !d.HasErrors() && v != "json" && v != "summary" {
+		if !d.HasErrors() && Enforcement(v) != EnforceJSON && Enforcement(v) != EnforceSummary {
 			diags = append(diags, errDiag("Invalid enforcement",
 				fmt.Sprintf(`Enforcement is "json" (keep only the JSON block) or "summary" (keep the last max_summary_lines lines), not %q.`, v), a.Expr.Range()))
 		}
-		bg.Enforcement = v
+		bg.Enforcement = Enforcement(v)
 	}
 	if bg.MaxSummaryLines > bg.MaxResponseLines && bg.MaxResponseLines > 0 {
 		diags = append(diags, errDiag("Invalid budget",

@@ -9,6 +9,24 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
+var fileSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "playbook", LabelNames: []string{"name"}},
+		{Type: "input", LabelNames: []string{"name"}},
+		{Type: "mode", LabelNames: []string{"name"}},
+		{Type: "budget", LabelNames: []string{"name"}},
+		{Type: "prompt", LabelNames: []string{"name"}},
+		{Type: "agent", LabelNames: []string{"name"}},
+		{Type: "driver", LabelNames: []string{"name"}},
+		{Type: "step", LabelNames: []string{"name"}},
+		{Type: "output"},
+		{Type: "on_failure"},
+		{Type: "limits"},
+		{Type: "circuit_breaker"},
+		{Type: "state"},
+	},
+}
+
 // decode turns the top-level blocks of every file into the playbook. It
 // runs in passes: declarations first, then steps (whose conditions need
 // every step's returns type), then the graph, then cross-checks.

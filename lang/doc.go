@@ -17,5 +17,9 @@
 // Test files (NAME_test.hcl beside a playbook) are decoded here too
 // (LoadTests), against the playbook they test; interp/playtest runs them.
 //
+// Each block type has one file named after it (step.go, gate.go, shell.go,
+// driver.go, ...) holding its struct, its schema, a package variable, and
+// its decoder.
+//
 // The language reference is spec/language.md.
 package lang

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
 )
@@ -125,6 +126,10 @@ func skipKnownBug(t *testing.T, file string) {
 	}
 }
 
+// fixtureLoader loads the fixtures with the agent package's driver schema,
+// as apl validate does, so that driver fixtures see what a run rejects.
+var fixtureLoader = &Loader{Drivers: agent.DriverSchema{}}
+
 // TestErrors loads every fixture in testdata/errors and compares the
 // diagnostics with the marks in its files: every mark must be matched and
 // every diagnostic marked.
@@ -132,7 +137,7 @@ func TestErrors(t *testing.T) {
 	for _, f := range errorFixtures(t) {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".hcl"), func(t *testing.T) {
 			skipKnownBug(t, f)
-			pb, diags := Load(f)
+			pb, diags := fixtureLoader.Load(f)
 			want := marks(pb.Sources)
 			if len(want) == 0 {
 				t.Fatalf("%s marks no diagnostics; every error fixture expects at least one", f)
@@ -169,7 +174,7 @@ func TestDiagnosticsHaveSubjects(t *testing.T) {
 // period.
 func checkSubjects(t *testing.T, f string) {
 	t.Helper()
-	pb, diags := Load(f)
+	pb, diags := fixtureLoader.Load(f)
 	checkDiagnostics(t, pb, diags)
 	for _, d := range diags {
 		if d.Subject == nil {
@@ -379,7 +384,7 @@ func TestDidYouMean(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ld := &Loader{Builtins: tt.builtins}
+			ld := &Loader{Builtins: tt.builtins, Drivers: agent.DriverSchema{}}
 			_, diags := ld.LoadSources(map[string][]byte{"typos.hcl": []byte(didYouMeanBase + tt.src + "\n")}, t.TempDir())
 			var errs hcl.Diagnostics
 			for _, d := range diags {

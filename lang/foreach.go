@@ -8,6 +8,38 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
+var limitSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "key", Required: true},
+		{Name: "max", Required: true},
+		{Name: "default"},
+	},
+}
+
+// ForEach runs a body of steps once per item of a list computed at run
+// time, as a task graph: items wait for the items they depend on, and at
+// most Concurrency run at once, within each Limit.
+type ForEach struct {
+	List        *Condition // expr yielding a list
+	Key         *Condition // expr over item yielding its key; nil: the index
+	DependsOn   *Condition // expr over item yielding keys it waits for
+	Priority    *Condition // expr over item; lower runs first
+	Concurrency int
+	Limits      []*Limit
+	Steps       []*Step
+	// ItemType is the declared type of an item, when the list's type is
+	// known; cty.DynamicPseudoType otherwise.
+	ItemType cty.Type
+}
+
+// Limit caps how many items with the same key run at once.
+type Limit struct {
+	Name    string
+	Key     *Condition
+	Max     map[string]int
+	Default int // for keys not in Max; 0: no cap
+}
+
 // decodeForEach reads a for_each step's attributes and limit blocks. The
 // list is an expr-lang expression in the step's own section; key,
 // depends_on, priority and limit keys are evaluated per item.

@@ -2,10 +2,77 @@ package lang
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
+
+var gateSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "rule", LabelNames: []string{"name"}},
+		{Type: "otherwise"},
+	},
+}
+
+// outcomeAttributes are the actions a gate rule, an otherwise block and an
+// on_exhausted block share.
+var outcomeAttributes = []hcl.AttributeSchema{
+	{Name: "log"},
+	{Name: "event"},
+	{Name: "set"},
+	{Name: "goto"},
+	{Name: "max"},
+	{Name: "finish"},
+	{Name: "fail"},
+	{Name: "reason"},
+}
+
+var ruleSchema = &hcl.BodySchema{
+	Attributes: append([]hcl.AttributeSchema{{Name: "when", Required: true}}, outcomeAttributes...),
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "on_exhausted"}},
+}
+
+var otherwiseSchema = &hcl.BodySchema{
+	Attributes: outcomeAttributes,
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "on_exhausted"}},
+}
+
+var exhaustedSchema = &hcl.BodySchema{
+	Attributes: outcomeAttributes,
+}
+
+// Gate is an ordered decision tree: the first rule whose condition holds
+// decides; Otherwise decides when none does.
+type Gate struct {
+	Rules     []*Rule
+	Otherwise *Rule // nil when the gate has none
+	DeclRange hcl.Range
+}
+
+// Rule is one branch of a gate.
+type Rule struct {
+	Name      string // "otherwise" for the otherwise block
+	When      *Condition
+	Outcome   *Outcome
+	DeclRange hcl.Range
+}
+
+// Outcome is what a gate rule does once chosen. Goto, Finish and Fail are
+// exclusive; with none of them control goes to the step's Next.
+type Outcome struct {
+	Log    hcl.Expression // a line to log; may be nil
+	Event  string         // an event to record, with Log as its message
+	Set    hcl.Expression // an object whose attributes are assigned to vars
+	Goto   *Step
+	Max    int            // cap on taking Goto in one run; 0 = no cap
+	Finish hcl.Expression // finish the run with this status
+	Fail   hcl.Expression // fail the run with this recommendation
+	Reason hcl.Expression // why, for Finish and Fail
+	// Exhausted runs instead of this outcome once Goto was taken Max times.
+	Exhausted *Outcome
+	DeclRange hcl.Range
+}
 
 // decodeGateBlock reads a gate: ordered rules, first match wins, and an
 // otherwise.
@@ -70,8 +137,13 @@ func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allow
 	if a := c.Attributes["event"]; a != nil {
 		v, d := constString(a)
 		diags = append(diags, d...)
-		if !d.HasErrors() && !hclIdent(v) {
+		switch {
+		case d.HasErrors():
+		case !hclIdent(v):
 			diags = append(diags, errDiag("Invalid event name", fmt.Sprintf("An event name is a word such as rollback_initiated, not %q.", v), a.Expr.Range()))
+		case IsAplEvent(v):
+			diags = append(diags, errDiag("Reserved event name",
+				fmt.Sprintf("apl records %q events itself, and the event log could not tell this one from them. Name the playbook's event otherwise, e.g. rollback_initiated.", v), a.Expr.Range()))
 		}
 		o.Event = v
 	}
@@ -168,6 +240,21 @@ func ReservedStatus(status string, item bool) bool {
 	}
 	return false
 }
+
+// AplEvents are the names of the events apl records itself in a run's
+// event log; interp's Event* constants are checked against this list by a
+// test. A gate's event may not take one of them.
+var AplEvents = []string{
+	"run_started", "run_resumed", "run_completed", "run_failed", "run_interrupted", "run_waiting",
+	"step_started", "step_completed", "step_failed", "step_skipped", "step_reused", "step_retried",
+	"gate_decision", "cap_exhausted", "budget_enforced", "log", "check_failed",
+	"circuit_breaker_opened", "circuit_breaker_closed", "human_decision",
+	"item_started", "item_completed", "item_failed", "item_blocked", "deadlock",
+	"agent_progress",
+}
+
+// IsAplEvent reports whether apl records events named name itself.
+func IsAplEvent(name string) bool { return slices.Contains(AplEvents, name) }
 
 // Routes reports whether the outcome moves control somewhere other than
 // the step's next.

@@ -10,6 +10,55 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
+// EdgeKind says why control can move along an edge.
+type EdgeKind int
+
+const (
+	EdgeNext      EdgeKind = iota // declared order or `next`
+	EdgeGoto                      // a gate rule's goto
+	EdgeExhausted                 // an on_exhausted block's goto
+)
+
+// Edge is a possible transition in the step graph.
+type Edge struct {
+	From, To *Step
+	Kind     EdgeKind
+	Rule     *Rule // for goto edges
+	Max      int   // the cap on this edge; 0 = none
+	Range    hcl.Range
+}
+
+// Label describes the edge for graphs: its condition and cap.
+func (e *Edge) Label() string {
+	var parts []string
+	if e.Rule != nil {
+		if e.Rule.When != nil {
+			parts = append(parts, e.Rule.When.Source)
+		} else {
+			parts = append(parts, "otherwise")
+		}
+	}
+	if e.Kind == EdgeExhausted {
+		parts = append(parts, "exhausted")
+	}
+	if e.Max > 0 {
+		parts = append(parts, fmt.Sprintf("max %d", e.Max))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (e *Edge) String() string {
+	kind := map[EdgeKind]string{EdgeNext: "next", EdgeGoto: "goto", EdgeExhausted: "exhausted"}[e.Kind]
+	s := fmt.Sprintf("-> %s (%s", e.To.Name, kind)
+	if e.Rule != nil {
+		s += " rule=" + e.Rule.Name
+	}
+	if e.Max > 0 {
+		s += fmt.Sprintf(" max=%d", e.Max)
+	}
+	return s + ")"
+}
+
 // buildGraph links steps (declared order unless `next` says otherwise),
 // collects every edge, rejects cycles without a capped edge and warns
 // about steps no path reaches.

@@ -13,6 +13,47 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 )
 
+var inputSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "type"},
+		{Name: "default"},
+		{Name: "description"},
+		{Name: "flag"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "validation"}},
+}
+
+var validationSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "condition", Required: true},
+		{Name: "message", Required: true},
+	},
+}
+
+// Input is a declared input: a typed value given on the command line, by a
+// mode or by its default.
+type Input struct {
+	Name        string
+	Type        cty.Type
+	Default     cty.Value // cty.NilVal when the input is required
+	Description string
+	Flag        string // an extra flag name, e.g. "phase"
+	Validations []*Validation
+	DeclRange   hcl.Range
+}
+
+// Required reports whether the input has no default.
+func (i *Input) Required() bool { return i.Default == cty.NilVal }
+
+// FlagName is the input's CLI flag: pass_threshold → pass-threshold.
+func (i *Input) FlagName() string { return strings.ReplaceAll(i.Name, "_", "-") }
+
+// Validation is a condition an input's value must meet.
+type Validation struct {
+	Condition *Condition
+	Message   string
+}
+
 func (l *loader) decodeInputBlock(b *hcl.Block) hcl.Diagnostics {
 	diags := validName("input", b)
 	name := b.Labels[0]

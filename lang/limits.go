@@ -7,6 +7,48 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
+var limitsSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "timeout"},
+		{Name: "max_retries"},
+		{Name: "max_tokens"},
+		{Name: "max_cost_usd"},
+	},
+}
+
+var circuitBreakerSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "no_progress"},
+		{Name: "same_error"},
+		{Name: "cooldown"},
+	},
+}
+
+var stateSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "path", Required: true},
+	},
+}
+
+// Limits are the run's caps (seed 001, section 2).
+type Limits struct {
+	Timeout    time.Duration
+	MaxRetries int
+	MaxTokens  int
+	MaxCostUSD float64
+	DeclRange  hcl.Range
+}
+
+// CircuitBreaker opens after NoProgress consecutive steps without progress
+// or SameError consecutive identical errors; after Cooldown a resumed run
+// tries one step (half-open).
+type CircuitBreaker struct {
+	NoProgress int
+	SameError  int
+	Cooldown   time.Duration
+	DeclRange  hcl.Range
+}
+
 // decodeLimitsBlocks reads the run's caps: wall clock, total retries,
 // tokens and cost (seed 001, section 2).
 func (l *loader) decodeLimitsBlocks(blocks []*hcl.Block) hcl.Diagnostics {

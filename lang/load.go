@@ -36,6 +36,10 @@ type Loader struct {
 	// (builtins.CheckScriptTemplate): it returns the index of the first
 	// interpolation no quoting makes safe, and why. nil skips the check.
 	CheckScript func(literals []string) (int, error)
+	// Drivers lists the driver types and the settings each takes
+	// (builtins/agent.DriverSchema), so that a driver block a run would
+	// reject fails to load; nil takes any type and constant settings.
+	Drivers DriverSchema
 
 	stack []string // playbooks being loaded, outermost first, for sub-playbooks
 	subs  *subCache
@@ -165,6 +169,7 @@ func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hc
 		stdlib:      ld.Stdlib,
 		builtins:    ld.Builtins,
 		checkScript: ld.CheckScript,
+		drivers:     ld.Drivers,
 		stack:       ld.stack,
 		subs:        ld.subs,
 		sources:     map[string][]byte{},
@@ -220,6 +225,7 @@ type loader struct {
 	explicitNext       map[*Step]hcl.Range
 	builtins           []string
 	checkScript        func([]string) (int, error)
+	drivers            DriverSchema
 	stack              []string
 	subs               *subCache // nil: loading from sources, nothing cached
 	usedInputs         map[string]bool

@@ -7,6 +7,21 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
+var modeSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "description"},
+		{Name: "inputs", Required: true},
+	},
+}
+
+// Mode is a named preset of input values, chosen with --mode.
+type Mode struct {
+	Name        string
+	Description string
+	Inputs      map[string]cty.Value
+	DeclRange   hcl.Range
+}
+
 // decodeModeBlock reads a named input preset. Modes may only set declared
 // inputs, with values of their types.
 func (l *loader) decodeModeBlock(b *hcl.Block) hcl.Diagnostics {

@@ -2,6 +2,13 @@ package lang
 
 import "github.com/hashicorp/hcl/v2"
 
+// Output is the run's return object; each attribute is evaluated when the
+// run ends.
+type Output struct {
+	Attrs     []*NamedExpr
+	DeclRange hcl.Range
+}
+
 // decodeOutputBlock reads the run's return object: any attributes, each
 // evaluated when the run ends.
 func (l *loader) decodeOutputBlock(b *hcl.Block) hcl.Diagnostics {

@@ -9,6 +9,15 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
+var playbookSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "description"},
+		{Name: "version"},
+		{Name: "label"},
+		{Name: "exit_codes"},
+	},
+}
+
 // Playbook is a loaded, checked playbook: the immutable program an
 // interpreter runs. Nothing in it changes after Load returns, so one
 // Playbook may back many runs at once.
@@ -105,85 +114,6 @@ func (p *Playbook) ExitCode(status string) int {
 		return 0
 	}
 	return 1
-}
-
-// Input is a declared input: a typed value given on the command line, by a
-// mode or by its default.
-type Input struct {
-	Name        string
-	Type        cty.Type
-	Default     cty.Value // cty.NilVal when the input is required
-	Description string
-	Flag        string // an extra flag name, e.g. "phase"
-	Validations []*Validation
-	DeclRange   hcl.Range
-}
-
-// Required reports whether the input has no default.
-func (i *Input) Required() bool { return i.Default == cty.NilVal }
-
-// FlagName is the input's CLI flag: pass_threshold → pass-threshold.
-func (i *Input) FlagName() string { return strings.ReplaceAll(i.Name, "_", "-") }
-
-// Validation is a condition an input's value must meet.
-type Validation struct {
-	Condition *Condition
-	Message   string
-}
-
-// Mode is a named preset of input values, chosen with --mode.
-type Mode struct {
-	Name        string
-	Description string
-	Inputs      map[string]cty.Value
-	DeclRange   hcl.Range
-}
-
-// Budget is a context budget: how much of an agent's response the run
-// ingests (seed 000, "Context Budget Table").
-type Budget struct {
-	Name             string
-	MaxResponseLines int
-	MaxSummaryLines  int
-	Enforcement      string // "json" or "summary"
-	DeclRange        hcl.Range
-}
-
-// Prompt is a named prompt template.
-type Prompt struct {
-	Name        string
-	Description string
-	Template    hcl.Expression
-	DeclRange   hcl.Range
-}
-
-// Agent is an agent profile: who a step's agent action talks to.
-type Agent struct {
-	Name        string
-	Type        string // e.g. "gsd-planner"; APL_AGENT
-	Driver      string // a driver block name, or "" for the run's default
-	Model       string
-	Budget      string
-	System      string
-	Description string
-	DeclRange   hcl.Range
-}
-
-// Driver is a driver block: how agent calls are made. Its attributes are
-// constants, kept as values for the interpreter to hand to the agent
-// package.
-type Driver struct {
-	Name      string
-	Type      string
-	Config    map[string]cty.Value
-	DeclRange hcl.Range
-}
-
-// Output is the run's return object; each attribute is evaluated when the
-// run ends.
-type Output struct {
-	Attrs     []*NamedExpr
-	DeclRange hcl.Range
 }
 
 // NamedExpr is an attribute kept unevaluated, in source order.

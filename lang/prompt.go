@@ -12,6 +12,21 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
+var promptSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "description"},
+		{Name: "template", Required: true},
+	},
+}
+
+// Prompt is a named prompt template.
+type Prompt struct {
+	Name        string
+	Description string
+	Template    hcl.Expression
+	DeclRange   hcl.Range
+}
+
 // decodePromptBlock reads a prompt template. `template = file("x.md")`
 // reads the file now, relative to the playbook, and parses it as a
 // template, so that its references are checked like inline ones.

@@ -2,15 +2,128 @@ package lang
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
+
+var stepSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "description"},
+		{Name: "progress"},
+		{Name: "when"},
+		{Name: "skip_reason"},
+		{Name: "returns"},
+		{Name: "timeout"},
+		{Name: "next"},
+		{Name: "continue_on_error"},
+		{Name: "serial"},
+		{Name: "max_tokens"},
+		{Name: "max_cost_usd"},
+		{Name: "progress_when"},
+		// for_each steps
+		{Name: "for_each"},
+		{Name: "key"},
+		{Name: "depends_on"},
+		{Name: "priority"},
+		{Name: "concurrency"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "shell"},
+		{Type: "agent", LabelNames: []string{"name"}},
+		{Type: "call", LabelNames: []string{"builtin"}},
+		{Type: "ask"},
+		{Type: "playbook"},
+		{Type: "gate"},
+		{Type: "retry"},
+		{Type: "check", LabelNames: []string{"name"}},
+		{Type: "limit", LabelNames: []string{"name"}},
+		{Type: "step", LabelNames: []string{"name"}},
+	},
+}
+
+// Step is a node of the step graph.
+type Step struct {
+	Name        string
+	Index       int // position in declared order
+	Description string
+	// Progress is the step's progress label ("PLAN"); steps with one are
+	// announced as "Step: PLAN (N/M)".
+	Progress string
+	// ProgressIndex is the step's place among the main steps with a
+	// progress label (the N of N/M), 0 for others.
+	ProgressIndex int
+	When          *Condition // nil: always runs
+	SkipReason    hcl.Expression
+	// Returns is the declared type of the step's output; cty.NilType when
+	// the step declares none.
+	Returns         cty.Type
+	Timeout         time.Duration
+	ContinueOnError bool
+	Action          Action // nil for a step that only routes
+	Gate            *Gate
+	// Retry re-runs the action when it fails; Checks reject an output and
+	// may re-run the step.
+	Retry  *Retry
+	Checks []*Check
+	// MaxTokens and MaxCostUSD cap what the step's agent calls may spend
+	// (zero: no cap).
+	MaxTokens  int
+	MaxCostUSD float64
+	// ProgressWhen tells whether the step made progress, for the circuit
+	// breaker's no-progress count; nil means a completed step did.
+	ProgressWhen *Condition
+	// ForEach makes the step run its nested steps once per item.
+	ForEach *ForEach
+	// Parent is the for_each step whose body holds this step.
+	Parent *Step
+	// Serial lets one item at a time run this step (a review queue).
+	Serial bool
+	// Next is where control goes after the step when no gate rule routes
+	// elsewhere; nil means the run ends after this step.
+	Next *Step
+	// Edges are all the ways control can leave the step, for checking and
+	// drawing.
+	Edges     []*Edge
+	OnFailure bool // the step belongs to the on_failure section
+	DeclRange hcl.Range
+}
+
+// Range returns where the step is declared.
+func (s *Step) Range() hcl.Range { return s.DeclRange }
+
+// String renders the step as golden tests see it.
+func (s *Step) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "step %s", s.Name)
+	if s.Action != nil {
+		fmt.Fprintf(&b, " [%s]", s.Action)
+	}
+	if s.Progress != "" {
+		fmt.Fprintf(&b, " progress=%s", s.Progress)
+	}
+	if s.When != nil {
+		fmt.Fprintf(&b, " when=%q", s.When.Source)
+	}
+	if s.Returns != cty.NilType {
+		fmt.Fprintf(&b, " returns=%s", typeString(s.Returns))
+	}
+	if s.Timeout > 0 {
+		fmt.Fprintf(&b, " timeout=%s", s.Timeout)
+	}
+	return b.String()
+}
+
+// Action is what a step does. The set of actions is closed: *Shell,
+// *AgentCall, *Call, *Ask and *SubPlaybook. The interpreter dispatches on it with one type
+// switch.
+type Action interface {
+	Range() hcl.Range
+	String() string
+	action()
+}
 
 var stepHeaderSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "returns"}, {Name: "for_each"}},
@@ -244,53 +357,6 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 	return diags
 }
 
-func decodeRetryBlock(b *hcl.Block) (*Retry, hcl.Diagnostics) {
-	content, diags := b.Body.Content(retrySchema)
-	r := &Retry{}
-	if a := content.Attributes["max"]; a != nil {
-		n, d := constPositiveInt(a)
-		diags = append(diags, d...)
-		r.Max = n
-	}
-	if a := content.Attributes["backoff"]; a != nil {
-		dur, d := constDuration(a)
-		diags = append(diags, d...)
-		r.Backoff = dur
-	}
-	return r, diags
-}
-
-// decodeCheckBlock reads a check on the step's output: the condition sees
-// the output as steps.NAME.output, like any condition.
-func (l *loader) decodeCheckBlock(s *Step, b *hcl.Block, env *condEnv) (*Check, hcl.Diagnostics) {
-	content, diags := b.Body.Content(checkSchema)
-	c := &Check{Name: b.Labels[0], OnFail: "retry", Max: 1, DeclRange: b.DefRange}
-	if a := content.Attributes["condition"]; a != nil {
-		cond, d := l.decodeCondition(a, env)
-		diags = append(diags, d...)
-		c.Condition = cond
-		l.noteConditionRefs(cond)
-	}
-	if a := content.Attributes["message"]; a != nil {
-		c.Message = a.Expr
-		l.deferRefs(a.Expr, refScope{body: s.Parent, what: "a check message"})
-	}
-	if a := content.Attributes["on_fail"]; a != nil {
-		v, d := constString(a)
-		diags = append(diags, d...)
-		if !d.HasErrors() && v != "retry" && v != "fail" {
-			diags = append(diags, errDiag("Invalid on_fail", fmt.Sprintf(`on_fail is "retry" (run the step again) or "fail", not %q.`, v), a.Expr.Range()))
-		}
-		c.OnFail = v
-	}
-	if a := content.Attributes["max"]; a != nil {
-		n, d := constPositiveInt(a)
-		diags = append(diags, d...)
-		c.Max = n
-	}
-	return c, diags
-}
-
 // target resolves a step name used by `next` or `goto`; targets stay in
 // their section (main steps or on_failure).
 func (l *loader) target(from *Step, name string, rng hcl.Range) (*Step, hcl.Diagnostics) {
@@ -320,299 +386,6 @@ func (l *loader) decodeAction(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
 		return l.decodeSubPlaybookBlock(s, b)
 	}
 	return nil, hcl.Diagnostics{errDiag("Unknown action", fmt.Sprintf("%q is not an action.", b.Type), b.DefRange)}
-}
-
-func (l *loader) decodeShellBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
-	content, diags := b.Body.Content(shellSchema)
-	sh := &Shell{Parse: "text", DeclRange: b.DefRange}
-	scope := refScope{body: s.Parent, what: "a shell action"}
-	cmd, script := content.Attributes["command"], content.Attributes["script"]
-	switch {
-	case cmd != nil && script != nil:
-		diags = append(diags, errDiag("Conflicting shell attributes",
-			"A shell action has either command (an argv list, run without a shell) or script (run with bash), not both.", script.NameRange))
-	case cmd == nil && script == nil:
-		diags = append(diags, errDiag("Missing shell command",
-			`A shell action needs command = ["prog", "arg"] or script = "...".`, b.DefRange))
-	case cmd != nil:
-		sh.Command = cmd.Expr
-		if _, ok := cmd.Expr.(*hclsyntax.TemplateExpr); ok {
-			diags = append(diags, errDiag("Command must be a list",
-				`command is an argv list such as ["git", "status", "--short"]; use script = "..." for a shell line.`, cmd.Expr.Range()))
-		}
-	default:
-		sh.Script = script.Expr
-		diags = append(diags, l.checkScriptQuoting(script.Expr)...)
-	}
-	if a := content.Attributes["parse"]; a != nil {
-		v, d := constString(a)
-		diags = append(diags, d...)
-		if !d.HasErrors() && v != "text" && v != "lines" && v != "json" {
-			diags = append(diags, errDiag("Invalid parse",
-				fmt.Sprintf(`parse is "text", "lines" or "json", not %q.`, v), a.Expr.Range()))
-		}
-		sh.Parse = v
-	}
-	for name, dst := range map[string]*hcl.Expression{"dir": &sh.Dir, "env": &sh.Env, "stdin": &sh.Stdin} {
-		if a := content.Attributes[name]; a != nil {
-			*dst = a.Expr
-		}
-	}
-	for _, e := range []hcl.Expression{sh.Command, sh.Script, sh.Dir, sh.Env, sh.Stdin} {
-		l.deferRefs(e, scope)
-	}
-	if msg := parseGives(sh.Parse, s.Returns); msg != "" {
-		diags = append(diags, errDiag("returns does not match parse",
-			fmt.Sprintf("Step %q returns %s, but %s, so the step could never succeed. %s", s.Name, typeString(s.Returns), msg,
-				`Use parse = "json" for objects, numbers and bools.`), b.DefRange))
-	}
-	return sh, diags
-}
-
-// checkScriptQuoting reports an interpolation in a script template that
-// lands where no quoting is safe (inside backticks, say), which would fail
-// at run time. Both branches of a %{ if } and one round of a %{ for } are
-// read in order, as the text they would add.
-func (l *loader) checkScriptQuoting(e hcl.Expression) hcl.Diagnostics {
-	if l.checkScript == nil {
-		return nil
-	}
-	literals := []string{""}
-	var values []hcl.Range
-	var walk func(e hcl.Expression)
-	walk = func(e hcl.Expression) {
-		switch e := e.(type) {
-		case *hclsyntax.TemplateExpr:
-			for _, p := range e.Parts {
-				walk(p)
-			}
-			return
-		case *hclsyntax.LiteralValueExpr:
-			if e.Val.Type() == cty.String && !e.Val.IsNull() {
-				literals[len(literals)-1] += e.Val.AsString()
-				return
-			}
-		case *hclsyntax.TemplateWrapExpr:
-			walk(e.Wrapped)
-			return
-		case *hclsyntax.ConditionalExpr:
-			if _, ok := e.TrueResult.(*hclsyntax.TemplateExpr); ok {
-				walk(e.TrueResult)
-				walk(e.FalseResult)
-				return
-			}
-		case *hclsyntax.TemplateJoinExpr:
-			if f, ok := e.Tuple.(*hclsyntax.ForExpr); ok {
-				walk(f.ValExpr)
-				return
-			}
-		}
-		values = append(values, e.Range())
-		literals = append(literals, "")
-	}
-	walk(e)
-	i, err := l.checkScript(literals)
-	if err == nil || i < 0 || i >= len(values) {
-		return nil
-	}
-	return hcl.Diagnostics{errDiag("Unsafe interpolation in script", sentence(err.Error()), values[i])}
-}
-
-func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
-	name := b.Labels[0]
-	content, diags := b.Body.Content(agentActionSchema)
-	ag := l.pb.Agents[name]
-	if ag == nil {
-		diags = append(diags, errDiag("Reference to undeclared agent",
-			fmt.Sprintf("Step %q uses agent %q, but no agent block has that name.%s", s.Name, name, didYouMean(name, slices.Sorted(maps.Keys(l.pb.Agents)))), b.LabelRanges[0]))
-		ag = &Agent{Name: name, Type: name}
-	}
-	l.used["agent."+name] = true
-	call := &AgentCall{Agent: ag, Model: ag.Model, DeclRange: b.DefRange}
-	if ag.Budget != "" {
-		call.Budget = l.pb.Budgets[ag.Budget]
-	}
-	if a := content.Attributes["prompt"]; a != nil {
-		if tr, d := hcl.AbsTraversalForExpr(a.Expr); !d.HasErrors() && tr.RootName() == "prompt" {
-			names := attrNames(tr[1:])
-			if len(names) != 1 || len(tr) != 2 {
-				diags = append(diags, errDiag("Invalid prompt reference", "Refer to a prompt block as prompt.NAME.", a.Expr.Range()))
-			} else if p := l.pb.Prompts[names[0]]; p == nil {
-				diags = append(diags, errDiag("Reference to undeclared prompt",
-					fmt.Sprintf("There is no prompt named %q.%s", names[0], didYouMean(names[0], slices.Sorted(maps.Keys(l.pb.Prompts)))), a.Expr.Range()))
-			} else {
-				call.Prompt, call.Template = p, p.Template
-				l.used["prompt."+p.Name] = true
-			}
-		} else {
-			tmpl, d := l.templateExpr(a.Expr)
-			diags = append(diags, d...)
-			call.Template = tmpl
-			l.deferRefs(tmpl, refScope{vars: true, body: s.Parent, what: "a prompt"})
-		}
-	}
-	if a := content.Attributes["vars"]; a != nil {
-		call.Vars = a.Expr
-		l.deferRefs(a.Expr, refScope{vars: true, body: s.Parent, what: "agent vars"})
-	}
-	if a := content.Attributes["budget"]; a != nil {
-		v, rng, d := refName(a, "budget")
-		diags = append(diags, d...)
-		if bg := l.pb.Budgets[v]; bg != nil {
-			call.Budget = bg
-			l.used["budget."+v] = true
-		} else if v != "" {
-			diags = append(diags, errDiag("Reference to undeclared budget",
-				fmt.Sprintf("There is no budget named %q.%s", v, didYouMean(v, slices.Sorted(maps.Keys(l.pb.Budgets)))), rng))
-		}
-	}
-	if a := content.Attributes["model"]; a != nil {
-		v, d := constString(a)
-		diags = append(diags, d...)
-		call.Model = v
-	}
-	if a := content.Attributes["session"]; a != nil {
-		call.Session = a.Expr
-		l.deferRefs(a.Expr, refScope{body: s.Parent, what: "an agent's session"})
-	}
-	return call, diags
-}
-
-// checkSessions checks that every agent action's session gives a string,
-// as far as its type is known before the run: steps.X.session_id, a
-// string input or output field, a template.
-func (l *loader) checkSessions() hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	for _, s := range l.pb.AllSteps() {
-		a, ok := s.Action.(*AgentCall)
-		if !ok || a.Session == nil {
-			continue
-		}
-		t, what := l.sessionType(a.Session, s.Parent)
-		if t == cty.NilType || t == cty.String || t == cty.DynamicPseudoType {
-			continue
-		}
-		example := "steps.NAME.session_id"
-		if parts := strings.Split(what, "."); len(parts) > 1 && parts[0] == RootSteps {
-			example = "steps." + parts[1] + ".session_id"
-		}
-		diags = append(diags, errDiag("Invalid session",
-			fmt.Sprintf("session must give a string, the id of the session to continue, such as %s; %s is %s.",
-				example, what, typeString(t)), a.Session.Range()))
-	}
-	return diags
-}
-
-// sessionType is the type a session expression gives, and what to call it
-// in a message; cty.NilType when that is not known before the run.
-func (l *loader) sessionType(expr hcl.Expression, body *Step) (cty.Type, string) {
-	switch e := expr.(type) {
-	case *hclsyntax.TemplateExpr:
-		return cty.String, "a template"
-	case *hclsyntax.LiteralValueExpr:
-		if e.Val.IsNull() {
-			return cty.NilType, ""
-		}
-		return e.Val.Type(), "the value"
-	case *hclsyntax.ObjectConsExpr:
-		return cty.DynamicPseudoType, ""
-	}
-	tr, d := hcl.AbsTraversalForExpr(expr)
-	if d.HasErrors() {
-		return cty.NilType, ""
-	}
-	attrs := attrNames(tr[1:])
-	if len(attrs) != len(tr)-1 {
-		return cty.NilType, "" // an index: not known here
-	}
-	what := tr.RootName()
-	for _, a := range attrs {
-		what += "." + a
-	}
-	var t cty.Type
-	switch tr.RootName() {
-	case RootSteps:
-		if len(attrs) == 0 {
-			return cty.EmptyObject, what
-		}
-		st := l.stepByName(attrs[0])
-		if st == nil || (st.Parent != nil && st.Parent != body) {
-			return cty.NilType, "" // reported by the reference check
-		}
-		if len(attrs) == 1 {
-			return cty.EmptyObject, what
-		}
-		if f, ok := StepFields[attrs[1]]; ok {
-			return f.Type, what
-		}
-		if attrs[1] != "output" {
-			return cty.NilType, ""
-		}
-		t, attrs = st.Returns, attrs[2:]
-		if t == cty.NilType {
-			// An agent's or a shell's text.
-			t = cty.DynamicPseudoType
-		}
-	case RootInputs:
-		if len(attrs) == 0 {
-			return cty.EmptyObject, what
-		}
-		in := l.pb.inputs[attrs[0]]
-		if in == nil {
-			return cty.NilType, ""
-		}
-		t, attrs = in.Type, attrs[1:]
-	case RootRun:
-		if len(attrs) == 0 {
-			return cty.EmptyObject, what
-		}
-		if f, ok := RunFields[attrs[0]]; ok {
-			return f.Type, what
-		}
-		return cty.NilType, ""
-	default:
-		return cty.NilType, ""
-	}
-	for _, a := range attrs {
-		if !t.IsObjectType() || !t.HasAttribute(a) {
-			return cty.NilType, ""
-		}
-		t = t.AttributeType(a)
-	}
-	return t, what
-}
-
-func (l *loader) decodeCallBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
-	c := &Call{Builtin: b.Labels[0], DeclRange: b.DefRange}
-	attrs, diags := b.Body.JustAttributes()
-	if l.builtins != nil && !slices.Contains(l.builtins, c.Builtin) {
-		diags = append(diags, errDiag("Unknown builtin",
-			fmt.Sprintf("There is no builtin named %q.%s", c.Builtin, didYouMean(c.Builtin, l.builtins)), b.LabelRanges[0]))
-	}
-	for _, a := range sortedAttrs(attrs) {
-		c.Args = append(c.Args, &NamedExpr{Name: a.Name, Expr: a.Expr, Range: a.Range})
-		l.deferRefs(a.Expr, refScope{body: s.Parent, what: "a builtin call"})
-	}
-	return c, diags
-}
-
-// parseGives says why a shell action's parse mode cannot give the returns
-// type, or "" when it can.
-func parseGives(parse string, returns cty.Type) string {
-	if returns == cty.NilType || returns == cty.DynamicPseudoType {
-		return ""
-	}
-	switch parse {
-	case "text", "":
-		if returns != cty.String {
-			return `parse = "text" gives a string`
-		}
-	case "lines":
-		if !(returns.IsListType() || returns.IsSetType()) || !(returns.ElementType() == cty.String || returns.ElementType() == cty.DynamicPseudoType) {
-			return `parse = "lines" gives a list of strings`
-		}
-	}
-	return ""
 }
 
 // sortedAttrs returns attributes in source order.

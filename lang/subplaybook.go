@@ -10,6 +10,28 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
+var subPlaybookSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "source", Required: true},
+		{Name: "inputs"},
+		{Name: "mode"},
+	},
+}
+
+// SubPlaybook runs another playbook as a step; its output object is the
+// step's output.
+type SubPlaybook struct {
+	Source    string
+	Playbook  *Playbook // loaded with the parent
+	Inputs    hcl.Expression
+	Mode      string
+	DeclRange hcl.Range
+}
+
+func (*SubPlaybook) action()            {}
+func (a *SubPlaybook) Range() hcl.Range { return a.DeclRange }
+func (a *SubPlaybook) String() string   { return "playbook " + a.Source }
+
 // decodeSubPlaybookBlock reads a step that runs another playbook. The
 // other playbook is loaded and checked now, with this one.
 func (l *loader) decodeSubPlaybookBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
@@ -75,7 +97,7 @@ func (l *loader) loadSub(ref string) (*Playbook, hcl.Diagnostics) {
 	if r, ok := l.subs.loaded[canon]; ok {
 		return r.pb, r.diags
 	}
-	sub := &Loader{Stdlib: l.stdlib, Builtins: l.builtins, stack: append(append([]string(nil), l.stack...), canon), subs: l.subs}
+	sub := &Loader{Stdlib: l.stdlib, Builtins: l.builtins, Drivers: l.drivers, stack: append(append([]string(nil), l.stack...), canon), subs: l.subs}
 	pb, diags := sub.Load(ref)
 	l.subs.loaded[canon] = subLoad{pb, diags}
 	return pb, diags

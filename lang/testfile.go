@@ -2,19 +2,16 @@ package lang
 
 import (
 	"fmt"
-	ctyjson "github.com/zclconf/go-cty/cty/json"
 	"io/fs"
 	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
-	"github.com/zclconf/go-cty/cty/convert"
 )
 
 // TestFileSuffix ends the name of a test file: the files beside a playbook
@@ -22,41 +19,23 @@ import (
 const TestFileSuffix = "_test.hcl"
 
 // Test file schemas. A test file holds only test blocks.
-var (
-	testFileSchema = &hcl.BodySchema{
-		Blocks: []hcl.BlockHeaderSchema{
-			{Type: "test", LabelNames: []string{"name"}},
-			{Type: "mock", LabelNames: []string{"step"}},
-		},
-	}
-	testSchema = &hcl.BodySchema{
-		Attributes: []hcl.AttributeSchema{
-			{Name: "mode"},
-			{Name: "inputs"},
-		},
-		Blocks: []hcl.BlockHeaderSchema{
-			{Type: "mock", LabelNames: []string{"step"}},
-			{Type: "expect"},
-		},
-	}
-	mockSchema = &hcl.BodySchema{
-		Attributes: []hcl.AttributeSchema{
-			{Name: "output"},
-			{Name: "outputs"},
-			{Name: "exit_code"},
-			{Name: "error"},
-		},
-	}
-	expectSchema = &hcl.BodySchema{
-		Attributes: []hcl.AttributeSchema{
-			{Name: "status", Required: true},
-			{Name: "recommendation"},
-			{Name: "path"},
-			{Name: "visits"},
-			{Name: "output"},
-		},
-	}
-)
+var testFileSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "test", LabelNames: []string{"name"}},
+		{Type: "mock", LabelNames: []string{"step"}},
+	},
+}
+
+var testSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "mode"},
+		{Name: "inputs"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "mock", LabelNames: []string{"step"}},
+		{Type: "expect"},
+	},
+}
 
 // TestFile is one decoded test file.
 type TestFile struct {
@@ -78,43 +57,6 @@ type Test struct {
 	// (shell and call steps) or fails (agent steps).
 	Mocks     map[string]*Mock
 	Expect    *Expect
-	DeclRange hcl.Range
-}
-
-// Mock stands in for a step's action.
-type Mock struct {
-	Step string
-	// Outputs are the action's outputs, one per call in order; the last
-	// repeats. Empty when the mock sets only Error or ExitCode.
-	Outputs []cty.Value
-	// ExitCode is a shell step's exit code; nil means 0. A non-zero code
-	// fails the step, as a real command's would.
-	ExitCode *int
-	// Error, when set, fails the action with this message on every call.
-	Error     string
-	DeclRange hcl.Range
-}
-
-// Output returns the mock's answer to the step's call-th call (1-based),
-// or cty.NilVal when the mock has no outputs.
-func (m *Mock) Output(call int) cty.Value {
-	if len(m.Outputs) == 0 {
-		return cty.NilVal
-	}
-	return m.Outputs[max(min(call, len(m.Outputs)), 1)-1]
-}
-
-// Expect is what a test's run must end with. Fields left zero are not
-// checked; Path is checked when it is non-nil, even empty.
-type Expect struct {
-	Status         string
-	Recommendation string
-	// Path is the exact ordered list of steps started.
-	Path []string
-	// Visits counts how many times each listed step started.
-	Visits map[string]int
-	// Output holds fields of the run's output object that must equal these.
-	Output    map[string]cty.Value
 	DeclRange hcl.Range
 }
 
@@ -358,242 +300,6 @@ func (d *testDecoder) decodeInputs(t *Test, a *hcl.Attribute) hcl.Diagnostics {
 			continue
 		}
 		t.Inputs[key] = cv
-	}
-	return diags
-}
-
-func (d *testDecoder) decodeMock(t *Test, b *hcl.Block) hcl.Diagnostics {
-	name := b.Labels[0]
-	s := d.pb.Step(name)
-	if s == nil {
-		return hcl.Diagnostics{errDiag("Reference to undeclared step",
-			fmt.Sprintf("There is no step named %q to mock.%s", name, didYouMean(name, slices.Sorted(maps.Keys(d.pb.steps)))), b.LabelRanges[0])}
-	}
-	if prev := t.Mocks[name]; prev != nil {
-		return hcl.Diagnostics{duplicate("mock", name, prev.DeclRange, b)}
-	}
-	m := &Mock{Step: name, DeclRange: b.DefRange}
-	t.Mocks[name] = m
-	content, diags := b.Body.Content(mockSchema)
-	if diags.HasErrors() {
-		return diags
-	}
-	if s.Action == nil {
-		return append(diags, errDiag("Mock of a step without an action",
-			fmt.Sprintf("Step %q has no action, only routing, so there is nothing to mock.", name), b.LabelRanges[0]))
-	}
-	_, isShell := s.Action.(*Shell)
-	_, isAgent := s.Action.(*AgentCall)
-	attrs := content.Attributes
-	out, outs, code, errA := attrs["output"], attrs["outputs"], attrs["exit_code"], attrs["error"]
-	if out != nil && outs != nil {
-		return append(diags, errDiag("Conflicting mock attributes",
-			"Set output (the same answer to every call) or outputs (one per call), not both.", outs.NameRange))
-	}
-	if errA != nil && (out != nil || outs != nil || code != nil) {
-		return append(diags, errDiag("Conflicting mock attributes",
-			"A mock with error fails the step's action on every call, so it has no output or exit_code.", errA.NameRange))
-	}
-	if out == nil && outs == nil && code == nil && errA == nil {
-		what := "output, outputs or error"
-		if isShell {
-			what = "output, outputs, exit_code or error"
-		}
-		return append(diags, errDiag("Empty mock", fmt.Sprintf("A mock of step %q sets %s.", name, what), b.DefRange))
-	}
-
-	if errA != nil {
-		v, ed := constString(errA)
-		diags = append(diags, ed...)
-		if !ed.HasErrors() && v == "" {
-			diags = append(diags, errDiag("Empty mock error", "The error message may not be empty.", errA.Expr.Range()))
-		}
-		m.Error = v
-		return diags
-	}
-	if code != nil {
-		if !isShell {
-			diags = append(diags, errDiag("Unsupported mock attribute",
-				fmt.Sprintf("Step %q is not a shell step, so it has no exit_code; use error to fail it.", name), code.NameRange))
-		} else if v, cd := constInt(code); cd.HasErrors() {
-			diags = append(diags, cd...)
-		} else {
-			m.ExitCode = &v
-		}
-	}
-
-	// Each output with the range a problem with it points at.
-	var ranges []hcl.Range
-	switch {
-	case out != nil:
-		v, od := constExpr(out.Expr, "a mock's output")
-		diags = append(diags, od...)
-		if !od.HasErrors() {
-			m.Outputs, ranges = []cty.Value{v}, []hcl.Range{out.Expr.Range()}
-		}
-	case outs != nil:
-		items, ld := hcl.ExprList(outs.Expr)
-		if ld.HasErrors() || len(items) == 0 {
-			return append(diags, errDiag("Invalid mock outputs",
-				"outputs is a non-empty list of the step's outputs, one per call, e.g. outputs = [{ pass = false }, { pass = true }]; the last one repeats.", outs.Expr.Range()))
-		}
-		for _, it := range items {
-			v, od := constExpr(it, "a mock's output")
-			diags = append(diags, od...)
-			if od.HasErrors() {
-				continue
-			}
-			m.Outputs = append(m.Outputs, v)
-			ranges = append(ranges, it.Range())
-		}
-	case isShell && (m.ExitCode == nil || *m.ExitCode == 0):
-		// A shell mock without output prints nothing; that must fit
-		// returns too.
-		return append(diags, checkMockOutput(d.pb, s, cty.StringVal(""), false, b.DefRange)...)
-	}
-	for i, v := range m.Outputs {
-		diags = append(diags, checkMockOutput(d.pb, s, v, isAgent, ranges[i])...)
-	}
-	return diags
-}
-
-// checkMockOutput checks that a mocked output is one the step could
-// produce: for an agent step, what decoding its answer against returns
-// accepts (or text, without returns), decoded by the runtime's own decoder
-// (Loader.DecodeAnswer); for shell and call steps, a value that converts
-// to returns.
-func checkMockOutput(pb *Playbook, s *Step, v cty.Value, isAgent bool, rng hcl.Range) hcl.Diagnostics {
-	if isAgent && s.Returns == cty.NilType {
-		if v.Type() != cty.String || v.IsNull() {
-			return hcl.Diagnostics{errDiag("Mock does not match the step",
-				fmt.Sprintf("Step %q is an agent step without returns, so its output is the answer's text; mock it with a string, not %s.", s.Name, formatValue(v)), rng)}
-		}
-		return nil
-	}
-	if s.Returns == cty.NilType {
-		return nil
-	}
-	var problem error
-	switch {
-	case isAgent && pb.decodeAnswer != nil:
-		// A mock stands for the answer's JSON: what the agent would print.
-		js, err := ctyjson.Marshal(v, v.Type())
-		if err != nil {
-			problem = err
-		} else {
-			problem = pb.decodeAnswer(js, s.Returns)
-		}
-	case isAgent:
-		// No decoder was given: the check is left to the run.
-	default:
-		if _, err := convert.Convert(v, s.Returns); err != nil {
-			problem = err
-		}
-	}
-	if problem == nil {
-		return nil
-	}
-	return hcl.Diagnostics{errDiag("Mock does not match returns",
-		fmt.Sprintf("Step %q returns %s, but this output does not fit: %s.", s.Name, typeString(s.Returns), problem), rng)}
-}
-
-func (d *testDecoder) decodeExpect(b *hcl.Block) (*Expect, hcl.Diagnostics) {
-	e := &Expect{DeclRange: b.DefRange}
-	content, diags := b.Body.Content(expectSchema)
-	if a := content.Attributes["status"]; a != nil {
-		v, sd := constString(a)
-		diags = append(diags, sd...)
-		if !sd.HasErrors() && v == "" {
-			diags = append(diags, errDiag("Empty status",
-				`The expected status is the run's final status, e.g. "completed" or "failed".`, a.Expr.Range()))
-		}
-		e.Status = v
-	}
-	if a := content.Attributes["recommendation"]; a != nil {
-		v, rd := constString(a)
-		diags = append(diags, rd...)
-		e.Recommendation = v
-	}
-	if a := content.Attributes["path"]; a != nil {
-		items, ld := hcl.ExprList(a.Expr)
-		if ld.HasErrors() {
-			diags = append(diags, errDiag("Invalid expected path",
-				`path is the list of steps the run starts, in order, e.g. path = ["plan", "check", "execute"].`, a.Expr.Range()))
-		} else {
-			e.Path = []string{}
-			for _, it := range items {
-				name, nd := d.stepName(it, "path", false)
-				diags = append(diags, nd...)
-				if !nd.HasErrors() {
-					e.Path = append(e.Path, name)
-				}
-			}
-		}
-	}
-	if a := content.Attributes["visits"]; a != nil {
-		items, md := hcl.ExprMap(a.Expr)
-		if md.HasErrors() {
-			diags = append(diags, errDiag("Invalid expected visits",
-				`visits maps steps to how many times they start, e.g. visits = { debug = 2 }.`, a.Expr.Range()))
-		} else {
-			e.Visits = map[string]int{}
-			for _, it := range items {
-				name, nd := d.stepName(it.Key, "visits", true)
-				diags = append(diags, nd...)
-				n, vd := constExpr(it.Value, "an expected visit count")
-				diags = append(diags, vd...)
-				if nd.HasErrors() || vd.HasErrors() {
-					continue
-				}
-				if n.Type() != cty.Number || n.IsNull() || !n.AsBigFloat().IsInt() || n.AsBigFloat().Sign() < 0 {
-					diags = append(diags, errDiag("Invalid expected visits",
-						fmt.Sprintf("The visit count of %q must be a whole number, 0 or more.", name), it.Value.Range()))
-					continue
-				}
-				c, _ := n.AsBigFloat().Int64()
-				e.Visits[name] = int(c)
-			}
-		}
-	}
-	if a := content.Attributes["output"]; a != nil {
-		diags = append(diags, d.decodeExpectOutput(e, a)...)
-	}
-	return e, diags
-}
-
-func (d *testDecoder) decodeExpectOutput(e *Expect, a *hcl.Attribute) hcl.Diagnostics {
-	if d.pb.Output == nil {
-		return hcl.Diagnostics{errDiag("Playbook has no output",
-			"The playbook declares no output block, so there is no output to expect.", a.NameRange)}
-	}
-	items, md := hcl.ExprMap(a.Expr)
-	if md.HasErrors() {
-		return hcl.Diagnostics{errDiag("Invalid expected output",
-			`output holds fields of the run's output that must match, e.g. output = { alignment_score = 9.2 }.`, a.Expr.Range())}
-	}
-	var fields []string
-	for _, o := range d.pb.Output.Attrs {
-		fields = append(fields, o.Name)
-	}
-	sort.Strings(fields)
-	var diags hcl.Diagnostics
-	e.Output = map[string]cty.Value{}
-	for _, it := range items {
-		key, ok := itemKey(it.Key, true)
-		if !ok {
-			diags = append(diags, errDiag("Invalid expected output", "Each key must be a field of the output block.", it.Key.Range()))
-			continue
-		}
-		if i := sort.SearchStrings(fields, key); i == len(fields) || fields[i] != key {
-			diags = append(diags, errDiag("Unknown output field",
-				fmt.Sprintf("The output block has no field %q.%s", key, didYouMean(key, fields)), it.Key.Range()))
-			continue
-		}
-		v, vd := constExpr(it.Value, "an expected output")
-		diags = append(diags, vd...)
-		if !vd.HasErrors() {
-			e.Output[key] = v
-		}
 	}
 	return diags
 }

@@ -19,7 +19,7 @@ func TestValid(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".hcl"), func(t *testing.T) {
-			pb, diags := Load(f)
+			pb, diags := fixtureLoader.Load(f)
 			for _, d := range diags {
 				t.Errorf("%s", d)
 			}

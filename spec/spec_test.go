@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/interp/playtest"
 	"github.com/apl-lang/apl/lang"
 	"github.com/hashicorp/hcl/v2"
@@ -141,7 +142,7 @@ func TestExamplesLoad(t *testing.T) {
 			total++
 			name := fmt.Sprintf("spec/%s#%d.hcl", b.file, b.n)
 			t.Run(fmt.Sprintf("%s:%d", b.file, b.line), func(t *testing.T) {
-				_, diags := (&lang.Loader{}).LoadSources(map[string][]byte{name: b.src}, dir)
+				_, diags := (&lang.Loader{Drivers: agent.DriverSchema{}}).LoadSources(map[string][]byte{name: b.src}, dir)
 				var errs []string
 				for _, d := range diags {
 					if d.Severity == hcl.DiagError {
@@ -197,7 +198,7 @@ func TestExampleTests(t *testing.T) {
 				continue
 			}
 			pbName := fmt.Sprintf("spec/%s#%d.hcl", prev.file, prev.n)
-			pb, diags := (&lang.Loader{}).LoadSources(map[string][]byte{pbName: prev.src}, dir)
+			pb, diags := (&lang.Loader{Drivers: agent.DriverSchema{}}).LoadSources(map[string][]byte{pbName: prev.src}, dir)
 			if diags.HasErrors() {
 				t.Errorf("%s:%d: the playbook before the test file does not load: %s", md, prev.line, diags)
 				continue

@@ -33,6 +33,9 @@ type Request struct {
 	SessionID string
 	// Timeout bounds the call; zero means the driver's default.
 	Timeout time.Duration
+	// Started, when set, is told the process id of a CLI driver's process
+	// as soon as it runs (see Process.Started); HTTP drivers never call it.
+	Started func(pid int)
 	// Progress, when set, is told what the driver learns while the call
 	// runs (Progress). It may be called from other goroutines than Call's,
 	// one call at a time, and never after Call returned; it must not block.

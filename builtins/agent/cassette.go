@@ -62,47 +62,73 @@ type CassetteResponse struct {
 	Raw        string          `json:"raw,omitempty"`
 }
 
-// cassette is a Driver that records calls to a JSONL file or replays them.
-type cassette struct {
-	inner Driver
-	path  string
-	mode  string
+// Cassette records agent calls to a JSONL file or replays them. It holds
+// the numbering of the calls, so that one Cassette may serve many drivers
+// (each through Wrap) and still number the calls of a run once per key,
+// whichever driver makes them.
+type Cassette struct {
+	path string
+	mode string
 
 	mu       sync.Mutex
 	recorded map[string]map[int]CassetteEntry // key → seq → entry, from the file
 	next     map[string]int                   // key → seq of the next call
 }
 
-// NewCassette wraps inner so that its calls are recorded to or replayed from
-// the JSONL file at path, per mode (CassetteRecord, CassetteReplay or
-// CassetteRecordMissing). Calls are keyed by a hash of CassetteRequest and
-// numbered by Seq among equal keys.
+// OpenCassette reads the JSONL file at path for mode (CassetteRecord,
+// CassetteReplay or CassetteRecordMissing). Calls are keyed by a hash of
+// CassetteRequest and numbered by Seq among equal keys.
 //
 // Recording appends to the file, one line per call in a single O_APPEND
 // write, and numbers new calls after those already in it; to record afresh,
 // remove the file first. Failed calls are not recorded. Values of
 // environment variables named *_KEY, *_TOKEN or *_SECRET are scrubbed from
-// every line written. Replay needs no inner driver (inner may be nil).
-func NewCassette(inner Driver, path string, mode string) (Driver, error) {
+// every line written.
+func OpenCassette(path string, mode string) (*Cassette, error) {
 	switch mode {
-	case CassetteRecord, CassetteRecordMissing:
-		if inner == nil {
-			return nil, fmt.Errorf("cassette %s: mode %s needs a driver to record", path, mode)
-		}
-	case CassetteReplay:
+	case CassetteRecord, CassetteRecordMissing, CassetteReplay:
 	default:
 		return nil, fmt.Errorf("cassette %s: unknown mode %q (want record, replay or record-missing)", path, mode)
 	}
-	c := &cassette{inner: inner, path: path, mode: mode, recorded: map[string]map[int]CassetteEntry{}, next: map[string]int{}}
+	c := &Cassette{path: path, mode: mode, recorded: map[string]map[int]CassetteEntry{}, next: map[string]int{}}
 	if err := c.load(); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
+// NewCassette opens the cassette at path and wraps inner in it; see
+// OpenCassette. Replay needs no inner driver (inner may be nil).
+func NewCassette(inner Driver, path string, mode string) (Driver, error) {
+	if inner == nil && (mode == CassetteRecord || mode == CassetteRecordMissing) {
+		return nil, fmt.Errorf("cassette %s: mode %s needs a driver to record", path, mode)
+	}
+	c, err := OpenCassette(path, mode)
+	if err != nil {
+		return nil, err
+	}
+	return c.Wrap(inner), nil
+}
+
+// Wrap returns d behind the cassette: calls are answered from the file or
+// passed to d and recorded, per the mode. d may be nil to replay; a call
+// that would need it then fails.
+func (c *Cassette) Wrap(d Driver) Driver { return taped{c, d} }
+
+// taped is a driver behind a cassette.
+type taped struct {
+	c     *Cassette
+	inner Driver
+}
+
+// Call answers from the cassette or the inner driver.
+func (t taped) Call(ctx context.Context, req Request) (Response, error) {
+	return t.c.call(ctx, t.inner, req)
+}
+
 // load reads the entries already in the file. A missing file is empty,
 // except to replay.
-func (c *cassette) load() error {
+func (c *Cassette) load() error {
 	data, err := os.ReadFile(c.path)
 	if errors.Is(err, os.ErrNotExist) && c.mode != CassetteReplay {
 		return nil
@@ -132,8 +158,8 @@ func (c *cassette) load() error {
 	return sc.Err()
 }
 
-// Call answers from the file or the inner driver, per the mode.
-func (c *cassette) Call(ctx context.Context, req Request) (Response, error) {
+// call answers from the file or inner, per the mode.
+func (c *Cassette) call(ctx context.Context, inner Driver, req Request) (Response, error) {
 	creq := CassetteRequest{Step: req.Step, Agent: req.Agent, Model: req.Model, Prompt: req.Prompt, System: req.System, Schema: req.Schema}
 	key, err := CassetteKey(creq)
 	if err != nil {
@@ -160,7 +186,10 @@ func (c *cassette) Call(ctx context.Context, req Request) (Response, error) {
 		return Response{}, fmt.Errorf("cassette %s: %w for step %q (agent %q, key %s, call %d of this request)",
 			c.path, ErrCassetteMiss, req.Step, req.Agent, key, seq)
 	}
-	resp, err := c.inner.Call(ctx, req)
+	if inner == nil {
+		return Response{}, fmt.Errorf("cassette %s: mode %s needs a driver to record", c.path, c.mode)
+	}
+	resp, err := inner.Call(ctx, req)
 	if err != nil {
 		return resp, err
 	}
@@ -183,7 +212,7 @@ func CassetteKey(r CassetteRequest) (string, error) {
 }
 
 // append writes one entry as one line, scrubbed, in one write.
-func (c *cassette) append(e CassetteEntry) error {
+func (c *Cassette) append(e CassetteEntry) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -285,3 +285,42 @@ func TestCassetteErrors(t *testing.T) {
 type driverFunc func(ctx context.Context, req Request) (Response, error)
 
 func (f driverFunc) Call(ctx context.Context, req Request) (Response, error) { return f(ctx, req) }
+
+// One cassette wrapping many drivers numbers the calls once per key, and
+// a replay through it needs none of them.
+func TestCassetteWrapSharesNumbering(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "calls.jsonl")
+	tape, err := OpenCassette(path, CassetteRecord)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := &countingDriver{}, &countingDriver{}
+	req := Request{Step: "s", Agent: "x", Prompt: "same"}
+	for _, d := range []Driver{tape.Wrap(a), tape.Wrap(b), tape.Wrap(a)} {
+		if _, err := d.Call(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a.calls() != 2 || b.calls() != 1 {
+		t.Errorf("calls = %d, %d; want 2, 1", a.calls(), b.calls())
+	}
+	rep, err := OpenCassette(path, CassetteReplay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for range 3 {
+		resp, err := rep.Wrap(nil).Call(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, resp.Text)
+	}
+	want := []string{"answer 1 to same", "answer 1 to same", "answer 2 to same"}
+	if diff := cmp.Diff(want, texts); diff != "" {
+		t.Errorf("replayed texts (-want +got):\n%s", diff)
+	}
+	if _, err := rep.Wrap(nil).Call(context.Background(), req); !errors.Is(err, ErrCassetteMiss) {
+		t.Errorf("fourth call: err = %v, want a miss", err)
+	}
+}

@@ -160,7 +160,7 @@ func checkCommon(cfg Config) error {
 // does.
 func checkOptions(cfg Config, known ...string) error {
 	for _, k := range slices.Sorted(maps.Keys(cfg.Options)) {
-		if !contains(known, k) {
+		if !slices.Contains(known, k) {
 			if len(known) == 0 {
 				return fmt.Errorf("driver %s takes no options, got %q", cfg.Type, k)
 			}
@@ -288,15 +288,6 @@ func model(req Request, def string) string {
 		return req.Model
 	}
 	return def
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // excerpt returns at most n bytes of s, trimmed, marking a cut.

@@ -5,7 +5,9 @@
 // context-budget enforcement (EnforceBudget) and typed returns (Schema to
 // ask for a shape, Decode to check and convert the answer).
 //
-// Files: config.go builds drivers (New); driver_*.go hold one driver each,
+// Files: config.go builds drivers (New); settings.go is the one list of a
+// driver block's settings, which ConfigFrom reads and DriverSchema hands
+// to the playbook loader; driver_*.go hold one driver each,
 // with process.go running the CLI ones and driver_http.go the HTTP
 // transport and its retries; cassette.go records and replays; strict.go
 // turns a returns schema into the strict form codex needs; progress.go is

@@ -69,14 +69,14 @@ func newCommand(cfg Config) (Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !contains([]string{"", "stdin", "file", "arg"}, cfg.Input) {
+	if !slices.Contains([]string{"", "stdin", "file", "arg"}, cfg.Input) {
 		return nil, fmt.Errorf("driver command: input %q is not one of stdin, file, arg", cfg.Input)
 	}
-	if !contains([]string{"", "text", "json", "jsonl"}, cfg.Output) {
+	if !slices.Contains([]string{"", "text", "json", "jsonl"}, cfg.Output) {
 		return nil, fmt.Errorf("driver command: output %q is not one of text, json, jsonl", cfg.Output)
 	}
 	for _, k := range slices.Sorted(maps.Keys(cfg.Fields)) {
-		if !contains(fieldNames, k) {
+		if !slices.Contains(fieldNames, k) {
 			return nil, fmt.Errorf("driver command: unknown field %q (known: %s)", k, strings.Join(fieldNames, ", "))
 		}
 	}
@@ -134,7 +134,7 @@ func (d *commandDriver) Call(ctx context.Context, req Request) (Response, error)
 		}
 	}
 
-	p := Process{Argv: c.argv, Dir: req.Workdir, Env: d.environ(req)}
+	p := Process{Argv: c.argv, Dir: req.Workdir, Env: d.environ(req), Started: req.Started}
 	if c.stdin != nil {
 		p.Stdin = strings.NewReader(*c.stdin)
 	}

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,9 @@ type Process struct {
 	Dir   string
 	Env   []string  // the whole environment, as KEY=value
 	Stdin io.Reader // nil gives the process an empty stdin
+	// Started, when set, is told the process id (and so its process
+	// group's) as soon as it runs.
+	Started func(pid int)
 	// Watch, when set, is also given stdout as the process prints it (a
 	// driver reading progress); its writes must not fail. A Runner may
 	// ignore it.
@@ -87,6 +89,9 @@ func (r ExecRunner) Run(ctx context.Context, p Process) (ProcessResult, error) {
 		pp.closeAll()
 		return ProcessResult{}, err
 	}
+	if p.Started != nil {
+		p.Started(cmd.Process.Pid)
+	}
 	pp.closeChildEnds()
 	var readers sync.WaitGroup
 	var out io.Writer = stdout
@@ -112,7 +117,7 @@ func (r ExecRunner) Run(ctx context.Context, p Process) (ProcessResult, error) {
 	killGroup(cmd) // the leftovers; usually there are none
 	pp.drain(&readers, grace)
 
-	res := ProcessResult{Stdout: stdout.buf.Bytes(), Stderr: stderr.buf.Bytes()}
+	res := ProcessResult{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
@@ -196,24 +201,54 @@ func (p *pipes) drain(readers *sync.WaitGroup, grace time.Duration) {
 }
 
 // capped is a buffer that keeps its first limit bytes and notes the rest.
+// It keeps what it is given in chunks and joins them once, at the end: an
+// answer of tens of megabytes is copied once, not again at every doubling
+// of one growing buffer.
 type capped struct {
-	buf   bytes.Buffer
-	limit int64
-	over  bool
+	chunks [][]byte
+	n      int64
+	limit  int64
+	over   bool
 }
 
 func (c *capped) Write(p []byte) (int, error) {
-	room := c.limit - int64(c.buf.Len())
-	switch {
-	case room <= 0:
+	n := len(p)
+	if room := c.limit - c.n; int64(len(p)) > room {
+		p = p[:max(room, 0)]
 		c.over = true
-	case int64(len(p)) > room:
-		c.buf.Write(p[:room])
-		c.over = true
-	default:
-		c.buf.Write(p)
+	}
+	for len(p) > 0 {
+		last := len(c.chunks) - 1
+		if last < 0 || len(c.chunks[last]) == cap(c.chunks[last]) {
+			// Chunks start small (most output is) and double up to 4 MiB.
+			size := 4 << 10
+			if last >= 0 {
+				size = min(2*cap(c.chunks[last]), 4<<20)
+			}
+			c.chunks = append(c.chunks, make([]byte, 0, size))
+			last++
+		}
+		k := copy(c.chunks[last][len(c.chunks[last]):cap(c.chunks[last])], p)
+		c.chunks[last] = c.chunks[last][:len(c.chunks[last])+k]
+		c.n += int64(k)
+		p = p[k:]
 	}
 	// Claim the whole write: failing it would make the child die of
 	// SIGPIPE before its exit status tells us anything.
-	return len(p), nil
+	return n, nil
+}
+
+// Bytes returns what was kept, in one slice.
+func (c *capped) Bytes() []byte {
+	switch len(c.chunks) {
+	case 0:
+		return nil
+	case 1:
+		return c.chunks[0]
+	}
+	out := make([]byte, 0, c.n)
+	for _, ch := range c.chunks {
+		out = append(out, ch...)
+	}
+	return out
 }

@@ -121,7 +121,7 @@ func Decode(raw json.RawMessage, t cty.Type) (cty.Value, error) {
 		return cty.NilVal, err
 	}
 	d := &decoder{}
-	val := d.value(v, t, "")
+	val := d.value(v, t, nil)
 	if len(d.problems) > 0 {
 		return cty.NilVal, &ReturnsError{Problems: d.problems}
 	}
@@ -153,13 +153,13 @@ type decoder struct {
 	problems []Problem
 }
 
-func (d *decoder) fail(path, format string, args ...any) {
-	d.problems = append(d.problems, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
+func (d *decoder) fail(path *jsonPath, format string, args ...any) {
+	d.problems = append(d.problems, Problem{Path: path.String(), Msg: fmt.Sprintf(format, args...)})
 }
 
 // value converts v to type t. After a problem the returned value is a
 // placeholder of the right type; Decode discards it.
-func (d *decoder) value(v any, t cty.Type, path string) cty.Value {
+func (d *decoder) value(v any, t cty.Type, path *jsonPath) cty.Value {
 	concrete := t.WithoutOptionalAttributesDeep()
 	if t == cty.DynamicPseudoType {
 		return d.implied(v, path)
@@ -205,7 +205,7 @@ func (d *decoder) value(v any, t cty.Type, path string) cty.Value {
 		et := t.ElementType()
 		elems := make([]cty.Value, len(arr))
 		for i, e := range arr {
-			elems[i] = d.value(e, et, path+"["+strconv.Itoa(i)+"]")
+			elems[i] = d.value(e, et, path.index(i))
 		}
 		if len(d.problems) > before {
 			return cty.NullVal(concrete)
@@ -219,7 +219,7 @@ func (d *decoder) value(v any, t cty.Type, path string) cty.Value {
 		et := t.ElementType()
 		elems := make(map[string]cty.Value, len(obj))
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			elems[k] = d.value(obj[k], et, path+"["+strconv.Quote(k)+"]")
+			elems[k] = d.value(obj[k], et, path.key(k))
 		}
 		if len(d.problems) > before {
 			return cty.NullVal(concrete)
@@ -237,7 +237,7 @@ func (d *decoder) value(v any, t cty.Type, path string) cty.Value {
 		}
 		elems := make([]cty.Value, len(arr))
 		for i, e := range arr {
-			elems[i] = d.value(e, ets[i], path+"["+strconv.Itoa(i)+"]")
+			elems[i] = d.value(e, ets[i], path.index(i))
 		}
 		if len(d.problems) > before {
 			return cty.NullVal(concrete)
@@ -252,7 +252,7 @@ func (d *decoder) value(v any, t cty.Type, path string) cty.Value {
 		types := t.AttributeTypes()
 		for _, name := range slices.Sorted(maps.Keys(types)) {
 			at := types[name]
-			ap := path + "." + name
+			ap := path.attr(name)
 			e, present := obj[name]
 			switch {
 			case t.AttributeOptional(name) && (!present || e == nil):
@@ -281,7 +281,7 @@ func (d *decoder) value(v any, t cty.Type, path string) cty.Value {
 // concrete the elements already share it; when it involves any, the
 // elements are unified by conversion from their structural form, as HCL
 // does for list(any).
-func (d *decoder) collection(t cty.Type, elems []cty.Value, path string, structural func() cty.Value) cty.Value {
+func (d *decoder) collection(t cty.Type, elems []cty.Value, path *jsonPath, structural func() cty.Value) cty.Value {
 	concrete := t.WithoutOptionalAttributesDeep()
 	et := concrete.ElementType()
 	if !et.HasDynamicTypes() {
@@ -305,7 +305,7 @@ func (d *decoder) collection(t cty.Type, elems []cty.Value, path string, structu
 }
 
 // implied converts v to a value of its own type.
-func (d *decoder) implied(v any, path string) cty.Value {
+func (d *decoder) implied(v any, path *jsonPath) cty.Value {
 	switch v := v.(type) {
 	case nil:
 		return cty.NullVal(cty.DynamicPseudoType)
@@ -326,7 +326,7 @@ func (d *decoder) implied(v any, path string) cty.Value {
 		}
 		elems := make([]cty.Value, len(v))
 		for i, e := range v {
-			elems[i] = d.implied(e, path+"["+strconv.Itoa(i)+"]")
+			elems[i] = d.implied(e, path.index(i))
 		}
 		return cty.TupleVal(elems)
 	case map[string]any:
@@ -335,7 +335,7 @@ func (d *decoder) implied(v any, path string) cty.Value {
 		}
 		attrs := make(map[string]cty.Value, len(v))
 		for k, e := range v {
-			attrs[k] = d.implied(e, path+"."+k)
+			attrs[k] = d.implied(e, path.attr(k))
 		}
 		return cty.ObjectVal(attrs)
 	}
@@ -414,4 +414,30 @@ func unwrap(raw json.RawMessage, wrapped bool) json.RawMessage {
 		return v
 	}
 	return raw
+}
+
+// jsonPath is where in a JSON value the decoder is, built as it goes down
+// and spelt out only for a problem: spelling it at every level made deeply
+// nested answers quadratic.
+type jsonPath struct {
+	parent *jsonPath
+	step   string // ".name", "[3]" or ["key"]
+}
+
+func (p *jsonPath) attr(name string) *jsonPath { return &jsonPath{p, "." + name} }
+func (p *jsonPath) index(i int) *jsonPath      { return &jsonPath{p, "[" + strconv.Itoa(i) + "]"} }
+func (p *jsonPath) key(k string) *jsonPath     { return &jsonPath{p, "[" + strconv.Quote(k) + "]"} }
+
+// String is the path as problems show it: "" at the root, else
+// ".tasks[2].id".
+func (p *jsonPath) String() string {
+	var steps []string
+	for ; p != nil; p = p.parent {
+		steps = append(steps, p.step)
+	}
+	var b strings.Builder
+	for i := len(steps) - 1; i >= 0; i-- {
+		b.WriteString(steps[i])
+	}
+	return b.String()
 }

@@ -60,21 +60,19 @@ func runDrivers(pb *lang.Playbook, agentCmd []string, f cassetteFlags, fresh boo
 			return nil, fmt.Errorf("--record: %w", err)
 		}
 	}
-	var inner agent.Driver
 	if mode != agent.CassetteReplay {
-		inner = router{}
 		if err := checkWritable(path); err != nil {
 			return nil, fmt.Errorf("--%s: %w", mode, err)
 		}
 	}
-	tape, err := agent.NewCassette(inner, path, mode)
+	tape, err := agent.OpenCassette(path, mode)
 	if err != nil {
 		return nil, fmt.Errorf("--%s: %w", mode, err)
 	}
 	return func(a *lang.Agent) (agent.Driver, error) {
 		switch mode {
 		case agent.CassetteReplay:
-			return tape, nil
+			return tape.Wrap(nil), nil
 		case agent.CassetteRecord:
 			// Made now, so that a bad driver fails the step as it would
 			// without a cassette.
@@ -82,15 +80,15 @@ func runDrivers(pb *lang.Playbook, agentCmd []string, f cassetteFlags, fresh boo
 			if err != nil {
 				return nil, err
 			}
-			return taped{tape, func() (agent.Driver, error) { return d, nil }}, nil
+			return tape.Wrap(d), nil
 		}
-		return taped{tape, func() (agent.Driver, error) {
+		return tape.Wrap(lazyDriver(func() (agent.Driver, error) {
 			d, err := base(a)
 			if err != nil {
 				return nil, fmt.Errorf("agent %q: %w", a.Name, err)
 			}
 			return d, nil
-		}}, nil
+		})), nil
 	}, nil
 }
 
@@ -113,33 +111,13 @@ func checkWritable(path string) error {
 	return nil
 }
 
-// driverKey is the context key under which taped hands the cassette the
-// driver of the agent calling.
-type driverKey struct{}
+// lazyDriver is a driver made at its first call, so that a cassette that
+// misses nothing (--record-missing) needs no driver at all.
+type lazyDriver func() (agent.Driver, error)
 
-// taped is an agent's driver behind the run's cassette.
-type taped struct {
-	tape  agent.Driver
-	inner func() (agent.Driver, error)
-}
-
-// Call asks the cassette, telling it which driver to call on a miss.
-func (t taped) Call(ctx context.Context, req agent.Request) (agent.Response, error) {
-	return t.tape.Call(context.WithValue(ctx, driverKey{}, t.inner), req)
-}
-
-// router is the inner driver of the run's cassette: the cassette is one,
-// the agents' drivers many, and each call goes to the driver of the agent
-// that made it, which taped put in the context.
-type router struct{}
-
-// Call passes the call on to the calling agent's driver.
-func (router) Call(ctx context.Context, req agent.Request) (agent.Response, error) {
-	inner, ok := ctx.Value(driverKey{}).(func() (agent.Driver, error))
-	if !ok {
-		return agent.Response{}, errors.New("internal error: a cassette call without its agent's driver")
-	}
-	d, err := inner()
+// Call makes the driver and passes the call on.
+func (f lazyDriver) Call(ctx context.Context, req agent.Request) (agent.Response, error) {
+	d, err := f()
 	if err != nil {
 		return agent.Response{}, err
 	}

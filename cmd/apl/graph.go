@@ -3,14 +3,18 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/apl-lang/apl/lang"
 )
 
 type graphCmd struct {
-	Path   string `arg:"" help:"A playbook file, directory, or stdlib:NAME."`
-	Format string `enum:"text,dot,mermaid" default:"text" help:"text, dot (Graphviz) or mermaid."`
+	Path    string `arg:"" help:"A playbook file, directory, or stdlib:NAME."`
+	Format  string `enum:"text,dot,mermaid,svg,png" default:"text" help:"text, dot (Graphviz), mermaid, or svg and png (drawn by Graphviz's dot, which must be installed)."`
+	Output  string `short:"o" placeholder:"FILE" help:"Write the graph to FILE instead of stdout."`
+	RunPath string `name:"path" placeholder:"RUN" help:"Draw a recorded run over the graph: the steps it visited and the edges it took (a run id, a run directory, or latest)."`
+	RunsDir string `help:"Where run directories are, for --path (default: .apl/runs)." placeholder:"DIR"`
 }
 
 func (c *graphCmd) Run(e *env) error {
@@ -18,69 +22,66 @@ func (c *graphCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	v := newView(pb)
+	if c.RunPath != "" {
+		p, err := readRunPath(c.RunsDir, c.RunPath)
+		if err != nil {
+			return exitWith(exitUsage, err)
+		}
+		v.overlay(p)
+	}
+	w := e.stdout
+	var out strings.Builder
+	if c.Output != "" {
+		w = &out
+	}
 	switch c.Format {
 	case "dot":
-		writeDot(e.stdout, pb)
+		writeDot(w, v)
 	case "mermaid":
-		writeMermaid(e.stdout, pb)
+		writeMermaid(w, v)
+	case "svg", "png":
+		var dot strings.Builder
+		writeDot(&dot, v)
+		img, err := renderDot(dot.String(), c.Format)
+		if err != nil {
+			return err
+		}
+		w.Write(img)
 	default:
-		writeText(e.stdout, pb)
+		writeText(w, v)
+	}
+	if c.Output != "" {
+		return writeOutput(c.Output, []byte(out.String()))
 	}
 	return nil
 }
 
-// edgeLabel is an edge's condition and cap, for drawing.
-func edgeLabel(e *lang.Edge) string {
-	l := e.Label()
-	if e.Kind == lang.EdgeNext && l == "" {
-		return ""
+// writeText lists each step with its ways out: gate rules in order, with
+// their conditions in full, and where a skipped step goes.
+func writeText(w io.Writer, v *view) {
+	pb := v.pb
+	fmt.Fprintf(w, "playbook %s: %s", pb.Name, plural(len(pb.Steps), "step"))
+	if p := v.path; p != nil {
+		fmt.Fprintf(w, "; run %s %s", p.runID, p.status)
 	}
-	return strings.Join(strings.Fields(l), " ")
-}
-
-// endings lists how a step can end the run: finish and fail outcomes.
-func endings(s *lang.Step) []string {
-	var out []string
-	if s.Gate == nil {
-		if s.Next == nil {
-			out = append(out, "end")
-		}
-		return out
-	}
-	rules := append([]*lang.Rule(nil), s.Gate.Rules...)
-	if s.Gate.Otherwise != nil {
-		rules = append(rules, s.Gate.Otherwise)
-	}
-	for _, r := range rules {
-		for _, o := range []*lang.Outcome{r.Outcome, r.Outcome.Exhausted} {
-			if o == nil {
-				continue
-			}
-			switch {
-			case o.Finish != nil:
-				out = append(out, "finish ("+r.Name+")")
-			case o.Fail != nil:
-				out = append(out, "fail ("+r.Name+")")
-			}
-		}
-	}
-	return out
-}
-
-func writeText(w io.Writer, pb *lang.Playbook) {
-	fmt.Fprintf(w, "playbook %s: %s\n", pb.Name, plural(len(pb.Steps), "step"))
-	writeTextSteps(w, pb.Steps, "")
+	fmt.Fprintln(w)
+	writeTextSteps(w, v, pb.Steps, "")
 	if len(pb.OnFailure) > 0 {
 		fmt.Fprintf(w, "on_failure:\n")
-		writeTextSteps(w, pb.OnFailure, "  ")
+		writeTextSteps(w, v, pb.OnFailure, "  ")
 	}
 }
 
-// writeTextSteps lists steps with their edges; a for_each step's body
+// writeTextSteps lists steps with their routes; a for_each step's body
 // follows it, indented.
-func writeTextSteps(w io.Writer, steps []*lang.Step, indent string) {
+func writeTextSteps(w io.Writer, v *view, steps []*lang.Step, indent string) {
 	for _, s := range steps {
-		fmt.Fprintf(w, "%s%s\n", indent, s)
+		n := v.byStep[s]
+		fmt.Fprintf(w, "%s%s%s\n", indent, s, v.path.stepNote(n))
+		if a, ok := s.Action.(*lang.SubPlaybook); ok && a.Playbook != nil {
+			fmt.Fprintf(w, "%s  runs playbook %s: %s\n", indent, a.Playbook.Name, plural(len(a.Playbook.Steps), "step"))
+		}
 		if fe := s.ForEach; fe != nil {
 			fmt.Fprintf(w, "%s  for each item of %q, %d at a time", indent, fe.List.Source, fe.Concurrency)
 			if fe.DependsOn != nil {
@@ -90,55 +91,261 @@ func writeTextSteps(w io.Writer, steps []*lang.Step, indent string) {
 				fmt.Fprintf(w, ", limit %s by %q", l.Name, l.Key.Source)
 			}
 			fmt.Fprintln(w, ":")
-			writeTextSteps(w, fe.Steps, indent+"    ")
+			writeTextSteps(w, v, fe.Steps, indent+"    ")
 		}
-		for _, e := range s.Edges {
-			l := edgeLabel(e)
-			if l != "" {
-				l = "  [" + l + "]"
+		for _, r := range v.routesFrom(n) {
+			if r.kind == routeEach || r.kind == routeSkip {
+				continue
 			}
-			fmt.Fprintf(w, "%s  -> %s%s\n", indent, e.To.Name, l)
+			fmt.Fprintf(w, "%s  %s%s\n", indent, textRoute(r), v.path.routeNote(r))
 		}
-		for _, end := range endings(s) {
-			fmt.Fprintf(w, "%s  -> (%s)\n", indent, end)
+		if s.When != nil {
+			fmt.Fprintf(w, "%s  skipped (when is false) -> %s%s\n", indent, textTarget(v.next(s)), v.path.skipNote(v, s))
 		}
 	}
 }
 
-func writeDot(w io.Writer, pb *lang.Playbook) {
-	fmt.Fprintf(w, "digraph %s {\n  rankdir=TB;\n  node [shape=box];\n", dotString(pb.Name))
-	writeDotSteps(w, pb.Steps, "  ")
+// textRoute is one line of a step's routes: "-> next",
+// "rule pass [cond] -> done", "otherwise -> plan (max 2)",
+// "  on_exhausted -> (failed: halt)".
+func textRoute(r *route) string {
+	var b strings.Builder
+	switch {
+	case r.kind == routeExhausted:
+		b.WriteString("  on_exhausted ")
+	case r.rule != nil && r.rule.When == nil:
+		b.WriteString("otherwise ")
+	case r.rule != nil:
+		fmt.Fprintf(&b, "rule %s [%s] ", r.rule.Name, oneLine(r.rule.When.Source))
+	case r.from.step != nil && r.from.step.Gate != nil:
+		b.WriteString("no rule matches ")
+	case r.from.step != nil && r.from.step.ForEach != nil:
+		b.WriteString("all items done ")
+	}
+	b.WriteString("-> " + textTarget(r.to))
+	if r.kind == routeRule && r.max > 0 {
+		fmt.Fprintf(&b, " (max %d)", r.max)
+	}
+	return b.String()
+}
+
+func textTarget(n *vnode) string {
+	if n.kind == nodeEnd {
+		return "(" + n.label + ")"
+	}
+	return n.id
+}
+
+// Colours of the drawing: plain steps white, decisions (gates) pale
+// yellow, ends green or red; capped loops blue, exhaustion orange,
+// failing red, skips and per-item entry grey and dashed.
+const (
+	colorDecision  = "#fff6d5"
+	colorCompleted = "#d9f2d9"
+	colorFailed    = "#f8d4d4"
+	colorLoop      = "#1f5fbf"
+	colorExhausted = "#c25e00"
+	colorFail      = "#b22222"
+	colorMuted     = "#777777"
+)
+
+func writeDot(w io.Writer, v *view) {
+	pb := v.pb
+	fmt.Fprintf(w, "digraph %s {\n", dotString(pb.Name))
+	tip := pb.Name
+	if pb.Description != "" {
+		tip += ": " + pb.Description
+	}
+	fmt.Fprintf(w, "  graph [rankdir=TB, newrank=true, nodesep=0.3, ranksep=0.35, fontname=\"Helvetica\", fontsize=11, tooltip=%s];\n", dotString(tip))
+	if t := v.path.title(); t != "" {
+		fmt.Fprintf(w, "  label=%s; labelloc=t;\n", dotString(t))
+	}
+	fmt.Fprintf(w, "  node [shape=box, style=\"rounded,filled\", fillcolor=\"#ffffff\", fontname=\"Helvetica\", fontsize=11, margin=\"0.12,0.04\", height=0.3];\n")
+	fmt.Fprintf(w, "  edge [fontname=\"Helvetica\", fontsize=9, arrowsize=0.7];\n")
+	for _, c := range v.clusters {
+		indent := "  "
+		if c.id != "" {
+			fmt.Fprintf(w, "  subgraph %s {\n    label=%s; style=\"rounded,dashed\"; color=\"#999999\"; fontcolor=\"#555555\"; labeljust=l;\n", dotString("cluster_"+c.id), dotString(c.title))
+			indent = "    "
+		}
+		for _, n := range c.nodes {
+			fmt.Fprintf(w, "%s%s [%s];\n", indent, dotString(n.id), strings.Join(v.dotNodeAttrs(n), ", "))
+		}
+		if c.id != "" {
+			fmt.Fprintf(w, "  }\n")
+		}
+	}
+	for _, e := range v.edges {
+		fmt.Fprintf(w, "  %s -> %s [%s];\n", dotString(e.from.id), dotString(e.to.id), strings.Join(v.dotEdgeAttrs(e), ", "))
+	}
+	// What follows a for_each step runs once every item is done: draw it
+	// below the body, not beside it.
+	for _, c := range v.clusters {
+		if c.step == nil {
+			continue
+		}
+		next := v.next(c.step)
+		for _, n := range c.nodes {
+			if n.kind == nodeEnd {
+				fmt.Fprintf(w, "  %s -> %s [style=invis];\n", dotString(n.id), dotString(next.id))
+			}
+		}
+	}
 	fmt.Fprintf(w, "}\n")
 }
 
-// writeDotSteps draws steps and their edges; a for_each body is a cluster
-// that its step points into.
-func writeDotSteps(w io.Writer, steps []*lang.Step, indent string) {
-	for _, s := range steps {
-		label := s.Name
-		if s.Action != nil {
-			label += "\n" + s.Action.String()
+func (v *view) dotNodeAttrs(n *vnode) []string {
+	var a []string
+	switch n.kind {
+	case nodeStart:
+		a = append(a, `label="start"`, "shape=oval", `fillcolor="#eeeeee"`, "fontsize=9")
+	case nodeEnd:
+		fill := colorCompleted
+		if n.failed {
+			fill = colorFailed
+		}
+		a = append(a, "label="+dotString(n.label), "shape=oval", "peripheries=2", "fillcolor="+dotString(fill))
+	default:
+		s := n.step
+		a = append(a, "label=<"+stepHTML(s, v.path.stepBadge(n))+">")
+		if s.Gate != nil {
+			a = append(a, "fillcolor="+dotString(colorDecision))
 		}
 		if s.ForEach != nil {
-			label += "\nfor each " + s.ForEach.List.Source
+			a = append(a, `style="rounded,filled,bold"`)
 		}
-		fmt.Fprintf(w, "%s%s [label=%s];\n", indent, dotString(s.Name), dotString(label))
-		if fe := s.ForEach; fe != nil {
-			fmt.Fprintf(w, "%ssubgraph %s {\n%s  label=%s;\n", indent, dotString("cluster_"+s.Name), indent, dotString("per item of "+s.Name))
-			writeDotSteps(w, fe.Steps, indent+"  ")
-			fmt.Fprintf(w, "%s}\n", indent)
-			fmt.Fprintf(w, "%s%s -> %s [style=dotted, label=\"each item\"];\n", indent, dotString(s.Name), dotString(fe.Steps[0].Name))
+		if sub, ok := s.Action.(*lang.SubPlaybook); ok {
+			a = append(a, `shape=box3d`, `style="filled"`, "URL="+dotString(sub.Source))
+		}
+		a = append(a, "tooltip="+dotString(stepTooltip(s)))
+	}
+	return mergeAttrs(a, v.path.dotNodeAttrs(n))
+}
+
+// stepHTML is a step's node label: its name in bold, what it does, when it
+// runs, and for a gate its rules in the order they are tried.
+func stepHTML(s *lang.Step, badge string) string {
+	var rows []string
+	rows = append(rows, "<b>"+htmlText(s.Name)+"</b>")
+	if badge != "" {
+		rows = append(rows, `<font point-size="9" color="`+colorVisited+`">`+htmlText(badge)+`</font>`)
+	}
+	small := func(t string) string {
+		return `<font point-size="9" color="#555555">` + htmlText(t) + `</font>`
+	}
+	if a := actionText(s); a != "" {
+		rows = append(rows, small(a))
+	}
+	if s.When != nil {
+		for _, l := range wrap("when "+oneLine(s.When.Source), 34, 3) {
+			rows = append(rows, small(l))
 		}
 	}
-	for _, s := range steps {
-		for _, e := range s.Edges {
-			attrs := "label=" + dotString(edgeLabel(e))
-			if e.Max > 0 {
-				attrs += ", style=dashed"
+	if s.Gate != nil {
+		rules := append([]*lang.Rule(nil), s.Gate.Rules...)
+		if s.Gate.Otherwise != nil {
+			rules = append(rules, s.Gate.Otherwise)
+		}
+		if len(rules) > 1 {
+			rows = append(rows, "<i>"+small("◆ first match of:")+"</i>")
+		} else {
+			rows = append(rows, "<i>"+small("◆ then:")+"</i>")
+		}
+		for i, r := range rules {
+			name := fmt.Sprintf("%d. %s", i+1, r.Name)
+			if r.When == nil {
+				name = r.Name
 			}
-			fmt.Fprintf(w, "%s%s -> %s [%s];\n", indent, dotString(s.Name), dotString(e.To.Name), attrs)
+			rows = append(rows, `<font point-size="10">`+htmlText(name)+`</font>`)
 		}
 	}
+	var b strings.Builder
+	b.WriteString(`<table border="0" cellborder="0" cellspacing="0" cellpadding="1">`)
+	for i, r := range rows {
+		if s.Gate != nil && i > 0 && strings.HasPrefix(r, "<i>") {
+			b.WriteString("<hr/>")
+		}
+		align := ""
+		if s.Gate != nil && i > 0 && !strings.HasPrefix(r, "<i>") && rowIsRule(s, i, len(rows)) {
+			align = ` align="left"`
+		}
+		b.WriteString("<tr><td" + align + ">" + r + "</td></tr>")
+	}
+	b.WriteString("</table>")
+	return b.String()
+}
+
+// rowIsRule says whether row i of a gate step's label lists a rule: the
+// rules are its last rows.
+func rowIsRule(s *lang.Step, i, n int) bool {
+	rules := len(s.Gate.Rules)
+	if s.Gate.Otherwise != nil {
+		rules++
+	}
+	return i >= n-rules
+}
+
+// stepTooltip is everything about a step a node has no room for.
+func stepTooltip(s *lang.Step) string {
+	lines := []string{s.String()}
+	if s.Description != "" {
+		lines = append(lines, s.Description)
+	}
+	if a, ok := s.Action.(*lang.SubPlaybook); ok && a.Playbook != nil {
+		lines = append(lines, fmt.Sprintf("runs playbook %s (%s): %s", a.Playbook.Name, a.Source, plural(len(a.Playbook.Steps), "step")))
+	}
+	if s.Gate != nil {
+		for _, r := range s.Gate.Rules {
+			lines = append(lines, r.Name+": "+oneLine(r.When.Source))
+		}
+	}
+	for _, c := range s.Checks {
+		lines = append(lines, "check "+c.Name+": "+oneLine(c.Condition.Source))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (v *view) dotEdgeAttrs(e *vedge) []string {
+	var a []string
+	if l := e.label(); len(l) > 0 {
+		a = append(a, "label="+dotString(strings.Join(l, "\n")))
+	}
+	if tip := e.tooltip(); tip != "" {
+		a = append(a, "tooltip="+dotString(tip), "labeltooltip="+dotString(tip))
+	}
+	switch {
+	case e.only(routeSkip), e.only(routeEach), e.only(routeOnFailure):
+		a = append(a, "style=dashed", "color="+dotString(colorMuted), "fontcolor="+dotString(colorMuted))
+	case e.only(routeStart):
+		a = append(a, "color="+dotString(colorMuted))
+	case e.to.kind == nodeEnd && e.to.failed:
+		a = append(a, "color="+dotString(colorFail), "fontcolor="+dotString(colorFail))
+	case e.only(routeExhausted):
+		a = append(a, "color="+dotString(colorExhausted), "fontcolor="+dotString(colorExhausted))
+	case e.capped():
+		a = append(a, "color="+dotString(colorLoop), "fontcolor="+dotString(colorLoop))
+	}
+	// A capped goto back up does not push its target down a rank: the
+	// steps keep their declared order from top to bottom.
+	if e.to.kind == nodeStep && e.from.kind == nodeStep && e.to.step.Index <= e.from.step.Index && e.to.cluster == e.from.cluster {
+		a = append(a, "constraint=false")
+	}
+	return mergeAttrs(a, v.path.dotEdgeAttrs(e))
+}
+
+// mergeAttrs returns the DOT attributes a ("name=value") with those of
+// over added, an attribute of over replacing one of a of the same name.
+func mergeAttrs(a, over []string) []string {
+	name := func(s string) string { n, _, _ := strings.Cut(s, "="); return n }
+	for _, o := range over {
+		i := slices.IndexFunc(a, func(s string) bool { return name(s) == name(o) })
+		if i >= 0 {
+			a[i] = o
+		} else {
+			a = append(a, o)
+		}
+	}
+	return a
 }
 
 // dotString quotes s as a DOT string. DOT is not Go: it knows only \" and
@@ -150,36 +357,188 @@ func dotString(s string) string {
 
 var dotEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", "")
 
-func writeMermaid(w io.Writer, pb *lang.Playbook) {
+// htmlText escapes s for a Graphviz HTML-like label.
+func htmlText(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
+
+// wrap breaks s into lines of at most width runes at spaces, and at most
+// max lines, the last ending in "…" when s is longer.
+func wrap(s string, width, max int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case len([]rune(line))+1+len([]rune(word)) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	if len(lines) > max {
+		lines = lines[:max]
+		lines[max-1] += " …"
+	}
+	return lines
+}
+
+func writeMermaid(w io.Writer, v *view) {
 	fmt.Fprintf(w, "flowchart TD\n")
-	writeMermaidSteps(w, pb.Steps, "  ")
-}
-
-func writeMermaidSteps(w io.Writer, steps []*lang.Step, indent string) {
-	for _, s := range steps {
-		fmt.Fprintf(w, "%s%s[\"%s\"]\n", indent, s.Name, mermaidText(s.Name))
-		if fe := s.ForEach; fe != nil {
-			fmt.Fprintf(w, "%ssubgraph %s_items[\"per item of %s\"]\n", indent, s.Name, mermaidText(s.Name))
-			writeMermaidSteps(w, fe.Steps, indent+"  ")
-			fmt.Fprintf(w, "%send\n", indent)
-			fmt.Fprintf(w, "%s%s -.->|\"each item\"| %s\n", indent, s.Name, fe.Steps[0].Name)
+	for _, c := range v.clusters {
+		indent := "  "
+		if c.id != "" {
+			fmt.Fprintf(w, "  subgraph %s[\"%s\"]\n", safeID(c.id), mermaidText(c.title))
+			indent = "    "
+		}
+		for _, n := range c.nodes {
+			fmt.Fprintf(w, "%s%s\n", indent, mermaidNode(n))
+		}
+		if c.id != "" {
+			fmt.Fprintf(w, "  end\n")
 		}
 	}
-	for _, s := range steps {
-		for _, e := range s.Edges {
-			arrow := "-->"
-			if e.Max > 0 {
-				arrow = "-.->"
+	var failed, completed []string
+	for _, n := range v.nodes {
+		if n.kind == nodeEnd && n.failed {
+			failed = append(failed, mermaidID(n))
+		} else if n.kind == nodeEnd {
+			completed = append(completed, mermaidID(n))
+		}
+	}
+	var taken []string
+	for i, e := range v.edges {
+		arrow := "-->"
+		switch {
+		case e.only(routeSkip), e.only(routeEach), e.only(routeOnFailure):
+			arrow = "-.->"
+		case e.capped():
+			arrow = "==>"
+		}
+		l := e.label()
+		if v.path != nil && v.path.edges[e] > 0 {
+			l = v.path.edgeLabel(e)
+			taken = append(taken, fmt.Sprint(i))
+		}
+		for i := range l {
+			l[i] = mermaidText(l[i])
+		}
+		if len(l) > 0 {
+			fmt.Fprintf(w, "  %s %s|\"%s\"| %s\n", mermaidID(e.from), arrow, strings.Join(l, "<br/>"), mermaidID(e.to))
+		} else {
+			fmt.Fprintf(w, "  %s %s %s\n", mermaidID(e.from), arrow, mermaidID(e.to))
+		}
+	}
+	var gates []string
+	for _, n := range v.nodes {
+		if n.kind == nodeStep && n.step.Gate != nil {
+			gates = append(gates, mermaidID(n))
+		}
+	}
+	for _, cl := range []struct {
+		name, style string
+		ids         []string
+	}{
+		{"decision", "fill:" + colorDecision + ",stroke:#b59b00", gates},
+		{"completed", "fill:" + colorCompleted + ",stroke:#2e7d32", completed},
+		{"failed", "fill:" + colorFailed + ",stroke:" + colorFail, failed},
+	} {
+		if len(cl.ids) > 0 {
+			fmt.Fprintf(w, "  classDef %s %s\n  class %s %s\n", cl.name, cl.style, strings.Join(cl.ids, ","), cl.name)
+		}
+	}
+	if len(taken) > 0 {
+		fmt.Fprintf(w, "  linkStyle %s stroke:%s,stroke-width:3px\n", strings.Join(taken, ","), colorVisited)
+	}
+	if p := v.path; p != nil {
+		var visited, failedSteps, unseen []string
+		for _, n := range v.nodes {
+			m := p.nodes[n]
+			switch {
+			case n.kind != nodeStep:
+			case m == nil:
+				unseen = append(unseen, mermaidID(n))
+			case m.failed > 0 && m.completed == 0, m.stopped:
+				failedSteps = append(failedSteps, mermaidID(n))
+			case m.runs > 0:
+				visited = append(visited, mermaidID(n))
 			}
-			if l := edgeLabel(e); l != "" {
-				fmt.Fprintf(w, "%s%s %s|\"%s\"| %s\n", indent, s.Name, arrow, mermaidText(l), e.To.Name)
-			} else {
-				fmt.Fprintf(w, "%s%s %s %s\n", indent, s.Name, arrow, e.To.Name)
+		}
+		for _, cl := range []struct {
+			name, style string
+			ids         []string
+		}{
+			{"visited", "stroke:" + colorVisited + ",stroke-width:3px", visited},
+			{"stopped", "stroke:" + colorFail + ",stroke-width:3px", failedSteps},
+			{"unseen", "stroke:" + colorUnseen + ",color:" + colorUnseen, unseen},
+		} {
+			if len(cl.ids) > 0 {
+				fmt.Fprintf(w, "  classDef %s %s\n  class %s %s\n", cl.name, cl.style, strings.Join(cl.ids, ","), cl.name)
 			}
 		}
 	}
 }
 
+// mermaidNode declares a node: a step as a box (a gate as a hexagon
+// listing its rules), the start and the ends as stadiums.
+func mermaidNode(n *vnode) string {
+	id := mermaidID(n)
+	switch n.kind {
+	case nodeStart:
+		return id + `(["start"])`
+	case nodeEnd:
+		return id + `(["` + mermaidText(n.label) + `"])`
+	}
+	s := n.step
+	lines := []string{mermaidText(s.Name)}
+	if a := actionText(s); a != "" {
+		lines = append(lines, "<i>"+mermaidText(a)+"</i>")
+	}
+	if s.When != nil {
+		lines = append(lines, "<i>"+mermaidText(strings.Join(wrap("when "+oneLine(s.When.Source), 60, 1), ""))+"</i>")
+	}
+	if s.Gate != nil {
+		var rules []string
+		for i, r := range s.Gate.Rules {
+			rules = append(rules, fmt.Sprintf("%d. %s", i+1, mermaidText(r.Name)))
+		}
+		if s.Gate.Otherwise != nil {
+			rules = append(rules, "otherwise")
+		}
+		lines = append(lines, rules...)
+	}
+	label := `"` + strings.Join(lines, "<br/>") + `"`
+	switch {
+	case s.Gate != nil && s.Action == nil && s.ForEach == nil:
+		return id + "{{" + label + "}}"
+	case isSub(s):
+		return id + "[[" + label + "]]"
+	}
+	return id + "[" + label + "]"
+}
+
+func isSub(s *lang.Step) bool {
+	_, ok := s.Action.(*lang.SubPlaybook)
+	return ok
+}
+
+// mermaidID is a node's id in Mermaid, which takes letters, digits and
+// underscores; "end" is a keyword there.
+func mermaidID(n *vnode) string {
+	id := safeID(n.id)
+	if strings.EqualFold(id, "end") || strings.EqualFold(id, "subgraph") {
+		id += "_"
+	}
+	return id
+}
+
+// mermaidText escapes s inside a quoted Mermaid label, where # starts an
+// entity and quotes, pipes and angle brackets end or confuse it.
 func mermaidText(s string) string {
-	return strings.NewReplacer(`"`, "#quot;", "|", "#124;", "<", "#lt;", ">", "#gt;").Replace(s)
+	return strings.NewReplacer("#", "#35;", `"`, "#quot;", "|", "#124;", "<", "#lt;", ">", "#gt;").Replace(s)
 }

@@ -9,9 +9,10 @@ import (
 )
 
 type validateCmd struct {
-	Paths  []string `arg:"" name:"path" help:"Playbook files, directories of .hcl files, or stdlib:NAME."`
+	Paths  []string `arg:"" name:"path" help:"Playbook files, directories of .hcl files, stdlib:NAME, or DIR/... for every playbook below DIR (./... for all)."`
 	JSON   bool     `name:"json" help:"Print the results as one JSON document (for editors and CI)."`
-	Format string   `enum:"text,json" default:"text" help:"Output format: text (with source snippets) or json, the same as --json."`
+	Format string   `enum:"text,json,sarif" default:"text" help:"Output format: text (FILE:LINE:COL and a source snippet per problem), json (the same as --json) or sarif (SARIF 2.1.0, for code scanning)."`
+	Strict bool     `help:"Fail (exit 1) on warnings too, not only on errors."`
 }
 
 // jsonDiag is a diagnostic as validate --json prints it.
@@ -45,9 +46,15 @@ type jsonResult struct {
 
 func (c *validateCmd) Run(e *env) error {
 	asJSON := c.JSON || c.Format == "json"
+	asSARIF := c.Format == "sarif" && !c.JSON
+	paths, err := expandPaths(c.Paths)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
 	var results []jsonResult
+	sarif := newSARIF()
 	failed := false
-	for _, p := range c.Paths {
+	for _, p := range paths {
 		pb, diags := e.loader.Load(p)
 		// A playbook's test files are part of what CI should check.
 		var tests map[string][]byte
@@ -74,17 +81,22 @@ func (c *validateCmd) Run(e *env) error {
 			}
 			res.Diagnostics = append(res.Diagnostics, jd)
 		}
-		if diags.HasErrors() {
+		if diags.HasErrors() || c.Strict && len(diags) > 0 {
 			failed = true
 		}
 		results = append(results, res)
-		if !asJSON {
-			writeDiags(e.stdout, pb, diags, tests)
+		sarif.add(p, diags)
+		if !asJSON && !asSARIF {
+			writeLocatedDiags(e.stdout, pb, diags, tests)
 			fmt.Fprintf(e.stdout, "%s: %s\n", p, summaryLine(pb, diags))
 		}
 	}
-	if asJSON {
+	switch {
+	case asJSON:
 		b, _ := json.MarshalIndent(results, "", "  ")
+		fmt.Fprintf(e.stdout, "%s\n", b)
+	case asSARIF:
+		b, _ := json.MarshalIndent(sarif.log(), "", "  ")
 		fmt.Fprintf(e.stdout, "%s\n", b)
 	}
 	if failed {

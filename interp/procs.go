@@ -1,0 +1,121 @@
+package interp
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// A run directory's procs.log records the processes its steps run: a
+// line "start NAME PID STARTTIME" when one starts (its pid is also its
+// process group's) and "end NAME" when it has ended. A run killed while a
+// step runs leaves a start without its end, and the process may well
+// still be running; resume stops that process group before it runs the
+// step again, so the step never runs twice side by side. One file kept
+// open, each line one write: it costs a step two small appends.
+const procsLog = "procs.log"
+
+// procStarted records a step's process. It is called from the goroutine
+// that runs the process; appends of one line are atomic.
+func (d *runDir) procStarted(name string, pid int) {
+	d.procLine(fmt.Sprintf("start %s %d %s\n", name, pid, procStartTime(pid)))
+}
+
+// procEnded records that a step's process ended and its group was reaped.
+func (d *runDir) procEnded(name string) { d.procLine("end " + name + "\n") }
+
+func (d *runDir) procLine(line string) {
+	d.procsOnce.Do(func() {
+		d.procs, _ = os.OpenFile(filepath.Join(d.path, procsLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	})
+	if d.procs != nil {
+		d.procs.WriteString(line)
+	}
+}
+
+// stopSurvivors stops the process groups that a killed run left running,
+// says what it stopped, and starts the log afresh.
+func (d *runDir) stopSurvivors() []string {
+	p := filepath.Join(d.path, procsLog)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	type proc struct{ pid, start string }
+	running := map[string]proc{}
+	var order []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 3 && f[0] == "start":
+			if _, seen := running[f[1]]; !seen {
+				order = append(order, f[1])
+			}
+			running[f[1]] = proc{f[2], strings.Join(f[3:], "")}
+		case len(f) == 2 && f[0] == "end":
+			delete(running, f[1])
+		}
+	}
+	var out []string
+	for _, name := range order {
+		pr, ok := running[name]
+		if !ok {
+			continue
+		}
+		pid, err := strconv.Atoi(pr.pid)
+		if err != nil || pid <= 1 {
+			continue
+		}
+		if alive(pid, pr.start) {
+			stopGroup(pid)
+			out = append(out, fmt.Sprintf("stopped process group %d, which %s left running when the run stopped", pid, name))
+		}
+	}
+	os.Remove(p)
+	return out
+}
+
+// alive reports whether the process group pid still runs the process that
+// was recorded: where the system says when a process started, a reused
+// pid is told apart.
+func alive(pid int, start string) bool {
+	if err := syscall.Kill(-pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	if now := procStartTime(pid); start != "" && now != "" && now != start {
+		return false // the leader's pid was reused by another process
+	}
+	return true
+}
+
+// stopGroup asks a process group to end, then kills what is left.
+func stopGroup(pid int) {
+	syscall.Kill(-pid, syscall.SIGTERM)
+	retry(100, 20*time.Millisecond, func() bool { return syscall.Kill(-pid, 0) != nil })
+	syscall.Kill(-pid, syscall.SIGKILL)
+}
+
+// procStartTime is when process pid started, in clock ticks since boot,
+// from /proc; "" where /proc does not say.
+func procStartTime(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	// After "pid (comm)": state is field 3, starttime field 22.
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19]
+}

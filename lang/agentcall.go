@@ -1,0 +1,217 @@
+package lang
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+var agentActionSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "prompt", Required: true},
+		{Name: "vars"},
+		{Name: "budget"},
+		{Name: "model"},
+		{Name: "session"},
+	},
+}
+
+// AgentCall asks an agent: the prompt (a prompt block or an inline
+// template) is rendered with Vars and sent through the agent's driver.
+type AgentCall struct {
+	Agent *Agent
+	// Prompt is the prompt block used, or nil for an inline template.
+	Prompt   *Prompt
+	Template hcl.Expression // the template to render
+	Vars     hcl.Expression // object; may be nil
+	Budget   *Budget        // the step's budget, else the agent's; may be nil
+	Model    string
+	// Session, when set, names the agent session the call continues
+	// (steps.X.session_id); evaluated at call time, a string. Nil: each
+	// attempt starts a new session.
+	Session   hcl.Expression
+	DeclRange hcl.Range
+}
+
+func (*AgentCall) action()            {}
+func (a *AgentCall) Range() hcl.Range { return a.DeclRange }
+
+func (a *AgentCall) String() string {
+	s := "agent " + a.Agent.Name
+	if a.Prompt != nil {
+		s += " prompt=" + a.Prompt.Name
+	}
+	if a.Budget != nil {
+		s += " budget=" + a.Budget.Name
+	}
+	return s
+}
+
+func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
+	name := b.Labels[0]
+	content, diags := b.Body.Content(agentActionSchema)
+	ag := l.pb.Agents[name]
+	if ag == nil {
+		diags = append(diags, errDiag("Reference to undeclared agent",
+			fmt.Sprintf("Step %q uses agent %q, but no agent block has that name.%s", s.Name, name, didYouMean(name, slices.Sorted(maps.Keys(l.pb.Agents)))), b.LabelRanges[0]))
+		ag = &Agent{Name: name, Type: name}
+	}
+	l.used["agent."+name] = true
+	call := &AgentCall{Agent: ag, Model: ag.Model, DeclRange: b.DefRange}
+	if ag.Budget != "" {
+		call.Budget = l.pb.Budgets[ag.Budget]
+	}
+	if a := content.Attributes["prompt"]; a != nil {
+		if tr, d := hcl.AbsTraversalForExpr(a.Expr); !d.HasErrors() && tr.RootName() == "prompt" {
+			names := attrNames(tr[1:])
+			if len(names) != 1 || len(tr) != 2 {
+				diags = append(diags, errDiag("Invalid prompt reference", "Refer to a prompt block as prompt.NAME.", a.Expr.Range()))
+			} else if p := l.pb.Prompts[names[0]]; p == nil {
+				diags = append(diags, errDiag("Reference to undeclared prompt",
+					fmt.Sprintf("There is no prompt named %q.%s", names[0], didYouMean(names[0], slices.Sorted(maps.Keys(l.pb.Prompts)))), a.Expr.Range()))
+			} else {
+				call.Prompt, call.Template = p, p.Template
+				l.used["prompt."+p.Name] = true
+			}
+		} else {
+			tmpl, d := l.templateExpr(a.Expr)
+			diags = append(diags, d...)
+			call.Template = tmpl
+			l.deferRefs(tmpl, refScope{vars: true, body: s.Parent, what: "a prompt"})
+		}
+	}
+	if a := content.Attributes["vars"]; a != nil {
+		call.Vars = a.Expr
+		l.deferRefs(a.Expr, refScope{vars: true, body: s.Parent, what: "agent vars"})
+	}
+	if a := content.Attributes["budget"]; a != nil {
+		v, rng, d := refName(a, "budget")
+		diags = append(diags, d...)
+		if bg := l.pb.Budgets[v]; bg != nil {
+			call.Budget = bg
+			l.used["budget."+v] = true
+		} else if v != "" {
+			diags = append(diags, errDiag("Reference to undeclared budget",
+				fmt.Sprintf("There is no budget named %q.%s", v, didYouMean(v, slices.Sorted(maps.Keys(l.pb.Budgets)))), rng))
+		}
+	}
+	if a := content.Attributes["model"]; a != nil {
+		v, d := constString(a)
+		diags = append(diags, d...)
+		call.Model = v
+	}
+	if a := content.Attributes["session"]; a != nil {
+		call.Session = a.Expr
+		l.deferRefs(a.Expr, refScope{body: s.Parent, what: "an agent's session"})
+	}
+	return call, diags
+}
+
+// checkSessions checks that every agent action's session gives a string,
+// as far as its type is known before the run: steps.X.session_id, a
+// string input or output field, a template.
+func (l *loader) checkSessions() hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, s := range l.pb.AllSteps() {
+		a, ok := s.Action.(*AgentCall)
+		if !ok || a.Session == nil {
+			continue
+		}
+		t, what := l.sessionType(a.Session, s.Parent)
+		if t == cty.NilType || t == cty.String || t == cty.DynamicPseudoType {
+			continue
+		}
+		example := "steps.NAME.session_id"
+		if parts := strings.Split(what, "."); len(parts) > 1 && parts[0] == RootSteps {
+			example = "steps." + parts[1] + ".session_id"
+		}
+		diags = append(diags, errDiag("Invalid session",
+			fmt.Sprintf("session must give a string, the id of the session to continue, such as %s; %s is %s.",
+				example, what, typeString(t)), a.Session.Range()))
+	}
+	return diags
+}
+
+// sessionType is the type a session expression gives, and what to call it
+// in a message; cty.NilType when that is not known before the run.
+func (l *loader) sessionType(expr hcl.Expression, body *Step) (cty.Type, string) {
+	switch e := expr.(type) {
+	case *hclsyntax.TemplateExpr:
+		return cty.String, "a template"
+	case *hclsyntax.LiteralValueExpr:
+		if e.Val.IsNull() {
+			return cty.NilType, ""
+		}
+		return e.Val.Type(), "the value"
+	case *hclsyntax.ObjectConsExpr:
+		return cty.DynamicPseudoType, ""
+	}
+	tr, d := hcl.AbsTraversalForExpr(expr)
+	if d.HasErrors() {
+		return cty.NilType, ""
+	}
+	attrs := attrNames(tr[1:])
+	if len(attrs) != len(tr)-1 {
+		return cty.NilType, "" // an index: not known here
+	}
+	what := tr.RootName()
+	for _, a := range attrs {
+		what += "." + a
+	}
+	var t cty.Type
+	switch tr.RootName() {
+	case RootSteps:
+		if len(attrs) == 0 {
+			return cty.EmptyObject, what
+		}
+		st := l.stepByName(attrs[0])
+		if st == nil || (st.Parent != nil && st.Parent != body) {
+			return cty.NilType, "" // reported by the reference check
+		}
+		if len(attrs) == 1 {
+			return cty.EmptyObject, what
+		}
+		if f, ok := StepFields[attrs[1]]; ok {
+			return f.Type, what
+		}
+		if attrs[1] != "output" {
+			return cty.NilType, ""
+		}
+		t, attrs = st.Returns, attrs[2:]
+		if t == cty.NilType {
+			// An agent's or a shell's text.
+			t = cty.DynamicPseudoType
+		}
+	case RootInputs:
+		if len(attrs) == 0 {
+			return cty.EmptyObject, what
+		}
+		in := l.pb.inputs[attrs[0]]
+		if in == nil {
+			return cty.NilType, ""
+		}
+		t, attrs = in.Type, attrs[1:]
+	case RootRun:
+		if len(attrs) == 0 {
+			return cty.EmptyObject, what
+		}
+		if f, ok := RunFields[attrs[0]]; ok {
+			return f.Type, what
+		}
+		return cty.NilType, ""
+	default:
+		return cty.NilType, ""
+	}
+	for _, a := range attrs {
+		if !t.IsObjectType() || !t.HasAttribute(a) {
+			return cty.NilType, ""
+		}
+		t = t.AttributeType(a)
+	}
+	return t, what
+}

@@ -1,0 +1,134 @@
+package lang
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+var expectSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "status", Required: true},
+		{Name: "recommendation"},
+		{Name: "path"},
+		{Name: "visits"},
+		{Name: "output"},
+	},
+}
+
+// Expect is what a test's run must end with. Fields left zero are not
+// checked; Path is checked when it is non-nil, even empty.
+type Expect struct {
+	Status         string
+	Recommendation string
+	// Path is the exact ordered list of steps started.
+	Path []string
+	// Visits counts how many times each listed step started.
+	Visits map[string]int
+	// Output holds fields of the run's output object that must equal these.
+	Output    map[string]cty.Value
+	DeclRange hcl.Range
+}
+
+func (d *testDecoder) decodeExpect(b *hcl.Block) (*Expect, hcl.Diagnostics) {
+	e := &Expect{DeclRange: b.DefRange}
+	content, diags := b.Body.Content(expectSchema)
+	if a := content.Attributes["status"]; a != nil {
+		v, sd := constString(a)
+		diags = append(diags, sd...)
+		if !sd.HasErrors() && v == "" {
+			diags = append(diags, errDiag("Empty status",
+				`The expected status is the run's final status, e.g. "completed" or "failed".`, a.Expr.Range()))
+		}
+		e.Status = v
+	}
+	if a := content.Attributes["recommendation"]; a != nil {
+		v, rd := constString(a)
+		diags = append(diags, rd...)
+		e.Recommendation = v
+	}
+	if a := content.Attributes["path"]; a != nil {
+		items, ld := hcl.ExprList(a.Expr)
+		if ld.HasErrors() {
+			diags = append(diags, errDiag("Invalid expected path",
+				`path is the list of steps the run starts, in order, e.g. path = ["plan", "check", "execute"].`, a.Expr.Range()))
+		} else {
+			e.Path = []string{}
+			for _, it := range items {
+				name, nd := d.stepName(it, "path", false)
+				diags = append(diags, nd...)
+				if !nd.HasErrors() {
+					e.Path = append(e.Path, name)
+				}
+			}
+		}
+	}
+	if a := content.Attributes["visits"]; a != nil {
+		items, md := hcl.ExprMap(a.Expr)
+		if md.HasErrors() {
+			diags = append(diags, errDiag("Invalid expected visits",
+				`visits maps steps to how many times they start, e.g. visits = { debug = 2 }.`, a.Expr.Range()))
+		} else {
+			e.Visits = map[string]int{}
+			for _, it := range items {
+				name, nd := d.stepName(it.Key, "visits", true)
+				diags = append(diags, nd...)
+				n, vd := constExpr(it.Value, "an expected visit count")
+				diags = append(diags, vd...)
+				if nd.HasErrors() || vd.HasErrors() {
+					continue
+				}
+				if n.Type() != cty.Number || n.IsNull() || !n.AsBigFloat().IsInt() || n.AsBigFloat().Sign() < 0 {
+					diags = append(diags, errDiag("Invalid expected visits",
+						fmt.Sprintf("The visit count of %q must be a whole number, 0 or more.", name), it.Value.Range()))
+					continue
+				}
+				c, _ := n.AsBigFloat().Int64()
+				e.Visits[name] = int(c)
+			}
+		}
+	}
+	if a := content.Attributes["output"]; a != nil {
+		diags = append(diags, d.decodeExpectOutput(e, a)...)
+	}
+	return e, diags
+}
+
+func (d *testDecoder) decodeExpectOutput(e *Expect, a *hcl.Attribute) hcl.Diagnostics {
+	if d.pb.Output == nil {
+		return hcl.Diagnostics{errDiag("Playbook has no output",
+			"The playbook declares no output block, so there is no output to expect.", a.NameRange)}
+	}
+	items, md := hcl.ExprMap(a.Expr)
+	if md.HasErrors() {
+		return hcl.Diagnostics{errDiag("Invalid expected output",
+			`output holds fields of the run's output that must match, e.g. output = { alignment_score = 9.2 }.`, a.Expr.Range())}
+	}
+	var fields []string
+	for _, o := range d.pb.Output.Attrs {
+		fields = append(fields, o.Name)
+	}
+	sort.Strings(fields)
+	var diags hcl.Diagnostics
+	e.Output = map[string]cty.Value{}
+	for _, it := range items {
+		key, ok := itemKey(it.Key, true)
+		if !ok {
+			diags = append(diags, errDiag("Invalid expected output", "Each key must be a field of the output block.", it.Key.Range()))
+			continue
+		}
+		if i := sort.SearchStrings(fields, key); i == len(fields) || fields[i] != key {
+			diags = append(diags, errDiag("Unknown output field",
+				fmt.Sprintf("The output block has no field %q.%s", key, didYouMean(key, fields)), it.Key.Range()))
+			continue
+		}
+		v, vd := constExpr(it.Value, "an expected output")
+		diags = append(diags, vd...)
+		if !vd.HasErrors() {
+			e.Output[key] = v
+		}
+	}
+	return diags
+}

@@ -1,0 +1,179 @@
+package lang
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+)
+
+var mockSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "output"},
+		{Name: "outputs"},
+		{Name: "exit_code"},
+		{Name: "error"},
+	},
+}
+
+// Mock stands in for a step's action.
+type Mock struct {
+	Step string
+	// Outputs are the action's outputs, one per call in order; the last
+	// repeats. Empty when the mock sets only Error or ExitCode.
+	Outputs []cty.Value
+	// ExitCode is a shell step's exit code; nil means 0. A non-zero code
+	// fails the step, as a real command's would.
+	ExitCode *int
+	// Error, when set, fails the action with this message on every call.
+	Error     string
+	DeclRange hcl.Range
+}
+
+// Output returns the mock's answer to the step's call-th call (1-based),
+// or cty.NilVal when the mock has no outputs.
+func (m *Mock) Output(call int) cty.Value {
+	if len(m.Outputs) == 0 {
+		return cty.NilVal
+	}
+	return m.Outputs[max(min(call, len(m.Outputs)), 1)-1]
+}
+
+func (d *testDecoder) decodeMock(t *Test, b *hcl.Block) hcl.Diagnostics {
+	name := b.Labels[0]
+	s := d.pb.Step(name)
+	if s == nil {
+		return hcl.Diagnostics{errDiag("Reference to undeclared step",
+			fmt.Sprintf("There is no step named %q to mock.%s", name, didYouMean(name, slices.Sorted(maps.Keys(d.pb.steps)))), b.LabelRanges[0])}
+	}
+	if prev := t.Mocks[name]; prev != nil {
+		return hcl.Diagnostics{duplicate("mock", name, prev.DeclRange, b)}
+	}
+	m := &Mock{Step: name, DeclRange: b.DefRange}
+	t.Mocks[name] = m
+	content, diags := b.Body.Content(mockSchema)
+	if diags.HasErrors() {
+		return diags
+	}
+	if s.Action == nil {
+		return append(diags, errDiag("Mock of a step without an action",
+			fmt.Sprintf("Step %q has no action, only routing, so there is nothing to mock.", name), b.LabelRanges[0]))
+	}
+	_, isShell := s.Action.(*Shell)
+	_, isAgent := s.Action.(*AgentCall)
+	attrs := content.Attributes
+	out, outs, code, errA := attrs["output"], attrs["outputs"], attrs["exit_code"], attrs["error"]
+	if out != nil && outs != nil {
+		return append(diags, errDiag("Conflicting mock attributes",
+			"Set output (the same answer to every call) or outputs (one per call), not both.", outs.NameRange))
+	}
+	if errA != nil && (out != nil || outs != nil || code != nil) {
+		return append(diags, errDiag("Conflicting mock attributes",
+			"A mock with error fails the step's action on every call, so it has no output or exit_code.", errA.NameRange))
+	}
+	if out == nil && outs == nil && code == nil && errA == nil {
+		what := "output, outputs or error"
+		if isShell {
+			what = "output, outputs, exit_code or error"
+		}
+		return append(diags, errDiag("Empty mock", fmt.Sprintf("A mock of step %q sets %s.", name, what), b.DefRange))
+	}
+
+	if errA != nil {
+		v, ed := constString(errA)
+		diags = append(diags, ed...)
+		if !ed.HasErrors() && v == "" {
+			diags = append(diags, errDiag("Empty mock error", "The error message may not be empty.", errA.Expr.Range()))
+		}
+		m.Error = v
+		return diags
+	}
+	if code != nil {
+		if !isShell {
+			diags = append(diags, errDiag("Unsupported mock attribute",
+				fmt.Sprintf("Step %q is not a shell step, so it has no exit_code; use error to fail it.", name), code.NameRange))
+		} else if v, cd := constInt(code); cd.HasErrors() {
+			diags = append(diags, cd...)
+		} else {
+			m.ExitCode = &v
+		}
+	}
+
+	// Each output with the range a problem with it points at.
+	var ranges []hcl.Range
+	switch {
+	case out != nil:
+		v, od := constExpr(out.Expr, "a mock's output")
+		diags = append(diags, od...)
+		if !od.HasErrors() {
+			m.Outputs, ranges = []cty.Value{v}, []hcl.Range{out.Expr.Range()}
+		}
+	case outs != nil:
+		items, ld := hcl.ExprList(outs.Expr)
+		if ld.HasErrors() || len(items) == 0 {
+			return append(diags, errDiag("Invalid mock outputs",
+				"outputs is a non-empty list of the step's outputs, one per call, e.g. outputs = [{ pass = false }, { pass = true }]; the last one repeats.", outs.Expr.Range()))
+		}
+		for _, it := range items {
+			v, od := constExpr(it, "a mock's output")
+			diags = append(diags, od...)
+			if od.HasErrors() {
+				continue
+			}
+			m.Outputs = append(m.Outputs, v)
+			ranges = append(ranges, it.Range())
+		}
+	case isShell && (m.ExitCode == nil || *m.ExitCode == 0):
+		// A shell mock without output prints nothing; that must fit
+		// returns too.
+		return append(diags, checkMockOutput(d.pb, s, cty.StringVal(""), false, b.DefRange)...)
+	}
+	for i, v := range m.Outputs {
+		diags = append(diags, checkMockOutput(d.pb, s, v, isAgent, ranges[i])...)
+	}
+	return diags
+}
+
+// checkMockOutput checks that a mocked output is one the step could
+// produce: for an agent step, what decoding its answer against returns
+// accepts (or text, without returns), decoded by the runtime's own decoder
+// (Loader.DecodeAnswer); for shell and call steps, a value that converts
+// to returns.
+func checkMockOutput(pb *Playbook, s *Step, v cty.Value, isAgent bool, rng hcl.Range) hcl.Diagnostics {
+	if isAgent && s.Returns == cty.NilType {
+		if v.Type() != cty.String || v.IsNull() {
+			return hcl.Diagnostics{errDiag("Mock does not match the step",
+				fmt.Sprintf("Step %q is an agent step without returns, so its output is the answer's text; mock it with a string, not %s.", s.Name, formatValue(v)), rng)}
+		}
+		return nil
+	}
+	if s.Returns == cty.NilType {
+		return nil
+	}
+	var problem error
+	switch {
+	case isAgent && pb.decodeAnswer != nil:
+		// A mock stands for the answer's JSON: what the agent would print.
+		js, err := ctyjson.Marshal(v, v.Type())
+		if err != nil {
+			problem = err
+		} else {
+			problem = pb.decodeAnswer(js, s.Returns)
+		}
+	case isAgent:
+		// No decoder was given: the check is left to the run.
+	default:
+		if _, err := convert.Convert(v, s.Returns); err != nil {
+			problem = err
+		}
+	}
+	if problem == nil {
+		return nil
+	}
+	return hcl.Diagnostics{errDiag("Mock does not match returns",
+		fmt.Sprintf("Step %q returns %s, but this output does not fit: %s.", s.Name, typeString(s.Returns), problem), rng)}
+}
