@@ -66,6 +66,11 @@ type ShellSpec struct {
 	// group's too. A caller records it, so that after the caller is killed
 	// whoever resumes its work can stop what it left running.
 	Started func(pid int)
+	// Live, when set, is called with each line the command prints, as it
+	// prints it, without its newline (apl run --verbose); stderr tells
+	// the stream. The two streams call it from different goroutines. It
+	// sees all the output, MaxOutput or not.
+	Live func(stderr bool, line string)
 }
 
 // ShellResult is what a command did. A non-zero exit is a result, not an
@@ -162,8 +167,8 @@ func (s *Shell) Run(ctx context.Context, spec ShellSpec) (ShellResult, error) {
 	stderr := &capture{max: stdout.max}
 	// Each reader reports on readers when its pipe reaches EOF.
 	readers := make(chan struct{}, 2)
-	go func() { stdout.ReadFrom(p.outR); readers <- struct{}{} }()
-	go func() { stderr.ReadFrom(p.errR); readers <- struct{}{} }()
+	go func() { stdout.ReadFrom(spec.reader(p.outR, false)); readers <- struct{}{} }()
+	go func() { stderr.ReadFrom(spec.reader(p.errR, true)); readers <- struct{}{} }()
 	if p.inW != nil {
 		go func() {
 			io.WriteString(p.inW, spec.Stdin) // EPIPE just means the command did not read it all

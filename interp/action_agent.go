@@ -3,7 +3,9 @@ package interp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/apl-lang/apl/builtins/agent"
@@ -96,6 +98,9 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 		raw = unsafeString(resp.Raw)
 	}
 	artifact := r.artifactText(s, base+".response", raw)
+	if len(resp.Stderr) > 0 {
+		r.artifact(s, base+".stderr", resp.Stderr)
+	}
 	r.account(rec, resp)
 	span := Span{Step: s.Name, Item: f.key(), Action: "agent_spawn", Attempt: req.Attempt, Artifact: artifact,
 		InputSummary: a.Agent.Type + ": " + req.Prompt, OutputSummary: resp.Text, SessionID: req.SessionID}
@@ -141,6 +146,13 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 		return answer{result: result{out: cty.StringVal(text)}}
 	}
 	resp.Text = text
+	if strings.TrimSpace(text) == "" && len(resp.Structured) == 0 {
+		// Nothing to extract JSON from, and asking again rarely helps an
+		// agent that printed nothing.
+		err := errors.New("the agent printed nothing on stdout")
+		r.trace(span, start, err)
+		return answer{result: result{err: err}}
+	}
 	js, err := agent.ExtractFromResponse(resp)
 	if err != nil {
 		r.trace(span, start, err)

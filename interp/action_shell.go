@@ -75,6 +75,10 @@ func (r *run) shellAction(ctx context.Context, f *frame, s *lang.Step, a *lang.S
 	}
 	base := artifactBase(f, s, rec.Runs)
 	spec.Started = func(pid int) { r.dir.procStarted(base, pid) }
+	if out := r.opts.Output; out != nil {
+		step, item := s.Name, f.key()
+		spec.Live = func(stderr bool, line string) { out(step, item, stderr, r.redact.String(line)) }
+	}
 	var res builtins.ShellResult
 	var err error
 	r.host.block(func() { res, err = r.shell.Run(ctx, spec) })

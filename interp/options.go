@@ -39,6 +39,12 @@ type Options struct {
 
 	// Observer receives progress events. Default: none.
 	Observer Observer
+	// Output, when set, receives each line shell steps print, as they
+	// print it (apl run --verbose): the step, the for_each item's key,
+	// and whether the line is from stderr. Unlike Observer, it is called
+	// from the commands' reading goroutines, several at once. Lines are
+	// redacted as artifacts are.
+	Output func(step, item string, stderr bool, line string)
 	// Clock gives the time for records and traces. Default: time.Now.
 	Clock func() time.Time
 	// NoSync skips fsync on checkpoints (faster, not crash-safe).

@@ -31,6 +31,9 @@ type runDir struct {
 	// procs is procs.log, opened on first use.
 	procs     *os.File
 	procsOnce sync.Once
+	// ended is set once the run ended (not paused or interrupted): close
+	// removes the lock file, which only a run that may go on needs.
+	ended bool
 }
 
 // newRunID makes a sortable, unique run id.
@@ -97,6 +100,10 @@ func (d *runDir) close() error {
 	d.trace = nil
 	if d.procs != nil {
 		d.procs.Close()
+	}
+	if d.ended {
+		// Removed while held, so no other process takes it in between.
+		os.Remove(d.lock.Name())
 	}
 	d.lock.Close() // releases the lock
 	return err

@@ -107,17 +107,20 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 		rec.Status = StepFailed
 		rec.Error = o.reason
 		r.st.Metrics.StepsFailed++
-		r.event(r.stepEvent(f, s, Event{Type: EventStepFailed, Attempt: rec.Attempts, Message: o.reason}))
+		r.event(r.stepEvent(f, s, Event{Type: EventStepFailed, Attempt: rec.Attempts, Message: o.reason,
+			Details: r.stepDetails(f, s, rec, true)}))
 		return o
 	}
 	if res.err != nil {
 		rec.Status = StepFailed
 		rec.Error = res.err.Error()
 		r.st.Metrics.StepsFailed++
-		r.event(r.stepEvent(f, s, Event{Type: EventStepFailed, Attempt: rec.Attempts, Message: res.err.Error()}))
+		r.event(r.stepEvent(f, s, Event{Type: EventStepFailed, Attempt: rec.Attempts, Message: res.err.Error(),
+			Details: r.stepDetails(f, s, rec, true)}))
 	} else {
 		rec.Status = StepCompleted
-		r.event(r.stepEvent(f, s, Event{Type: EventStepCompleted, Attempt: rec.Attempts}))
+		r.event(r.stepEvent(f, s, Event{Type: EventStepCompleted, Attempt: rec.Attempts,
+			Details: r.stepDetails(f, s, rec, false)}))
 	}
 	br := r.breaker(f, s, res.err)
 	if res.err != nil && (!s.ContinueOnError || br != nil) {
@@ -190,10 +193,7 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 		if ctx.Err() != nil {
 			return stopWith(interrupted)
 		}
-		err := res.err
-		if err != nil && timedOut {
-			err = fmt.Errorf("timed out after %s: %w", s.Timeout, err)
-		}
+		err := timeoutError(s, res.err, timedOut)
 		out := res.out
 		if err == nil && res.trip == nil && res.stop == nil {
 			out, err = r.conform(s, out)

@@ -63,6 +63,9 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	opts.Inputs = inputs
 	opts.Mode = a.Mode
 	opts.Observer = prefixObserver{r.opts.Observer, s.Name}
+	if out := r.opts.Output; out != nil {
+		opts.Output = func(step, item string, stderr bool, line string) { out(s.Name+"/"+step, item, stderr, line) }
+	}
 	// --from is for this run. Answers reach the sub-run under this step's
 	// name: --answer STEP/SUBSTEP=CHOICE.
 	opts.From, opts.Answers = "", nil

@@ -150,7 +150,7 @@ func (r *run) interrupted() (*Result, error) {
 	if !r.st.Meta.OnFailure {
 		r.st.Meta.Status = StatusInterrupted
 	}
-	r.event(Event{Type: EventRunInterrupted, Step: r.st.Meta.CurrentStep, Message: "interrupted; the run can be resumed"})
+	r.event(Event{Type: EventRunInterrupted, Step: r.st.Meta.CurrentStep, Message: "interrupted; the run can be resumed", Details: r.runDetails()})
 	if err := r.snapshot(); err != nil {
 		return nil, err
 	}
@@ -193,17 +193,18 @@ func (r *run) finish() (*Result, error) {
 	r.st.Output = res.OutputJSON
 	switch r.st.Meta.Status {
 	case StatusCompleted:
-		r.event(Event{Type: EventRunCompleted, Message: "run completed"})
+		r.event(Event{Type: EventRunCompleted, Message: "run completed", Details: r.runDetails()})
 	case StatusFailed:
-		r.event(Event{Type: EventRunFailed, Message: failMessage(r.st.Meta)})
+		r.event(Event{Type: EventRunFailed, Message: failMessage(r.st.Meta), Details: r.runDetails()})
 	default:
-		r.event(Event{Type: EventRunCompleted, Message: "run finished: " + r.st.Meta.Status})
+		r.event(Event{Type: EventRunCompleted, Message: "run finished: " + r.st.Meta.Status, Details: r.runDetails()})
 	}
 	// The final state is written whole, so state.json alone tells how the
 	// run ended.
 	if err := r.snapshot(); err != nil {
 		return nil, err
 	}
+	r.dir.ended = true
 	out := append(append([]byte(nil), res.OutputJSON...), '\n')
 	if err := os.WriteFile(filepath.Join(r.dir.path, "output.json"), out, 0o644); err != nil {
 		return nil, fmt.Errorf("write output: %w", err)

@@ -71,6 +71,9 @@ type Response struct {
 	CostUSD *float64 `json:"cost_usd"`
 	// Raw is the driver's raw output (stdout, HTTP body), kept as an artifact.
 	Raw []byte `json:"-"`
+	// Stderr is what a CLI agent printed on stderr, kept as an artifact;
+	// nil for HTTP drivers.
+	Stderr []byte `json:"-"`
 }
 
 // Driver makes agent calls. Implementations must be safe for concurrent use.

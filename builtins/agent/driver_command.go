@@ -143,7 +143,7 @@ func (d *commandDriver) Call(ctx context.Context, req Request) (Response, error)
 	}
 	res, err := d.runner.Run(ctx, p)
 	if err != nil {
-		partial := Response{Raw: res.Stdout}
+		partial := Response{Raw: res.Stdout, Stderr: res.Stderr}
 		doing := lastLine(string(res.Stderr))
 		if d.killed != nil {
 			// Killed at its timeout or interrupted, the program may
@@ -164,7 +164,7 @@ func (d *commandDriver) Call(ctx context.Context, req Request) (Response, error)
 	} else {
 		resp, err = d.parseGeneric(res)
 	}
-	resp.Raw = res.Stdout
+	resp.Raw, resp.Stderr = res.Stdout, res.Stderr
 	if resp.CostUSD == nil {
 		resp.CostUSD = cost(d.cfg.Prices, c.model, resp.Usage)
 	}

@@ -39,6 +39,9 @@ type cli struct {
 	Run        runCmd        `cmd:"" help:"Run a playbook. Its inputs are flags: apl run PLAYBOOK --phase 6.3 --pass-threshold 7."`
 	Resume     resumeCmd     `cmd:"" help:"Continue a run that was interrupted, killed or failed in a step."`
 	Validate   validateCmd   `cmd:"" help:"Check playbooks and report every problem with its location."`
+	Runs       runsCmd       `cmd:"" help:"List past runs: id, playbook, status, start, duration and cost."`
+	Show       showCmd       `cmd:"" help:"Show a run: the path it took, each step's status, time, attempts, output and error, and its artifacts."`
+	Logs       logsCmd       `cmd:"" help:"Print what a run's steps printed and its agents answered, from its artifacts."`
 	Test       testCmd       `cmd:"" help:"Run the tests in *_test.hcl files beside playbooks, with mocked agents."`
 	Graph      graphCmd      `cmd:"" help:"Show a playbook's step graph as text, DOT or Mermaid."`
 	Fmt        fmtCmd        `cmd:"" help:"Format playbook files in the canonical HCL style."`

@@ -18,26 +18,63 @@ import (
 // from stdin.
 type termAsker struct {
 	mu  sync.Mutex // items of a for_each may ask at once; one question at a time
-	in  *bufio.Reader
 	out io.Writer
+	in  io.Reader
+	// lines are in's lines, read by one goroutine, from the first
+	// question on, so that a question can stop waiting (Ctrl-C) without
+	// losing the reader.
+	lines <-chan line
+	once  sync.Once
+	// hold takes the status block off the screen while a question is
+	// asked; it returns what puts it back.
+	hold func() (release func())
+}
+
+type line struct {
+	text string
+	err  error
 }
 
 // asker returns a terminal asker when stdin and stderr are terminals and
 // the user did not ask for a non-interactive run; otherwise nil, which
 // makes a run pause as waiting at an unanswered ask.
-func asker(stderr io.Writer, nonInteractive bool) interp.Asker {
+func asker(stderr io.Writer, nonInteractive bool, p *progress) interp.Asker {
 	if nonInteractive || !isTerminal(os.Stdin) {
 		return nil
 	}
 	if f, ok := stderr.(*os.File); !ok || !isTerminal(f) {
 		return nil
 	}
-	return &termAsker{in: bufio.NewReader(os.Stdin), out: stderr}
+	return &termAsker{out: stderr, in: os.Stdin, hold: p.hold}
 }
 
+// readLines reads r's lines on a goroutine of its own.
+func readLines(r io.Reader) <-chan line {
+	ch := make(chan line)
+	go func() {
+		in := bufio.NewReader(r)
+		for {
+			s, err := in.ReadString('\n')
+			ch <- line{s, err}
+			if err != nil {
+				close(ch)
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// Ask asks until it gets one of the options. An interrupt (ctx done)
+// ends the wait at once and records no choice: Ctrl-C at the prompt stops
+// the run, as it does anywhere else.
 func (a *termAsker) Ask(ctx context.Context, q interp.Question) (string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.once.Do(func() { a.lines = readLines(a.in) })
+	if a.hold != nil {
+		defer a.hold()()
+	}
 	where := q.Step
 	if q.Item != "" {
 		where += "[" + q.Item + "]"
@@ -52,23 +89,38 @@ func (a *termAsker) Ask(ctx context.Context, q interp.Question) (string, error) 
 			fmt.Fprintf(a.out, "  %d) %s%s\n", i+1, o, def)
 		}
 		fmt.Fprint(a.out, "choice> ")
-		line, err := a.in.ReadString('\n')
-		if err != nil && line == "" {
+		var l line
+		var ok bool
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(a.out)
+			return "", ctx.Err()
+		case l, ok = <-a.lines:
+		}
+		if !ok || l.err != nil && l.text == "" {
+			err := l.err
+			if !ok {
+				err = io.EOF
+			}
 			return "", fmt.Errorf("no answer to %q: %w", q.Question, err)
 		}
-		line = strings.TrimSpace(line)
-		if line == "" && q.Default != "" {
+		if ctx.Err() != nil {
+			// Enter came with the interrupt: the choice was not made.
+			return "", ctx.Err()
+		}
+		text := strings.TrimSpace(l.text)
+		if text == "" && q.Default != "" {
 			return q.Default, nil
 		}
-		if n, err := strconv.Atoi(line); err == nil && n >= 1 && n <= len(q.Options) {
+		if n, err := strconv.Atoi(text); err == nil && n >= 1 && n <= len(q.Options) {
 			return q.Options[n-1], nil
 		}
 		for _, o := range q.Options {
-			if o == line {
+			if o == text {
 				return o, nil
 			}
 		}
-		fmt.Fprintf(a.out, "%q is not one of the options.\n", line)
+		fmt.Fprintf(a.out, "%q is not one of the options.\n", text)
 	}
 }
 

@@ -52,6 +52,10 @@ func readRunPath(runsDir, ref string) (*runPath, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The whole event log: a long run keeps only its newest in the state.
+	if st.Events, err = interp.ReadEvents(dir); err != nil {
+		return nil, err
+	}
 	return pathFromState(st), nil
 }
 

@@ -3,7 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
@@ -12,44 +15,128 @@ import (
 // progress prints a run's events on stderr in seed 000's format:
 //
 //	[Phase 6.3] Step: PLAN (4/9)
-//	[Phase 6.3] Step: PLAN complete.
+//	[Phase 6.3] Step: PLAN complete. (2.1s · 1,234 tokens · $0.0123)
 //	[Phase 6.3] Step: RESEARCH skipped (existing_plan is set).
+//	[Phase 6.3] completed in 12.3s · 3 agent calls · 4,210 tokens · $0.0123
 //
 // When the playbook labels some steps with progress, only those are
-// announced; otherwise every step is.
+// announced; otherwise every step is. A failed step is followed by the
+// end of its output and where the whole of it is. With verbose, shell
+// steps' output is streamed as it comes, each line prefixed with its step.
+// On a terminal, a status block under the lines shows the steps running
+// and the run's time, tokens and cost so far (see live.go).
 type progress struct {
+	mu       sync.Mutex
 	w        io.Writer
 	quiet    bool
+	pb       *lang.Playbook
 	labelled bool
-	// live is set while an agent's progress line shows on a terminal, for
-	// the next line to replace (progress_agent.go).
-	live bool
+	// failures are the step failures shown, so that the run's reason is
+	// not printed again.
+	failures []string
+	live     *liveView // nil when stderr is not a terminal
 }
 
-func newProgress(w io.Writer, quiet bool, pb *lang.Playbook) interp.Observer {
-	return &progress{w: w, quiet: quiet, labelled: len(pb.ProgressSteps()) > 0}
+// progressOptions are apl run's and apl resume's flags for progress.
+type progressOptions struct {
+	Quiet   bool `short:"q" help:"No progress lines on stderr."`
+	Verbose bool `short:"v" help:"Stream shell steps' output on stderr as it comes, each line prefixed with its step."`
+}
+
+func newProgress(w io.Writer, o progressOptions, pb *lang.Playbook) *progress {
+	p := &progress{w: w, quiet: o.Quiet, pb: pb, labelled: len(pb.ProgressSteps()) > 0}
+	if f, ok := w.(*os.File); ok && !o.Quiet && isTerminal(f) && os.Getenv("TERM") != "dumb" {
+		p.live = newLiveView(f)
+		p.live.attach(&p.mu)
+	}
+	return p
+}
+
+// output is interp.Options.Output for --verbose: each line of a shell
+// step's output, prefixed with the step.
+func (p *progress) output(step, item string, stderr bool, line string) {
+	name := p.stepName(step, "")
+	if item != "" {
+		name += "[" + item + "]"
+	}
+	p.println(name + " | " + line)
+}
+
+// close stops the status block, leaving the lines above it.
+func (p *progress) close() {
+	if p.live != nil {
+		p.mu.Lock()
+		p.live.stop()
+		p.mu.Unlock()
+	}
+}
+
+// hold takes the status block off the screen while a question is asked;
+// release puts it back.
+func (p *progress) hold() (release func()) {
+	if p.live == nil {
+		return func() {}
+	}
+	p.mu.Lock()
+	p.live.hide()
+	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		p.live.show()
+		p.mu.Unlock()
+	}
+}
+
+func (p *progress) println(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.printLocked(line)
+}
+
+func (p *progress) printLocked(line string) {
+	if p.live != nil {
+		p.live.print(line)
+		return
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+// stepName is a step's name in progress lines: its progress label when it
+// has one.
+func (p *progress) stepName(step, progress string) string {
+	if progress != "" {
+		return progress
+	}
+	if s := p.pb.Step(step); s != nil && s.Progress != "" {
+		return s.Progress
+	}
+	return step
 }
 
 func (p *progress) Event(e interp.Event) {
 	if p.quiet {
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live != nil {
+		p.live.event(e, p.stepName(e.Step, e.Progress))
+	}
 	prefix := ""
 	if e.Label != "" {
 		prefix = "[" + e.Label + "] "
 	}
-	name := e.Progress
-	if name == "" {
-		name = e.Step
-	}
+	name := p.stepName(e.Step, e.Progress)
 	if e.Item != "" {
 		name += " [" + e.Item + "]"
 	}
 	var line string
-	quietStep := p.labelled && e.Progress == ""
+	quietStep := p.labelled && e.Progress == "" && (p.pb.Step(e.Step) == nil || p.pb.Step(e.Step).Progress == "")
+	var tail []string
 	switch e.Type {
 	case interp.EventStepStarted:
-		if quietStep {
+		if quietStep || p.live != nil {
+			// On a terminal, the status block shows the steps running.
 			return
 		}
 		if e.Progress != "" {
@@ -65,22 +152,38 @@ func (p *progress) Event(e interp.Event) {
 			return
 		}
 		line = fmt.Sprintf("Step: %s complete.", name)
+		if c := costLine(e.Details, interp.DetailTokens, interp.DetailCost, false); c != "" {
+			line += " (" + c + ")"
+		}
 	case interp.EventStepSkipped:
 		line = fmt.Sprintf("Step: %s skipped (%s).", name, e.Message)
 	case interp.EventStepFailed:
 		line = fmt.Sprintf("Step: %s failed: %s", name, firstLine(e.Message))
+		p.failures = append(p.failures, e.Message)
+		if paths, ok := e.Details[interp.DetailArtifacts].([]string); ok {
+			tail = outputTail(paths)
+		}
 	case interp.EventStepReused:
+		if quietStep {
+			return
+		}
 		line = fmt.Sprintf("Step: %s reused (%s).", name, e.Message)
 	case interp.EventGateDecision, interp.EventRunWaiting:
 		return
 	case interp.EventAgentProgress:
-		if !quietStep {
-			p.agentProgress(prefix, name, e)
+		// On a terminal, the status block shows it (live.go).
+		if quietStep || p.live != nil {
+			return
 		}
-		return
+		if line = agentProgressLine(name, e); line == "" {
+			return
+		}
 	case interp.EventHumanDecision:
 		line = "Decision: " + e.Message
 	case interp.EventItemStarted:
+		if p.live != nil {
+			return
+		}
 		line = fmt.Sprintf("Item %s: started", e.Item)
 	case interp.EventItemCompleted, interp.EventItemFailed, interp.EventItemBlocked:
 		line = fmt.Sprintf("Item %s: %s", e.Item, strings.TrimPrefix(e.Type, "item_"))
@@ -89,8 +192,15 @@ func (p *progress) Event(e interp.Event) {
 		}
 	case interp.EventStepRetried, interp.EventCheckFailed, interp.EventBreakerOpened, interp.EventBreakerClosed, interp.EventDeadlock:
 		line = fmt.Sprintf("Step: %s: %s", name, firstLine(e.Message))
-	case interp.EventRunStarted, interp.EventRunCompleted, interp.EventRunFailed, interp.EventRunResumed,
-		interp.EventRunInterrupted, interp.EventLog, interp.EventCapExhausted, interp.EventBudgetEnforced:
+	case interp.EventRunCompleted, interp.EventRunFailed, interp.EventRunInterrupted:
+		if sub := e.Step != "" && (e.Type != interp.EventRunInterrupted || strings.Contains(e.Step, "/")); sub || e.Details == nil {
+			// A sub-playbook's end (interp names its step): that step's
+			// own line says how it went.
+			line = e.Message
+			break
+		}
+		line = p.summary(e)
+	case interp.EventRunStarted, interp.EventRunResumed, interp.EventLog, interp.EventCapExhausted, interp.EventBudgetEnforced:
 		line = e.Message
 	default:
 		line = e.Type
@@ -98,11 +208,97 @@ func (p *progress) Event(e interp.Event) {
 			line += ": " + e.Message
 		}
 	}
-	if p.live {
-		fmt.Fprint(p.w, "\r\033[K")
-		p.live = false
+	p.printLocked(prefix + line)
+	for _, l := range tail {
+		p.printLocked(l)
 	}
-	fmt.Fprintf(p.w, "%s%s\n", prefix, line)
+}
+
+// summary is the line that ends a run: how it ended, in how long, and
+// what its agents cost. A failure's reason is left to the report on
+// stdout, and to the step's line above when a step failed.
+func (p *progress) summary(e interp.Event) string {
+	status, _ := e.Details[interp.DetailStatus].(string)
+	if e.Type == interp.EventRunInterrupted {
+		status = interp.StatusInterrupted
+	}
+	d, _ := e.Details[interp.DetailDuration].(float64)
+	word := " in "
+	if status == interp.StatusInterrupted {
+		word = " after "
+	}
+	line := status + word + formatSeconds(d)
+	if c := costLine(e.Details, interp.DetailTokens, interp.DetailCost, true); c != "" {
+		line += " · " + c
+	}
+	if reason, _ := e.Details[interp.DetailReason].(string); reason != "" && !p.shown(reason) {
+		line += ": " + firstLine(reason)
+	}
+	return line
+}
+
+// shown reports whether a run's reason repeats a step failure already
+// printed.
+func (p *progress) shown(reason string) bool {
+	for _, f := range p.failures {
+		if strings.Contains(reason, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// costLine puts an event's duration, agent calls, tokens and cost into
+// words: "2.1s · 1,234 tokens · $0.0123". With calls, the agent calls are
+// counted and the duration left out (the caller says it).
+func costLine(d map[string]any, tokensKey, costKey string, calls bool) string {
+	var parts []string
+	if !calls {
+		if s, ok := d[interp.DetailDuration].(float64); ok {
+			parts = append(parts, formatSeconds(s))
+		}
+	}
+	if n, _ := d[interp.DetailAgentCalls].(int); calls && n > 0 {
+		parts = append(parts, plural(n, "agent call"))
+	}
+	if n, _ := d[tokensKey].(int); n > 0 {
+		parts = append(parts, formatInt(n)+" tokens")
+	}
+	if c, ok := d[costKey].(float64); ok {
+		parts = append(parts, formatCost(c))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// formatSeconds says a duration the way people read it: 0.4s, 12.3s,
+// 2m5s.
+func formatSeconds(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	if d < time.Minute {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}
+
+// formatInt writes n with thousands separators: 4,210.
+func formatInt(n int) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + formatInt(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// formatCost writes a cost in USD: cents for a dollar and more, four
+// decimals below.
+func formatCost(c float64) string {
+	if c >= 1 {
+		return fmt.Sprintf("$%.2f", c)
+	}
+	return fmt.Sprintf("$%.4f", c)
 }
 
 func firstLine(s string) string {

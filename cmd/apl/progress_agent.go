@@ -2,35 +2,43 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/interp"
 )
 
-// agentProgress shows that an agent call is alive: its backend's retries,
-// and every heartbeat how long it has run. On a terminal it is one line
-// that each event rewrites and the next other line replaces; elsewhere
-// (a log, a pipe) each event is a line of its own. The session a call
+// An agent call in flight says it is alive with EventAgentProgress: its
+// backend's retries as the driver hears of them, and every heartbeat how
+// long it has run. On a terminal the status block shows the retry beside
+// the step's running time (liveView, agentNote); elsewhere (a log, a pipe)
+// each event is a line of its own (agentProgressLine). The session a call
 // runs in is not shown.
+
+// agentProgressLine is the progress line of an EventAgentProgress, "" for
+// none:
 //
 //	Step: REVIEW: agent retrying: attempt 2 of 10 after HTTP 529 (overloaded) [1m30s]
-func (p *progress) agentProgress(prefix, name string, e interp.Event) {
+//	Step: REVIEW: agent still running after 2m0s
+func agentProgressLine(name string, e interp.Event) string {
 	kind, _ := e.Details["kind"].(string)
 	if kind == agent.ProgressSession {
-		return
+		return ""
 	}
-	secs, _ := e.Details["elapsed_s"].(float64)
-	elapsed := time.Duration(secs * float64(time.Second)).Round(time.Second)
-	line := fmt.Sprintf("%sStep: %s: agent %s", prefix, name, firstLine(e.Message))
+	line := fmt.Sprintf("Step: %s: agent %s", name, firstLine(e.Message))
 	if kind != "elapsed" {
-		line += fmt.Sprintf(" [%s]", elapsed)
+		secs, _ := e.Details["elapsed_s"].(float64)
+		line += fmt.Sprintf(" [%s]", time.Duration(secs*float64(time.Second)).Round(time.Second))
 	}
-	if f, ok := p.w.(*os.File); ok && isTerminal(f) {
-		fmt.Fprintf(p.w, "\r%s\033[K", line)
-		p.live = true
-		return
+	return line
+}
+
+// agentNote is what the status block shows beside a running step after
+// an EventAgentProgress, given what it showed: the backend's last retry
+// (the block shows the time itself).
+func agentNote(e interp.Event, was string) string {
+	if kind, _ := e.Details["kind"].(string); kind == agent.ProgressRetrying {
+		return "agent " + firstLine(e.Message)
 	}
-	fmt.Fprintln(p.w, line)
+	return was
 }

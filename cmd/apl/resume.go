@@ -18,14 +18,14 @@ type resumeCmd struct {
 	Playbook       string   `help:"Load the playbook from here instead of where the run found it." placeholder:"PATH"`
 	Force          bool     `help:"Resume even though the playbook changed since the run began."`
 	JSON           bool     `help:"Print only the output object, as JSON, on stdout."`
-	Quiet          bool     `short:"q" help:"No progress lines on stderr."`
 	AgentCmd       string   `help:"Send every agent step to this command (default: the one the run started with)." env:"APL_AGENT_CMD" placeholder:"CMD"`
 	RunsDir        string   `help:"Where run directories are (default: .apl/runs)." placeholder:"DIR"`
 	Answer         []string `help:"Answer a waiting decision: STEP=CHOICE (STEP[ITEM]=CHOICE inside a for_each). Repeatable." placeholder:"STEP=CHOICE"`
 	From           string   `help:"Run again from this step (completed steps before it are reused)." placeholder:"STEP"`
 	NonInteractive bool     `help:"Never prompt: an unanswered ask step pauses the run again (exit 4)."`
 
-	cassetteFlags `embed:""`
+	progressOptions `embed:""`
+	cassetteFlags   `embed:""`
 }
 
 func (c *resumeCmd) Run(e *env) error {
@@ -60,6 +60,9 @@ func (c *resumeCmd) Run(e *env) error {
 		// The run goes on with the agent command it started with.
 		agentCmd = st.Meta.AgentCommand
 	}
+	if err := preflight(pb, agentCmd, st.Meta.Workdir, c.cassetteFlags); err != nil {
+		return exitWith(exitUsage, err)
+	}
 	drivers, err := runDrivers(pb, agentCmd, c.cassetteFlags, false)
 	if err != nil {
 		return exitWith(exitUsage, err)
@@ -70,11 +73,17 @@ func (c *resumeCmd) Run(e *env) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := interp.Resume(ctx, pb, dir, interp.Options{
+	prog := newProgress(e.stderr, c.progressOptions, pb)
+	ropts := interp.Options{
 		RunsDir: runsDir, AgentCommand: agentCmd, Drivers: drivers, Force: c.Force,
-		Observer: newProgress(e.stderr, c.Quiet, pb),
-		Answers:  answers, From: c.From, Asker: asker(e.stderr, c.NonInteractive),
-	})
+		Observer: prog,
+		Answers:  answers, From: c.From, Asker: asker(e.stderr, c.NonInteractive, prog),
+	}
+	if c.Verbose && !c.Quiet {
+		ropts.Output = prog.output
+	}
+	res, err := interp.Resume(ctx, pb, dir, ropts)
+	prog.close()
 	if err != nil && res == nil {
 		return exitWith(exitUsage, resumeError(err))
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,7 +47,6 @@ type runOptions struct {
 	Var            []string `sep:"none" placeholder:"NAME=VALUE" help:"Set an input; the value is read by the input's type (HCL syntax for lists and objects). Repeatable."`
 	VarFile        []string `sep:"none" placeholder:"FILE" help:"Set inputs from a file of name = value lines (HCL, like Terraform's .tfvars; JSON when FILE ends in .json). Repeatable; later files win."`
 	JSON           bool     `name:"json" help:"Print only the output object, as JSON, on stdout."`
-	Quiet          bool     `short:"q" help:"No progress lines on stderr."`
 	AgentCmd       string   `env:"APL_AGENT_CMD" placeholder:"CMD" help:"Send every agent step to this command: the prompt on stdin, the answer on stdout."`
 	Workdir        string   `placeholder:"DIR" help:"Project root where commands run (default: the current directory)."`
 	RunsDir        string   `placeholder:"DIR" help:"Where run directories go (default: WORKDIR/.apl/runs)."`
@@ -54,7 +54,8 @@ type runOptions struct {
 	NoSync         bool     `help:"Skip fsync on checkpoints (faster; a crash may lose the last transition)."`
 	NonInteractive bool     `help:"Never prompt: an ask step pauses the run as waiting (exit 4)."`
 
-	cassetteFlags `embed:""`
+	progressOptions `embed:""`
+	cassetteFlags   `embed:""`
 }
 
 // runHelp is what apl run --help says of where inputs come from.
@@ -153,19 +154,27 @@ func (c *runCmd) Run(e *env) error {
 	if err := checkRunPlace(opts); err != nil {
 		return exitWith(exitUsage, err)
 	}
+	if err := preflight(pb, agentCmd, cmp.Or(opts.Workdir, "."), opts.cassetteFlags); err != nil {
+		return exitWith(exitUsage, err)
+	}
 	drivers, err := runDrivers(pb, agentCmd, opts.cassetteFlags, true)
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
+	prog := newProgress(e.stderr, opts.progressOptions, pb)
 	ropts := interp.Options{
 		Workdir: opts.Workdir, RunsDir: opts.RunsDir, RunID: opts.RunID, Inputs: inputs,
 		Mode: opts.Mode, AgentCommand: agentCmd, Drivers: drivers, NoSync: opts.NoSync,
-		Observer: newProgress(e.stderr, opts.Quiet, pb),
-		Asker:    asker(e.stderr, opts.NonInteractive),
+		Observer: prog,
+		Asker:    asker(e.stderr, opts.NonInteractive, prog),
+	}
+	if opts.Verbose && !opts.Quiet {
+		ropts.Output = prog.output
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := interp.Start(ctx, pb, c.Playbook, ropts)
+	prog.close()
 	if ie := (*interp.InputError)(nil); errors.As(err, &ie) {
 		return exitWith(exitUsage, c.flags.inputError(ie, from, opts.Mode))
 	}
@@ -232,8 +241,8 @@ func checkRunPlace(o runOptions) error {
 }
 
 // report prints how a run ended and turns it into an exit code. With
-// asJSON, stdout gets the output object and nothing else, however the run
-// ended ("{}" when there is none yet), so it is always one JSON document.
+// asJSON, stdout gets one JSON document however the run ended: the output
+// object (see resultJSON).
 func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON bool) error {
 	var inErr *interp.InputError
 	switch {
@@ -241,7 +250,7 @@ func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON boo
 		return exitWith(exitUsage, err)
 	case errors.Is(err, interp.ErrInterrupted):
 		if asJSON {
-			fmt.Fprintf(e.stdout, "%s\n", outputJSON(res))
+			fmt.Fprintf(e.stdout, "%s\n", resultJSON(res))
 		}
 		fmt.Fprintf(e.stderr, "apl: run %s interrupted; continue it with: %s\n", res.RunID, resumeCommand(res))
 		return exitWith(exitInterrupted, nil)
@@ -249,7 +258,7 @@ func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON boo
 		return exitWith(exitInternal, err)
 	case res.Status == interp.StatusWaiting:
 		if asJSON {
-			fmt.Fprintf(e.stdout, "%s\n", outputJSON(res))
+			fmt.Fprintf(e.stdout, "%s\n", resultJSON(res))
 		} else {
 			fmt.Fprintf(e.stdout, "waiting: run %s (%s)\n", res.RunID, relPath(res.Dir))
 		}
@@ -261,7 +270,7 @@ func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON boo
 		return exitWith(exitWaiting, nil)
 	}
 	if asJSON {
-		fmt.Fprintf(e.stdout, "%s\n", outputJSON(res))
+		fmt.Fprintf(e.stdout, "%s\n", resultJSON(res))
 	} else {
 		fmt.Fprintf(e.stdout, "%s: run %s (%s)\n", res.Status, res.RunID, relPath(res.Dir))
 		if res.Reason != "" {
@@ -300,6 +309,56 @@ func outputJSON(res *interp.Result) []byte {
 		return []byte("{}")
 	}
 	return res.OutputJSON
+}
+
+// resultJSON is what --json prints: the output object ("{}" without an
+// output block), as it is when the run completed, so that a script reads
+// the playbook's own fields. When the run did not complete (failed,
+// waiting, interrupted, or ended with a finish status of its own), the
+// object also says run_id, status, and reason and recommendation when
+// set, so that a script can tell why without the output block's help.
+// They are added only where the output object has no field of that name:
+// the playbook's own fields win.
+func resultJSON(res *interp.Result) []byte {
+	out := outputJSON(res)
+	if res == nil || res.Status == interp.StatusCompleted {
+		return out
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(out, &obj); err != nil || obj == nil {
+		return out
+	}
+	add := func(k, v string) {
+		if _, taken := obj[k]; !taken && v != "" {
+			obj[k] = jsonString(v)
+		}
+	}
+	add("run_id", res.RunID)
+	add("status", res.Status)
+	add("reason", res.Reason)
+	add("recommendation", res.Recommendation)
+	b, err := marshalJSON(obj)
+	if err != nil {
+		return out
+	}
+	return b
+}
+
+// marshalJSON is json.Marshal without its HTML escaping: the output
+// object's values stay as the run wrote them.
+func marshalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+func jsonString(s string) json.RawMessage {
+	b, _ := marshalJSON(s)
+	return b
 }
 
 // resumeCommand is the apl resume command that continues a run from the
