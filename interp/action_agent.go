@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/lang"
@@ -32,6 +33,10 @@ func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.A
 	if feedback != "" {
 		prompt += "\n\n" + feedback + "\n"
 	}
+	session, err := r.sessionOf(f, a)
+	if err != nil {
+		return result{err: err}
+	}
 	req := agent.Request{
 		Step: s.Name, Agent: a.Agent.Type, Model: a.Model, Prompt: prompt, System: a.Agent.System,
 		RunID: r.st.Meta.RunID, ItemKey: f.key(), Workdir: r.workdir, Timeout: s.Timeout,
@@ -44,6 +49,12 @@ func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.A
 	for call := 1; ; call++ {
 		rec.Calls++
 		req.Attempt = rec.Calls
+		// The attempt's session, once a call named one (a re-prompt, a
+		// retry, a check's re-run, a resumed attempt), else the action's.
+		req.SessionID = session
+		if rec.SessionID != "" && !rec.newSession {
+			req.SessionID = rec.SessionID
+		}
 		ans := r.callAgent(ctx, f, s, a, drv, req, rec)
 		if ans.problem == nil {
 			return ans.result
@@ -75,7 +86,11 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	req.Started = func(pid int) { r.dir.procStarted(base, pid) }
 	var resp agent.Response
 	var err error
+	progress := r.progressOf(f, s, start)
+	req.Progress = progress
+	stop := r.host.heartbeat(heartbeatEvery, func() { progress(agent.Progress{Kind: progressElapsed}) })
 	r.host.block(func() { resp, err = drv.Call(ctx, req) })
+	stop()
 	r.dir.procEnded(base)
 	r.st.Metrics.AgentCalls++
 	raw := resp.Text
@@ -88,7 +103,23 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	}
 	r.account(rec, resp)
 	span := Span{Step: s.Name, Item: f.key(), Action: "agent_spawn", Attempt: req.Attempt, Artifact: artifact,
-		InputSummary: a.Agent.Type + ": " + req.Prompt, OutputSummary: resp.Text}
+		InputSummary: a.Agent.Type + ": " + req.Prompt, OutputSummary: resp.Text, SessionID: req.SessionID}
+	if resp.SessionID != "" {
+		span.SessionID = resp.SessionID
+	}
+	if rec.newSession || resp.SessionID != "" {
+		// From its first call on, the record names the attempt's session,
+		// written at once so that a run killed in a later call (a
+		// re-prompt, a retry) resumes it.
+		rec.newSession = false
+		if resp.SessionID != rec.SessionID {
+			rec.SessionID = resp.SessionID
+			if cerr := r.commit(f, s, false); cerr != nil {
+				r.trace(span, start, err)
+				return answer{result: stopWith(abort(cerr))}
+			}
+		}
+	}
 	if err != nil {
 		r.trace(span, start, err)
 		return answer{result: result{err: err}}
@@ -133,6 +164,63 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 		return answer{problem: err}
 	}
 	return answer{result: result{out: v}}
+}
+
+// sessionOf evaluates the action's session: the id of the session its
+// calls continue, or "" for a new one (no session, or a null one).
+func (r *run) sessionOf(f *frame, a *lang.AgentCall) (string, error) {
+	if a.Session == nil {
+		return "", nil
+	}
+	v, diags := a.Session.Value(r.evalCtx(f, nil, a.Session))
+	if diags.HasErrors() {
+		return "", fmt.Errorf("session: %w", diagsError(diags))
+	}
+	if v.IsNull() {
+		return "", nil
+	}
+	id, err := toString(v)
+	if err != nil {
+		return "", fmt.Errorf("session (%s): %w", a.Session.Range(), err)
+	}
+	return id, nil
+}
+
+// heartbeatEvery is how often a call in flight says it is still alive.
+const heartbeatEvery = 30 * time.Second
+
+// progressElapsed is the kind of the heartbeat's EventAgentProgress.
+const progressElapsed = "elapsed"
+
+// progressOf is the Progress callback of a call of step s that began at
+// start: it tells the observer, as an EventAgentProgress. It runs outside
+// the walk's turn (in the driver, in the heartbeat), so it reads nothing
+// the walk changes: the event is filled in before the call.
+func (r *run) progressOf(f *frame, s *lang.Step, start time.Time) func(agent.Progress) {
+	base := r.stepEvent(f, s, Event{Type: EventAgentProgress, Label: r.label})
+	return func(p agent.Progress) {
+		e := base
+		e.Time = r.now()
+		elapsed := e.Time.Sub(start).Round(time.Second)
+		e.Details = map[string]any{"kind": p.Kind, "elapsed_s": elapsed.Seconds()}
+		switch p.Kind {
+		case progressElapsed:
+			e.Message = "still running after " + elapsed.String()
+		case agent.ProgressRetrying:
+			e.Details["attempt"], e.Details["max"] = p.Attempt, p.Max
+			if p.Status != 0 {
+				e.Details["status"] = p.Status
+			}
+			e.Message = p.String()
+		case agent.ProgressSession:
+			e.Details["session_id"] = p.SessionID
+			e.Message = p.String()
+		default:
+			e.Message = p.String()
+		}
+		e.Message = r.redact.String(e.Message)
+		r.host.emit(e)
+	}
 }
 
 // promptVars are what a prompt sees as vars: the run's vars, overlaid with

@@ -46,7 +46,8 @@
 //
 // Everything the walk needs from outside the playbook goes through the
 // host (host.go): the clock, sleeping, time limits, coroutines (spawn a
-// walk, block while waiting on the world), checkpoints and the observer.
+// walk, block while waiting on the world), the heartbeat of a long agent
+// call, checkpoints and the observer.
 // The walk is a set of coroutines of which one runs at a time; they take
 // turns only inside host calls, so the walk's data needs no locks and,
 // given the same step results and the same turn order, the walk takes the

@@ -149,6 +149,7 @@ func stepValue(rec *StepRecord, out cty.Value) cty.Value {
 		"duration_s": cty.NumberFloatVal(rec.DurationS),
 		"error":      cty.StringVal(rec.Error),
 		"exit_code":  exit,
+		"session_id": cty.StringVal(rec.SessionID),
 		"output":     out,
 	})
 }

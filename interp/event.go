@@ -30,6 +30,12 @@ const (
 	EventItemFailed     = "item_failed"
 	EventItemBlocked    = "item_blocked"
 	EventDeadlock       = "deadlock"
+	// EventAgentProgress says an agent call in flight is alive: what its
+	// driver learned (Details kind "retrying", "session") and, every
+	// heartbeat, that it still runs (kind "elapsed"). Details elapsed_s is
+	// the time since the call began. These reach the Observer only; the
+	// event log does not keep them.
+	EventAgentProgress = "agent_progress"
 )
 
 // Event is one entry of a run's event log.

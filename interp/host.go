@@ -38,7 +38,12 @@ type host interface {
 	// power cut. snapshot writes the whole state.
 	checkpoint(st *State, ch *changes, durable bool) error
 	snapshot(st *State, ch *changes) error
-	// emit tells the observer about an event.
+	// heartbeat calls beat every `every` until stop is called; beat runs
+	// outside the walk's turn, so it may only emit. It keeps a long agent
+	// call visibly alive.
+	heartbeat(every time.Duration, beat func()) (stop func())
+	// emit tells the observer about an event. It may be called outside
+	// the walk's turn: Observer calls are made one at a time.
 	emit(e Event)
 	// close releases what the host holds for the run once its walk ended.
 	close() error
@@ -121,6 +126,25 @@ func (h *localHost) emit(e Event) {
 	if h.observer != nil {
 		h.observer.Event(e)
 	}
+}
+
+func (h *localHost) heartbeat(every time.Duration, beat func()) func() {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				beat()
+			}
+		}
+	})
+	// No beat after stop returns.
+	return func() { close(done); wg.Wait() }
 }
 
 func (h *localHost) close() error {

@@ -75,8 +75,9 @@ type ShellRunner interface {
 // DriverFactory returns the driver that serves an agent profile.
 type DriverFactory func(a *lang.Agent) (agent.Driver, error)
 
-// Observer receives a run's events as they happen. Calls come from the
-// goroutine running the playbook, in order.
+// Observer receives a run's events as they happen, one call at a time,
+// in order. An agent call's progress (EventAgentProgress) comes from the
+// goroutine of the call's driver or heartbeat.
 type Observer interface {
 	Event(e Event)
 }

@@ -227,6 +227,8 @@ type Span struct {
 	Status        string    `json:"status"`
 	Attempt       int       `json:"attempt,omitempty"`
 	Artifact      string    `json:"artifact,omitempty"`
+	// SessionID is the agent session an agent call ran in.
+	SessionID string `json:"session_id,omitempty"`
 }
 
 func (d *runDir) span(s Span) error {

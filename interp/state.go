@@ -106,6 +106,16 @@ type StepRecord struct {
 	DurationS   float64    `json:"duration_s"`
 	Tokens      int        `json:"tokens,omitempty"`
 	CostUSD     *float64   `json:"cost_usd,omitempty"`
+	// SessionID is the agent session of the step's last call, written
+	// when a call returns: re-prompts, retries and check re-runs continue
+	// it, and so does resume when the attempt was cut off. A new attempt
+	// (a gate going back to the step) starts a new session unless the
+	// action's session names one; until its first call returns, the
+	// record keeps the last attempt's.
+	SessionID string `json:"session_id,omitempty"`
+	// newSession is set while an attempt that does not continue
+	// SessionID has made no call yet.
+	newSession bool
 }
 
 // Waiting is a decision a paused run needs from a person.

@@ -61,6 +61,9 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 		defer mu.Unlock()
 	}
 
+	// A new attempt starts a new agent session; one that was cut off
+	// (undoAttempt) or failed, and is resumed, continues its own.
+	rec.newSession = rec.Status != StepPending
 	rec.Attempts++
 	rec.Status = StepRunning
 	rec.Error = ""

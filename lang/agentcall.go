@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 )
 
 var agentActionSchema = &hcl.BodySchema{
@@ -14,6 +17,7 @@ var agentActionSchema = &hcl.BodySchema{
 		{Name: "vars"},
 		{Name: "budget"},
 		{Name: "model"},
+		{Name: "session"},
 	},
 }
 
@@ -22,11 +26,15 @@ var agentActionSchema = &hcl.BodySchema{
 type AgentCall struct {
 	Agent *Agent
 	// Prompt is the prompt block used, or nil for an inline template.
-	Prompt    *Prompt
-	Template  hcl.Expression // the template to render
-	Vars      hcl.Expression // object; may be nil
-	Budget    *Budget        // the step's budget, else the agent's; may be nil
-	Model     string
+	Prompt   *Prompt
+	Template hcl.Expression // the template to render
+	Vars     hcl.Expression // object; may be nil
+	Budget   *Budget        // the step's budget, else the agent's; may be nil
+	Model    string
+	// Session, when set, names the agent session the call continues
+	// (steps.X.session_id); evaluated at call time, a string. Nil: each
+	// attempt starts a new session.
+	Session   hcl.Expression
 	DeclRange hcl.Range
 }
 
@@ -97,5 +105,113 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 		diags = append(diags, d...)
 		call.Model = v
 	}
+	if a := content.Attributes["session"]; a != nil {
+		call.Session = a.Expr
+		l.deferRefs(a.Expr, refScope{body: s.Parent, what: "an agent's session"})
+	}
 	return call, diags
+}
+
+// checkSessions checks that every agent action's session gives a string,
+// as far as its type is known before the run: steps.X.session_id, a
+// string input or output field, a template.
+func (l *loader) checkSessions() hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, s := range l.pb.AllSteps() {
+		a, ok := s.Action.(*AgentCall)
+		if !ok || a.Session == nil {
+			continue
+		}
+		t, what := l.sessionType(a.Session, s.Parent)
+		if t == cty.NilType || t == cty.String || t == cty.DynamicPseudoType {
+			continue
+		}
+		example := "steps.NAME.session_id"
+		if parts := strings.Split(what, "."); len(parts) > 1 && parts[0] == RootSteps {
+			example = "steps." + parts[1] + ".session_id"
+		}
+		diags = append(diags, errDiag("Invalid session",
+			fmt.Sprintf("session must give a string, the id of the session to continue, such as %s; %s is %s.",
+				example, what, typeString(t)), a.Session.Range()))
+	}
+	return diags
+}
+
+// sessionType is the type a session expression gives, and what to call it
+// in a message; cty.NilType when that is not known before the run.
+func (l *loader) sessionType(expr hcl.Expression, body *Step) (cty.Type, string) {
+	switch e := expr.(type) {
+	case *hclsyntax.TemplateExpr:
+		return cty.String, "a template"
+	case *hclsyntax.LiteralValueExpr:
+		if e.Val.IsNull() {
+			return cty.NilType, ""
+		}
+		return e.Val.Type(), "the value"
+	case *hclsyntax.ObjectConsExpr:
+		return cty.DynamicPseudoType, ""
+	}
+	tr, d := hcl.AbsTraversalForExpr(expr)
+	if d.HasErrors() {
+		return cty.NilType, ""
+	}
+	attrs := attrNames(tr[1:])
+	if len(attrs) != len(tr)-1 {
+		return cty.NilType, "" // an index: not known here
+	}
+	what := tr.RootName()
+	for _, a := range attrs {
+		what += "." + a
+	}
+	var t cty.Type
+	switch tr.RootName() {
+	case RootSteps:
+		if len(attrs) == 0 {
+			return cty.EmptyObject, what
+		}
+		st := l.stepByName(attrs[0])
+		if st == nil || (st.Parent != nil && st.Parent != body) {
+			return cty.NilType, "" // reported by the reference check
+		}
+		if len(attrs) == 1 {
+			return cty.EmptyObject, what
+		}
+		if f, ok := StepFields[attrs[1]]; ok {
+			return f.Type, what
+		}
+		if attrs[1] != "output" {
+			return cty.NilType, ""
+		}
+		t, attrs = st.Returns, attrs[2:]
+		if t == cty.NilType {
+			// An agent's or a shell's text.
+			t = cty.DynamicPseudoType
+		}
+	case RootInputs:
+		if len(attrs) == 0 {
+			return cty.EmptyObject, what
+		}
+		in := l.pb.inputs[attrs[0]]
+		if in == nil {
+			return cty.NilType, ""
+		}
+		t, attrs = in.Type, attrs[1:]
+	case RootRun:
+		if len(attrs) == 0 {
+			return cty.EmptyObject, what
+		}
+		if f, ok := RunFields[attrs[0]]; ok {
+			return f.Type, what
+		}
+		return cty.NilType, ""
+	default:
+		return cty.NilType, ""
+	}
+	for _, a := range attrs {
+		if !t.IsObjectType() || !t.HasAttribute(a) {
+			return cty.NilType, ""
+		}
+		t = t.AttributeType(a)
+	}
+	return t, what
 }

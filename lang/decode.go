@@ -104,6 +104,7 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 	}
 
 	diags = append(diags, l.runRefChecks()...)
+	diags = append(diags, l.checkSessions()...)
 	diags = append(diags, l.buildGraph()...)
 	diags = append(diags, l.checkUnused()...)
 	return diags

@@ -40,6 +40,7 @@ var StepFields = map[string]Field{
 	"duration_s": {Type: cty.Number},
 	"error":      {Type: cty.String},
 	"exit_code":  {Type: cty.Number, Whole: true},
+	"session_id": {Type: cty.String},
 }
 
 // RunFields are the attributes of run.

@@ -250,6 +250,7 @@ var AplEvents = []string{
 	"gate_decision", "cap_exhausted", "budget_enforced", "log", "check_failed",
 	"circuit_breaker_opened", "circuit_breaker_closed", "human_decision",
 	"item_started", "item_completed", "item_failed", "item_blocked", "deadlock",
+	"agent_progress",
 }
 
 // IsAplEvent reports whether apl records events named name itself.

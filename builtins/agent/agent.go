@@ -36,6 +36,10 @@ type Request struct {
 	// Started, when set, is told the process id of a CLI driver's process
 	// as soon as it runs (see Process.Started); HTTP drivers never call it.
 	Started func(pid int)
+	// Progress, when set, is told what the driver learns while the call
+	// runs (Progress). It may be called from other goroutines than Call's,
+	// one call at a time, and never after Call returned; it must not block.
+	Progress func(Progress)
 }
 
 // Usage is what a backend reports about tokens. Zero means not reported.

@@ -10,7 +10,9 @@
 // to the playbook loader; driver_*.go hold one driver each,
 // with process.go running the CLI ones and driver_http.go the HTTP
 // transport and its retries; cassette.go records and replays; strict.go
-// turns a returns schema into the strict form codex needs. The fakeserver
+// turns a returns schema into the strict form codex needs; progress.go is
+// what drivers tell a call's watcher while it runs (Request.Progress);
+// setup.go says what a driver needs of the machine (apl doctor). The fakeserver
 // package is a fake model server for tests, and the conformance package
 // runs the drivers against the real CLIs pointed at it (make conformance).
 //

@@ -110,7 +110,7 @@ func (d *anthropicDriver) Call(ctx context.Context, req Request) (Response, erro
 	if k := d.key(); k != "" {
 		headers["x-api-key"] = k
 	}
-	raw, err := d.post(ctx, headers, data)
+	raw, err := d.post(ctx, req, headers, data)
 	if err != nil {
 		return Response{Raw: raw}, err
 	}

@@ -7,17 +7,16 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// claudeBase is the default invocation of the claude-code preset. The
-// preset also reads `--output-format stream-json --verbose` (set through
-// Command), which prints one message a line as it goes, so that a call
-// killed at its timeout still shows its session and its API retries; its
-// last line is the same result object json prints.
-//
-// TODO(issue 13): make stream-json the default once the cmd/apl example
-// script that greps claude's argv expects it.
-var claudeBase = []string{"claude", "-p", "--output-format", "json"}
+// claudeBase is the default invocation of the claude-code preset.
+// stream-json prints one message a line as claude goes, so that a call
+// killed at its timeout still shows its session and what claude was
+// retrying, and a watched call reports its API retries as they happen;
+// its last line is the result object `--output-format json` prints, which
+// a command of its own may still choose.
+var claudeBase = []string{"claude", "-p", "--output-format", "stream-json", "--verbose"}
 
 // claudeResult is the result object `claude -p --output-format json` prints.
 type claudeResult struct {
@@ -39,14 +38,15 @@ type claudeResult struct {
 	// run, when one did.
 	APIErrorStatus *int `json:"api_error_status"`
 	// The fields of a system api_retry message.
-	Attempt     int    `json:"attempt"`
-	MaxRetries  int    `json:"max_retries"`
-	ErrorStatus *int   `json:"error_status"`
-	Error       string `json:"error"`
+	Attempt      int     `json:"attempt"`
+	MaxRetries   int     `json:"max_retries"`
+	ErrorStatus  *int    `json:"error_status"`
+	Error        string  `json:"error"`
+	RetryDelayMS float64 `json:"retry_delay_ms"`
 }
 
-// newClaude builds the claude-code preset: `claude -p --output-format json`
-// with the prompt on stdin, plus --model,
+// newClaude builds the claude-code preset: `claude -p --output-format
+// stream-json --verbose` with the prompt on stdin, plus --model,
 // --append-system-prompt (the append_system_prompt option and the Request's
 // System, joined), --allowedTools and --disallowedTools (comma-joined),
 // --permission-mode, --max-turns, --json-schema when the Request has a
@@ -183,17 +183,10 @@ func newClaude(cfg Config) (Driver, error) {
 			if m.SessionID != "" {
 				session = m.SessionID
 			}
-			if m.Type == "system" && m.Subtype == "api_retry" {
-				doing = "claude was retrying the API: attempt " + strconv.Itoa(m.Attempt)
-				if m.MaxRetries > 0 {
-					doing += " of " + strconv.Itoa(m.MaxRetries)
-				}
-				if m.ErrorStatus != nil {
-					doing += fmt.Sprintf(" after HTTP %d", *m.ErrorStatus)
-				}
-				if m.Error != "" {
-					doing += " (" + m.Error + ")"
-				}
+			if p, ok := claudeRetry(m); ok {
+				p.Wait = 0 // long past
+				doing = "claude was " + p.String()
+				doing = strings.Replace(doing, "retrying", "retrying the API", 1)
 			}
 		}
 		if doing == "" {
@@ -201,7 +194,33 @@ func newClaude(cfg Config) (Driver, error) {
 		}
 		return session, doing
 	}
+	d.watch = func(req Request, line []byte) {
+		var m claudeResult
+		if json.Unmarshal(line, &m) != nil || m.Type != "system" {
+			return
+		}
+		if p, ok := claudeRetry(m); ok {
+			req.progress(p)
+		} else if m.Subtype == "init" && m.SessionID != "" {
+			req.progress(Progress{Kind: ProgressSession, SessionID: m.SessionID})
+		}
+	}
 	return d, nil
+}
+
+// claudeRetry reads a system api_retry message.
+func claudeRetry(m claudeResult) (Progress, bool) {
+	if m.Type != "system" || m.Subtype != "api_retry" {
+		return Progress{}, false
+	}
+	p := Progress{Kind: ProgressRetrying, Attempt: m.Attempt, Max: m.MaxRetries, Message: m.Error}
+	if m.ErrorStatus != nil {
+		p.Status = *m.ErrorStatus
+	}
+	if m.RetryDelayMS > 0 {
+		p.Wait = time.Duration(m.RetryDelayMS * float64(time.Millisecond))
+	}
+	return p, true
 }
 
 // claudeFailure words a failed result in one sentence: the API's status

@@ -41,7 +41,7 @@ func TestClaudeSuccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantArgv := []string{
-		"-p", "--output-format", "json",
+		"-p", "--output-format", "stream-json", "--verbose",
 		"--model", "sonnet",
 		"--append-system-prompt", "Be terse.\n\nYou are the planner.",
 		"--allowedTools", "Read,Bash(git:*)",
@@ -186,7 +186,7 @@ func TestClaudeHangIsKilled(t *testing.T) {
 func TestClaudeTimeoutSaysWhy(t *testing.T) {
 	fakeCLI(t, "claude", heredoc(`{"type":"system","subtype":"init","session_id":"s9"}
 {"type":"system","subtype":"api_retry","attempt":3,"max_retries":10,"retry_delay_ms":2165,"error_status":500,"error":"server_error","session_id":"s9"}`)+"\nexec sleep 300")
-	d := newDriver(t, Config{Type: TypeClaudeCode, Command: []string{"claude", "-p", "--output-format", "stream-json", "--verbose"}})
+	d := newDriver(t, Config{Type: TypeClaudeCode})
 	resp, err := d.Call(context.Background(), Request{Prompt: "p", Timeout: 2 * time.Second})
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("error = %v, want a timeout", err)
@@ -196,6 +196,29 @@ func TestClaudeTimeoutSaysWhy(t *testing.T) {
 	}
 	if resp.SessionID != "s9" {
 		t.Errorf("SessionID = %q, want s9", resp.SessionID)
+	}
+}
+
+// A watched call hears of claude's API retries while claude still runs.
+func TestClaudeReportsProgress(t *testing.T) {
+	fakeCLI(t, "claude", heredoc(`{"type":"system","subtype":"init","session_id":"s7"}
+{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":500,"error_status":529,"error":"overloaded","session_id":"s7"}
+{"type":"result","subtype":"success","is_error":false,"result":"x","session_id":"s7","usage":{"input_tokens":1,"output_tokens":1}}`))
+	d := newDriver(t, Config{Type: TypeClaudeCode})
+	var got []Progress
+	req := Request{Prompt: "p", Progress: func(p Progress) { got = append(got, p) }}
+	if _, err := d.Call(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	want := []Progress{
+		{Kind: ProgressSession, SessionID: "s7"},
+		{Kind: ProgressRetrying, Attempt: 1, Max: 10, Status: 529, Wait: 500 * time.Millisecond, Message: "overloaded"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("progress (-want +got):\n%s", diff)
+	}
+	if s := got[1].String(); s != "retrying: attempt 1 of 10 after HTTP 529, in 500ms (overloaded)" {
+		t.Errorf("String() = %q", s)
 	}
 }
 

@@ -150,9 +150,16 @@ func TestCodexReconnectThenSuccessIsNoFailure(t *testing.T) {
 {"type":"error","message":"Reconnecting... 1/5 (stream disconnected before completion)"}
 {"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"hello"}}
 {"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":30,"output_tokens":20}}`))
-	resp, err := newDriver(t, Config{Type: TypeCodex}).Call(context.Background(), Request{Prompt: "p"})
+	var heard []Progress
+	req := Request{Prompt: "p", Progress: func(p Progress) { heard = append(heard, p) }}
+	resp, err := newDriver(t, Config{Type: TypeCodex}).Call(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
+	}
+	want := []Progress{{Kind: ProgressSession, SessionID: "t1"},
+		{Kind: ProgressRetrying, Attempt: 1, Max: 5, Message: "stream disconnected before completion"}}
+	if diff := cmp.Diff(want, heard); diff != "" {
+		t.Errorf("progress (-want +got):\n%s", diff)
 	}
 	if resp.Text != "hello" || resp.SessionID != "t1" || resp.Usage != (Usage{InputTokens: 70, CacheReadTokens: 30, OutputTokens: 20}) {
 		t.Errorf("Response = %+v", resp)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -113,6 +114,32 @@ func newCodex(cfg Config) (Driver, error) {
 		}
 		return nil
 	}
+	d.watch = func(req Request, line []byte) {
+		var ev codexEvent
+		if json.Unmarshal(line, &ev) != nil {
+			return
+		}
+		switch ev.Type {
+		case "thread.started":
+			if ev.ThreadID != "" {
+				req.progress(Progress{Kind: ProgressSession, SessionID: ev.ThreadID})
+			}
+		case "error":
+			if p, ok := codexReconnect(ev.Message); ok {
+				req.progress(p)
+			}
+		}
+	}
+	d.killed = func(res ProcessResult) (string, string) {
+		var session string
+		for _, line := range strings.Split(string(res.Stdout), "\n") {
+			var ev codexEvent
+			if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "thread.started" {
+				session = ev.ThreadID
+			}
+		}
+		return session, lastLine(string(res.Stderr))
+	}
 	d.parse = func(c *call, res ProcessResult) (Response, error) {
 		resp, total, err := parseCodex(d, res, c.req.SessionID != "")
 		if resp.SessionID != "" {
@@ -134,6 +161,24 @@ func newCodex(cfg Config) (Driver, error) {
 		return resp, err
 	}
 	return d, nil
+}
+
+// codexReconnect reads the error event codex prints as it reconnects:
+// "Reconnecting... 2/5 (stream disconnected before completion: …)".
+func codexReconnect(msg string) (Progress, bool) {
+	rest, ok := strings.CutPrefix(msg, "Reconnecting...")
+	if !ok {
+		return Progress{}, false
+	}
+	p := Progress{Kind: ProgressRetrying}
+	rest = strings.TrimSpace(rest)
+	count, why, _ := strings.Cut(rest, " ")
+	if n, m, ok := strings.Cut(count, "/"); ok {
+		p.Attempt, _ = strconv.Atoi(n)
+		p.Max, _ = strconv.Atoi(m)
+	}
+	p.Message = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(why), "("), ")")
+	return p, true
 }
 
 // parseCodex reads codex's event lines. total is the thread's token total

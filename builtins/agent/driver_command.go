@@ -40,6 +40,9 @@ type commandDriver struct {
 	// doing ("claude was retrying the API: …"), for the timeout message.
 	// nil: the last line of stderr serves.
 	killed func(res ProcessResult) (sessionID, doing string)
+	// watch reads one line of a preset's stdout as it is printed, for
+	// the Request's Progress; nil: the preset says nothing while it runs.
+	watch func(req Request, line []byte)
 	// env is the preset's own environment, under the driver's Env.
 	env map[string]string
 }
@@ -135,14 +138,19 @@ func (d *commandDriver) Call(ctx context.Context, req Request) (Response, error)
 	if c.stdin != nil {
 		p.Stdin = strings.NewReader(*c.stdin)
 	}
+	if d.watch != nil && req.Progress != nil {
+		p.Watch = &lineWatcher{fn: func(line []byte) { d.watch(req, line) }}
+	}
 	res, err := d.runner.Run(ctx, p)
 	if err != nil {
 		partial := Response{Raw: res.Stdout, Stderr: res.Stderr}
+		doing := lastLine(string(res.Stderr))
+		if d.killed != nil {
+			// Killed at its timeout or interrupted, the program may
+			// have named its session: a resumed step continues it.
+			partial.SessionID, doing = d.killed(res)
+		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			doing := lastLine(string(res.Stderr))
-			if d.killed != nil {
-				partial.SessionID, doing = d.killed(res)
-			}
 			if doing != "" {
 				doing = "; " + redact(doing, secretValues(d.cfg.Env))
 			}

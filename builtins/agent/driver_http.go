@@ -63,19 +63,20 @@ func (h *httpDriver) key() string { return os.Getenv(h.keyEnv) }
 // returns the body of the first 2xx answer.
 // Errors carry the status and the start of the answer, never the key; the
 // returned body is the last one read, for the caller's artifact.
-func (h *httpDriver) post(ctx context.Context, headers map[string]string, body []byte) ([]byte, error) {
+// Each retry is reported to req's Progress before its wait.
+func (h *httpDriver) post(ctx context.Context, req Request, headers map[string]string, body []byte) ([]byte, error) {
 	secrets := append([]string{h.key()}, secretValues(nil)...)
 	var last []byte
 	for attempt := 1; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.endpoint, bytes.NewReader(body))
+		hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, h.endpoint, bytes.NewReader(body))
 		if err != nil {
 			return nil, fmt.Errorf("driver %s: %w", h.kind, err)
 		}
-		req.Header.Set("Content-Type", "application/json")
+		hreq.Header.Set("Content-Type", "application/json")
 		for k, v := range headers {
-			req.Header.Set(k, v)
+			hreq.Header.Set(k, v)
 		}
-		resp, err := h.client.Do(req)
+		resp, err := h.client.Do(hreq)
 		if err == nil {
 			last, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
 			resp.Body.Close()
@@ -94,7 +95,7 @@ func (h *httpDriver) post(ctx context.Context, headers map[string]string, body [
 				return last, fmt.Errorf("driver %s: %s after %d attempts: %s", h.kind, transientCause(err), attempt,
 					redact(err.Error(), secrets))
 			}
-			if err := h.wait(ctx, attempt, ""); err != nil {
+			if err := h.wait(ctx, req, attempt, 0, "", transientCause(err)); err != nil {
 				return last, h.transportError(ctx, err, secrets)
 			}
 			continue
@@ -111,7 +112,7 @@ func (h *httpDriver) post(ctx context.Context, headers map[string]string, body [
 			return last, fmt.Errorf("driver %s: HTTP %d%s: %s", h.kind, resp.StatusCode, tries,
 				redact(apiMessage(last), secrets))
 		}
-		if err := h.wait(ctx, attempt, resp.Header.Get("Retry-After")); err != nil {
+		if err := h.wait(ctx, req, attempt, resp.StatusCode, resp.Header.Get("Retry-After"), redact(apiMessage(last), secrets)); err != nil {
 			if errors.Is(err, errWaitTooLong) {
 				// Waiting would only end in a timeout; say what happened.
 				return last, fmt.Errorf("driver %s: HTTP %d, and %s: %s",
@@ -128,8 +129,9 @@ var errWaitTooLong = errors.New("outlasts the call's timeout")
 
 // wait sleeps before attempt+1: Retry.Backoff doubled per attempt, or what
 // a Retry-After header says. It fails at once, wrapping errWaitTooLong,
-// when the call's deadline comes first.
-func (h *httpDriver) wait(ctx context.Context, attempt int, retryAfterHeader string) error {
+// when the call's deadline comes first. It reports the retry, caused by
+// status (0: a transport error) and why, to req's Progress.
+func (h *httpDriver) wait(ctx context.Context, req Request, attempt, status int, retryAfterHeader, why string) error {
 	wait := h.retry.Backoff << (attempt - 1)
 	if ra, ok := retryAfter(retryAfterHeader, time.Now()); ok {
 		wait = ra
@@ -137,6 +139,7 @@ func (h *httpDriver) wait(ctx context.Context, attempt int, retryAfterHeader str
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
 		return fmt.Errorf("the retry wait of %s %w", wait, errWaitTooLong)
 	}
+	req.progress(Progress{Kind: ProgressRetrying, Attempt: attempt, Max: h.retry.Max - 1, Status: status, Wait: wait, Message: excerpt(why, 200)})
 	return h.retry.Sleep(ctx, wait)
 }
 

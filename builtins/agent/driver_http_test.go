@@ -117,7 +117,17 @@ func runHTTPCase(t *testing.T, typ, keyEnv string, tc httpCase) (Response, error
 		Type: typ, BaseURL: srv.URL, Model: "m1",
 		Retry: Retry{Max: 3, Backoff: 100 * time.Millisecond, Sleep: sl.sleep},
 	})
-	resp, err := d.Call(context.Background(), Request{Prompt: "p", System: "sys"})
+	var heard []time.Duration
+	progress := func(p Progress) {
+		if p.Kind != ProgressRetrying || p.Attempt != len(heard)+1 || p.Max != 2 {
+			t.Errorf("progress %+v, want retry %d of 2", p, len(heard)+1)
+		}
+		heard = append(heard, p.Wait)
+	}
+	resp, err := d.Call(context.Background(), Request{Prompt: "p", System: "sys", Progress: progress})
+	if diff := cmp.Diff(tc.wantSleep, heard); diff != "" {
+		t.Errorf("retries reported (-want +got):\n%s", diff)
+	}
 	if got := len(srv.requests()); got != tc.wantCalls {
 		t.Errorf("server got %d requests, want %d", got, tc.wantCalls)
 	}

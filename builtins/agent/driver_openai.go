@@ -93,7 +93,7 @@ func (d *openaiDriver) Call(ctx context.Context, req Request) (Response, error) 
 	if k := d.key(); k != "" {
 		headers["Authorization"] = "Bearer " + k
 	}
-	raw, err := d.post(ctx, headers, data)
+	raw, err := d.post(ctx, req, headers, data)
 	if err != nil {
 		return Response{Raw: raw}, err
 	}

@@ -20,6 +20,10 @@ type Process struct {
 	// Started, when set, is told the process id (and so its process
 	// group's) as soon as it runs.
 	Started func(pid int)
+	// Watch, when set, is also given stdout as the process prints it (a
+	// driver reading progress); its writes must not fail. A Runner may
+	// ignore it.
+	Watch io.Writer
 }
 
 // ProcessResult is what a finished process left behind.
@@ -90,7 +94,11 @@ func (r ExecRunner) Run(ctx context.Context, p Process) (ProcessResult, error) {
 	}
 	pp.closeChildEnds()
 	var readers sync.WaitGroup
-	readers.Go(func() { io.Copy(stdout, pp.outR) })
+	var out io.Writer = stdout
+	if p.Watch != nil {
+		out = io.MultiWriter(stdout, p.Watch)
+	}
+	readers.Go(func() { io.Copy(out, pp.outR) })
 	readers.Go(func() { io.Copy(stderr, pp.errR) })
 	if pp.inW != nil {
 		go func() {

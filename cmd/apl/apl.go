@@ -47,6 +47,7 @@ type cli struct {
 	Fmt        fmtCmd        `cmd:"" help:"Format playbook files in the canonical HCL style."`
 	Init       initCmd       `cmd:"" help:"Start a playbook: write main.hcl, an example agent and a test file into a directory."`
 	Stdlib     stdlibCmd     `cmd:"" help:"List or show the playbooks built into apl."`
+	Doctor     doctorCmd     `cmd:"" help:"Check the agent drivers a playbook uses (default: every preset): installed, version, key or login; --call tries one."`
 	Completion completionCmd `cmd:"" help:"Print a shell completion script: source <(apl completion bash), or zsh, or fish."`
 	Version    versionCmd    `cmd:"" help:"Print apl's version."`
 	Help       helpCmd       `cmd:"" help:"Show the help of apl or of a command: apl help run PLAYBOOK lists a playbook's inputs."`

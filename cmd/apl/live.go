@@ -37,6 +37,9 @@ type liveView struct {
 type liveStep struct {
 	key, name string
 	start     time.Time
+	// note is what the step's agent call last said of itself: its
+	// backend retrying (progress_agent.go).
+	note string
 }
 
 type itemCounts struct{ running, done, failed, blocked int }
@@ -81,6 +84,12 @@ func (v *liveView) event(e interp.Event, name string) {
 		for _, k := range []string{interp.DetailAgentCalls, interp.DetailRunTokens, interp.DetailRunCost} {
 			if x, ok := e.Details[k]; ok {
 				v.totals[k] = x
+			}
+		}
+	case interp.EventAgentProgress:
+		for _, s := range v.running {
+			if s.key == key {
+				s.note = agentNote(e, s.note)
 			}
 		}
 	case interp.EventItemStarted, interp.EventItemCompleted, interp.EventItemFailed, interp.EventItemBlocked:
@@ -135,7 +144,11 @@ func (v *liveView) lines() []string {
 	now := time.Now()
 	var out []string
 	for _, s := range v.running {
-		out = append(out, fmt.Sprintf("  > %s  %s", s.name, formatSeconds(now.Sub(s.start).Seconds())))
+		line := fmt.Sprintf("  > %s  %s", s.name, formatSeconds(now.Sub(s.start).Seconds()))
+		if s.note != "" {
+			line += " · " + s.note
+		}
+		out = append(out, line)
 	}
 	for _, step := range v.order {
 		c := v.items[step]

@@ -170,6 +170,14 @@ func (p *progress) Event(e interp.Event) {
 		line = fmt.Sprintf("Step: %s reused (%s).", name, e.Message)
 	case interp.EventGateDecision, interp.EventRunWaiting:
 		return
+	case interp.EventAgentProgress:
+		// On a terminal, the status block shows it (live.go).
+		if quietStep || p.live != nil {
+			return
+		}
+		if line = agentProgressLine(name, e); line == "" {
+			return
+		}
 	case interp.EventHumanDecision:
 		line = "Decision: " + e.Message
 	case interp.EventItemStarted:

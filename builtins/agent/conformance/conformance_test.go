@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,11 +60,14 @@ type backend struct {
 	// cutFails, when set, says the CLI does not ride out an answer cut
 	// mid-stream, and holds the words its error must have.
 	cutFails string
+	// reportsRetries says the driver tells a call's Progress of the
+	// backend's retries as they happen.
+	reportsRetries bool
 }
 
 var backends = []backend{
 	{
-		typ: agent.TypeClaudeCode, model: "claude-sonnet-4-5", cli: true,
+		typ: agent.TypeClaudeCode, model: "claude-sonnet-4-5", cli: true, reportsRetries: true,
 		failWords: "the API failed with HTTP 500",
 		config: func(t *testing.T, srv *fakeserver.Server, home string) agent.Config {
 			return agent.Config{
@@ -132,7 +136,7 @@ stream_idle_timeout_ms = 20000
 		},
 	},
 	{
-		typ: agent.TypeOpenAI, model: "gpt-4.1",
+		typ: agent.TypeOpenAI, model: "gpt-4.1", reportsRetries: true,
 		failWords: "driver openai: HTTP 500 after 3 attempts: fake boom",
 		config: func(t *testing.T, srv *fakeserver.Server, home string) agent.Config {
 			return agent.Config{Type: agent.TypeOpenAI, BaseURL: srv.URL + "/v1", APIKeyEnv: "APL_CONFORMANCE_NO_KEY",
@@ -140,7 +144,7 @@ stream_idle_timeout_ms = 20000
 		},
 	},
 	{
-		typ: agent.TypeAnthropic, model: "claude-sonnet-4-5",
+		typ: agent.TypeAnthropic, model: "claude-sonnet-4-5", reportsRetries: true,
 		failWords: "driver anthropic: HTTP 500 after 3 attempts: fake boom",
 		config: func(t *testing.T, srv *fakeserver.Server, home string) agent.Config {
 			return agent.Config{Type: agent.TypeAnthropic, BaseURL: srv.URL, APIKeyEnv: "APL_CONFORMANCE_NO_KEY",
@@ -274,6 +278,7 @@ func TestConformance(t *testing.T) {
 			t.Run("burst of errors ridden out", func(t *testing.T) {
 				ridden(t, b, fakeserver.Reply{Status: 503, Message: "busy", Times: 2})
 			})
+			t.Run("session continued by a later step", func(t *testing.T) { sessionThroughRun(t, b) })
 		})
 	}
 }
@@ -381,10 +386,23 @@ func persistent500(t *testing.T, b backend) {
 func ridden(t *testing.T, b backend, trouble fakeserver.Reply) {
 	r := newRig(t, b)
 	r.srv.Push(trouble, fakeserver.Reply{Text: "the answer after trouble", InputTokens: 12, OutputTokens: 3})
-	resp, err := r.call(t, agent.Request{Prompt: "Hello.", Model: b.model})
+	var mu sync.Mutex
+	var retries []agent.Progress
+	progress := func(p agent.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p.Kind == agent.ProgressRetrying {
+			retries = append(retries, p)
+		}
+	}
+	resp, err := r.call(t, agent.Request{Prompt: "Hello.", Model: b.model, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if mu.Lock(); b.reportsRetries && trouble.Status != 0 && len(retries) == 0 {
+		t.Errorf("no retry was reported to Progress")
+	}
+	mu.Unlock()
 	if !strings.Contains(resp.Text, "the answer after trouble") {
 		t.Errorf("Text = %q", resp.Text)
 	}
