@@ -4,7 +4,7 @@ GO      ?= go
 PKGS    := ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build test race lint fuzz bench update run clean conformance
+.PHONY: build test race lint fuzz bench update run clean conformance record-examples
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/apl ./cmd/apl
@@ -31,6 +31,13 @@ lint:
 conformance:
 	@# -v, because go test shows a passing package's output (the SKIP line) only then.
 	APL_CONFORMANCE=1 $(GO) test -v -count=1 -timeout 15m ./builtins/agent/conformance/
+
+# Record the cassettes of examples/claude-code (the pinned claude CLI, as
+# conformance installs it) and examples/local-openai (apl's openai driver),
+# both against the fake model server; the second needs 127.0.0.1:11434
+# free. Review the diff and the versions the READMEs state.
+record-examples:
+	APL_RECORD_EXAMPLES=1 $(GO) test -v -count=1 -timeout 15m -run 'TestRecordExamples' ./builtins/agent/conformance/
 
 # Short fuzzing runs of the loader and the gate compiler.
 fuzz:

@@ -20,7 +20,7 @@ import (
 var cliSkip string
 
 func TestMain(m *testing.M) {
-	if os.Getenv("APL_CONFORMANCE") != "1" {
+	if os.Getenv("APL_CONFORMANCE") != "1" && os.Getenv("APL_RECORD_EXAMPLES") != "1" {
 		os.Exit(m.Run()) // every test skips
 	}
 	dir, err := cacheDir()

@@ -94,16 +94,36 @@ type Server struct {
 // the script is used up, is the text "ok" with 10 input and 5 output
 // tokens.
 func New() *Server {
-	s := &Server{fallback: Reply{Text: "ok", InputTokens: 10, OutputTokens: 5}}
-	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
-	// httptest listens on 127.0.0.1 already; say so, since it is the point.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err == nil {
-		s.srv.Listener.Close()
-		s.srv.Listener = l
+	s, err := NewAt("127.0.0.1:0")
+	if err != nil {
+		// httptest listens on 127.0.0.1 already; fall back to it.
+		s = newServer()
+		s.srv.Start()
+		s.URL = s.srv.URL
 	}
+	return s
+}
+
+// NewAt is New on a given address, for a client whose endpoint is fixed:
+// examples/local-openai's driver block names localhost:11434, so its
+// cassette is recorded with the server there. It fails when the address is
+// taken.
+func NewAt(addr string) (*Server, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s := newServer()
+	s.srv.Listener.Close()
+	s.srv.Listener = l
 	s.srv.Start()
 	s.URL = s.srv.URL
+	return s, nil
+}
+
+func newServer() *Server {
+	s := &Server{fallback: Reply{Text: "ok", InputTokens: 10, OutputTokens: 5}}
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	return s
 }
 

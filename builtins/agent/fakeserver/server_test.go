@@ -97,3 +97,18 @@ func TestCutDiesMidAnswer(t *testing.T) {
 		t.Fatal("the answer arrived whole")
 	}
 }
+
+func TestNewAtTakenAddress(t *testing.T) {
+	s, err := NewAt("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if code, out := post(t, s.URL+"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"q"}]}`); code != 200 || !strings.Contains(out, `"content":"ok"`) {
+		t.Fatalf("answer = %d %s", code, out)
+	}
+	if s2, err := NewAt(strings.TrimPrefix(s.URL, "http://")); err == nil {
+		s2.Close()
+		t.Fatalf("NewAt(%s) succeeded on a taken address", s.URL)
+	}
+}
