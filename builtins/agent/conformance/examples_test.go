@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -145,4 +146,42 @@ func backendOf(t *testing.T, typ string) backend {
 	}
 	t.Fatalf("no conformance backend %q", typ)
 	return backend{}
+}
+
+// TestExampleCassettesPinned checks that examples/claude-code's cassette
+// came from the pinned claude CLI, as its README says: every answer's init
+// message names the version. A change of pins fails here until the
+// cassette is recorded again (make record-examples) and the README says
+// so.
+func TestExampleCassettesPinned(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "examples", "claude-code")
+	version := pinned["@anthropic-ai/claude-code"]
+	data, err := os.ReadFile(filepath.Join(dir, "cassette.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	for i, line := range lines {
+		var e struct {
+			Response struct{ Raw string } `json:"response"`
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("cassette line %d: %v", i+1, err)
+		}
+		first, _, _ := strings.Cut(e.Response.Raw, "\n")
+		var init struct {
+			Subtype string `json:"subtype"`
+			Version string `json:"claude_code_version"`
+		}
+		if err := json.Unmarshal([]byte(first), &init); err != nil || init.Subtype != "init" || init.Version != version {
+			t.Errorf("cassette line %d: the answer does not start with the init message of claude %s: %.200s", i+1, version, first)
+		}
+	}
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "claude "+version) {
+		t.Errorf("examples/claude-code/README.md does not name the CLI version it was recorded with (%q)", "claude "+version)
+	}
 }

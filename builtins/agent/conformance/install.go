@@ -9,6 +9,10 @@
 // one SKIP line and passes. It never talks to a real model: every CLI runs
 // with HOME in a temporary directory, its base URL on the fake server, and
 // telemetry, updates and plugins off.
+//
+// With APL_RECORD_EXAMPLES=1 (`make record-examples`) the same CLIs and
+// server record the cassettes of examples/claude-code and
+// examples/local-openai (TestRecordExamples).
 package conformance
 
 import (
