@@ -2,6 +2,8 @@ package stdlib_test
 
 import (
 	"context"
+	"io/fs"
+	"strings"
 	"testing"
 
 	"github.com/apl-lang/apl/builtins"
@@ -9,6 +11,7 @@ import (
 	"github.com/apl-lang/apl/interp/playtest"
 	"github.com/apl-lang/apl/lang"
 	"github.com/apl-lang/apl/stdlib"
+	"github.com/hashicorp/hcl/v2/hclwrite"
 )
 
 func loader() *lang.Loader {
@@ -70,5 +73,31 @@ func TestTests(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFormatted checks that every stdlib .hcl file is as apl fmt writes
+// it (apl fmt --check).
+func TestFormatted(t *testing.T) {
+	err := fs.WalkDir(stdlib.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".hcl") {
+			return err
+		}
+		src, err := fs.ReadFile(stdlib.FS(), p)
+		if err != nil {
+			return err
+		}
+		text, _, diags := lang.ParseConfig(src, p)
+		if diags.HasErrors() {
+			t.Errorf("%s: %s", p, diags)
+			return nil
+		}
+		if out := hclwrite.Format(text); string(out) != string(src) {
+			t.Errorf("%s is not formatted: run apl fmt stdlib/playbooks", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

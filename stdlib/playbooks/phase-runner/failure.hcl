@@ -3,6 +3,25 @@
 # logged and the run still fails with its own reason.
 
 on_failure {
+  # Root cause: the first failure taxonomy category that applies
+  # (Section 2.5), from the debugger's or the verifier's classification.
+  step "root_cause" {
+    gate {
+      otherwise {
+        set = {
+          failure_category = (
+            steps.preflight.status != "completed" || !try(steps.preflight.output.all_clear, false) ? "tool_failure"
+            : length(try(steps.debug.output.failure_categories, [])) > 0 ? steps.debug.output.failure_categories[0].category
+            : length(try(steps.verify.output.failure_categories, [])) > 0 ? steps.verify.output.failure_categories[0].category
+            : try(vars.recommendation == "rollback" || vars.recommendation == "halt", false) ? "executor_wrong_approach"
+            : "coordination_failure"
+          )
+          issues = try(vars.issues, [])
+        }
+      }
+    }
+  }
+
   step "postmortem" {
     continue_on_error = true
     call "file.write" {
@@ -13,12 +32,7 @@ on_failure {
         timestamp  = null
         status     = "failed"
         root_cause = {
-          category = (
-            steps.preflight.status != "completed" || !try(steps.preflight.output.all_clear, false) ? "tool_failure"
-            : length(try(steps.debug.output.failure_categories, [])) > 0 ? steps.debug.output.failure_categories[0].category
-            : length(try(steps.verify.output.failure_categories, [])) > 0 ? steps.verify.output.failure_categories[0].category
-            : try(steps.plan_check.output.pass, true) ? "coordination_failure" : "executor_wrong_approach"
-          )
+          category          = vars.failure_category
           description       = run.reason
           first_observed_at = null
           step              = run.recommendation == "rollback" || run.recommendation == "halt" ? "gate" : "run"
@@ -57,17 +71,14 @@ on_failure {
   step "learnings" {
     continue_on_error = true
     call "file.append" {
-      path    = ".autopilot/learnings.md"
-      content = <<-EOT
-        %{~if !steps.learnings_file.output.exists~}
-        # Learnings (current run)
-
-        %{~endif~}
-        ### Phase ${inputs.phase_id} failure -- ${run.recommendation}
-        **Prevention rule:** Before re-running phase ${inputs.phase_id}, resolve: ${join("; ", concat(try(steps.debug.output.remaining_issues, []), try(steps.verify.output.failures, []), try(steps.judge.output.concerns, []), try(vars.issues, [])))}
-        **Context:** Phase ${inputs.phase_id} (${inputs.phase_name}) failed: ${run.reason}. Run ${run.id}.
+      path = ".autopilot/learnings.md"
+      content = join("", [steps.learnings_file.output.exists ? "" : "# Learnings (current run)\n\n", <<-EOT
+        ### Phase ${inputs.phase_id} failure -- ${vars.failure_category}
+        **Prevention rule:** Before re-running phase ${inputs.phase_id}, resolve: ${join("; ", concat(try(steps.debug.output.remaining_issues, []), try(steps.verify.output.failures, []), try(steps.judge.output.concerns, []), vars.issues))}
+        **Context:** Phase ${inputs.phase_id} (${inputs.phase_name}) failed with category `${vars.failure_category}`: ${run.reason}. Recorded: run ${run.id}.
 
       EOT
+      ])
     }
   }
 }

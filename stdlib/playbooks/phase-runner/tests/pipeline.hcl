@@ -312,7 +312,7 @@ test "judge rollback reverts to the checkpoint" {
     recommendation = "rollback"
     path = ["locate", "preflight", "triage", "triage_log", "research", "plan", "plan_check",
       "plan_tasks", "scope", "execute_batch", "verify", "judge", "rate", "gate", "rollback", "rolled_back",
-    "postmortem", "learnings_file", "learnings"]
+    "root_cause", "postmortem", "learnings_file", "learnings"]
     output = { rollback_performed = true, diagnostic_branch = "autopilot-diagnostic-phase-6.3", recommendation = "rollback" }
   }
 }
@@ -352,7 +352,7 @@ test "preflight failure returns at once" {
   expect {
     status         = "failed"
     recommendation = "halt"
-    path           = ["locate", "preflight", "postmortem", "learnings_file", "learnings"]
+    path           = ["locate", "preflight", "root_cause", "postmortem", "learnings_file", "learnings"]
     output = {
       issues          = ["Preflight failed: working tree not clean"]
       alignment_score = null
