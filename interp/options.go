@@ -37,6 +37,10 @@ type Options struct {
 	// command driver contract; apl run --agent-cmd).
 	AgentCommand []string
 
+	// DryRun, when set, makes the run a dry run: it walks the graph with
+	// stand-ins for agents, commands and builtins that write (see DryRun).
+	DryRun *DryRun
+
 	// Observer receives progress events. Default: none.
 	Observer Observer
 	// Output, when set, receives each line shell steps print, as they

@@ -66,7 +66,7 @@ type run struct {
 }
 
 // Start begins a new run of pb.
-func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*Result, error) {
+func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (res *Result, err error) {
 	r, h, err := newRun(pb, opts)
 	if err != nil {
 		return nil, err
@@ -83,7 +83,22 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*R
 	}
 	var warnings []error
 	shared := ""
-	if pb.StatePath != "" {
+	if opts.DryRun != nil && opts.RunsDir == "" {
+		// A dry run writes nothing in the project: its state goes to a
+		// throwaway directory, removed when the run ends.
+		tmp, err := os.MkdirTemp("", "apl-dry-run-*")
+		if err != nil {
+			return nil, fmt.Errorf("dry run: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		r.opts.RunsDir = tmp
+		defer func() {
+			if res != nil {
+				res.Dir = ""
+			}
+		}()
+	}
+	if pb.StatePath != "" && opts.DryRun == nil {
 		// The playbook keeps its state where its protocol says (seed 001:
 		// .autopilot/state.json); the run directory points at it.
 		if shared, err = r.statePath(&warnings); err != nil {
@@ -179,6 +194,9 @@ func newRun(pb *lang.Playbook, opts Options) (*run, *localHost, error) {
 	if r.funcs == nil {
 		r.funcs = builtins.Funcs()
 	}
+	if opts.DryRun != nil {
+		r.dryActions(r.funcs)
+	}
 	if opts.Observer != nil {
 		if _, ok := opts.Observer.(*syncObserver); !ok {
 			// Sub-runs report from other goroutines; calls stay one at a
@@ -186,7 +204,9 @@ func newRun(pb *lang.Playbook, opts Options) (*run, *localHost, error) {
 			r.opts.Observer = &syncObserver{inner: opts.Observer}
 		}
 	}
-	r.drivers = opts.Drivers
+	if r.drivers == nil {
+		r.drivers = opts.Drivers
+	}
 	if r.drivers == nil {
 		r.drivers = defaultDrivers(pb, opts.AgentCommand)
 	}

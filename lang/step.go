@@ -16,6 +16,7 @@ var stepSchema = &hcl.BodySchema{
 		{Name: "when"},
 		{Name: "skip_reason"},
 		{Name: "returns"},
+		{Name: "example"},
 		{Name: "timeout"},
 		{Name: "next"},
 		{Name: "continue_on_error"},
@@ -59,7 +60,11 @@ type Step struct {
 	SkipReason    hcl.Expression
 	// Returns is the declared type of the step's output; cty.NilType when
 	// the step declares none.
-	Returns         cty.Type
+	Returns cty.Type
+	// Example is the output a dry run (apl run --dry-run) gives the step
+	// instead of running its action; cty.NilVal when the step declares
+	// none. It fits Returns, checked at load.
+	Example         cty.Value
 	Timeout         time.Duration
 	ContinueOnError bool
 	Action          Action // nil for a step that only routes
@@ -353,6 +358,9 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 			diags = append(diags, d...)
 			s.Action = a
 		}
+	}
+	if a := content.Attributes["example"]; a != nil {
+		diags = append(diags, l.decodeExample(s, a)...)
 	}
 	return diags
 }

@@ -130,10 +130,10 @@ func (d *testDecoder) decodeMock(t *Test, b *hcl.Block) hcl.Diagnostics {
 	case isShell && (m.ExitCode == nil || *m.ExitCode == 0):
 		// A shell mock without output prints nothing; that must fit
 		// returns too.
-		return append(diags, checkMockOutput(d.pb, s, cty.StringVal(""), false, b.DefRange)...)
+		return append(diags, checkMockOutput(d.pb, s, cty.StringVal(""), false, "mock", b.DefRange)...)
 	}
 	for i, v := range m.Outputs {
-		diags = append(diags, checkMockOutput(d.pb, s, v, isAgent, ranges[i])...)
+		diags = append(diags, checkMockOutput(d.pb, s, v, isAgent, "mock", ranges[i])...)
 	}
 	return diags
 }
@@ -142,12 +142,12 @@ func (d *testDecoder) decodeMock(t *Test, b *hcl.Block) hcl.Diagnostics {
 // produce: for an agent step, what decoding its answer against returns
 // accepts (or text, without returns), decoded by the runtime's own decoder
 // (Loader.DecodeAnswer); for shell and call steps, a value that converts
-// to returns.
-func checkMockOutput(pb *Playbook, s *Step, v cty.Value, isAgent bool, rng hcl.Range) hcl.Diagnostics {
+// to returns. what names the value in messages: "mock" or "example".
+func checkMockOutput(pb *Playbook, s *Step, v cty.Value, isAgent bool, what string, rng hcl.Range) hcl.Diagnostics {
 	if isAgent && s.Returns == cty.NilType {
 		if v.Type() != cty.String || v.IsNull() {
-			return hcl.Diagnostics{errDiag("Mock does not match the step",
-				fmt.Sprintf("Step %q is an agent step without returns, so its output is the answer's text; mock it with a string, not %s.", s.Name, formatValue(v)), rng)}
+			return hcl.Diagnostics{errDiag(upperFirst(what)+" does not match the step",
+				fmt.Sprintf("Step %q is an agent step without returns, so its output is the answer's text; give the %s as a string, not %s.", s.Name, what, formatValue(v)), rng)}
 		}
 		return nil
 	}
@@ -174,6 +174,6 @@ func checkMockOutput(pb *Playbook, s *Step, v cty.Value, isAgent bool, rng hcl.R
 	if problem == nil {
 		return nil
 	}
-	return hcl.Diagnostics{errDiag("Mock does not match returns",
+	return hcl.Diagnostics{errDiag(upperFirst(what)+" does not match returns",
 		fmt.Sprintf("Step %q returns %s, but this output does not fit: %s.", s.Name, typeString(s.Returns), problem), rng)}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -15,6 +16,8 @@ type graphCmd struct {
 	Output  string `short:"o" placeholder:"FILE" help:"Write the graph to FILE instead of stdout."`
 	RunPath string `name:"path" placeholder:"RUN" help:"Draw a recorded run over the graph: the steps it visited and the edges it took (a run id, a run directory, or latest)."`
 	RunsDir string `help:"Where run directories are, for --path (default: .apl/runs)." placeholder:"DIR"`
+	DryRun  bool   `name:"dry-run" help:"Draw the path a dry run takes over the graph (see apl run --dry-run); required inputs get example values."`
+	dryMockFlags
 }
 
 func (c *graphCmd) Run(e *env) error {
@@ -23,12 +26,24 @@ func (c *graphCmd) Run(e *env) error {
 		return err
 	}
 	v := newView(pb)
+	if c.RunPath != "" && c.DryRun {
+		return exitWith(exitUsage, errors.New("--path and --dry-run each draw a path; give one"))
+	}
 	if c.RunPath != "" {
 		p, err := readRunPath(c.RunsDir, c.RunPath)
 		if err != nil {
 			return exitWith(exitUsage, err)
 		}
 		v.overlay(p)
+	}
+	if c.DryRun {
+		p, err := e.dryPath(pb, c.Path, c.dryMockFlags)
+		if err != nil {
+			return err
+		}
+		v.overlay(p)
+	} else if c.Mocks != "" || c.Test != "" {
+		return exitWith(exitUsage, errors.New("--mocks and --test go with --dry-run"))
 	}
 	w := e.stdout
 	var out strings.Builder

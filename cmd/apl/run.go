@@ -56,6 +56,7 @@ type runOptions struct {
 
 	progressOptions `embed:""`
 	cassetteFlags   `embed:""`
+	dryRunFlags     `embed:""`
 }
 
 // runHelp is what apl run --help says of where inputs come from.
@@ -153,6 +154,12 @@ func (c *runCmd) Run(e *env) error {
 	}
 	if err := checkRunPlace(opts); err != nil {
 		return exitWith(exitUsage, err)
+	}
+	if opts.DryRun {
+		return c.dryRun(e, inputs, from)
+	}
+	if opts.ShowPrompts || opts.Mocks != "" || opts.Test != "" {
+		return exitWith(exitUsage, errors.New("--show-prompts, --mocks and --test go with --dry-run"))
 	}
 	if err := preflight(pb, agentCmd, cmp.Or(opts.Workdir, "."), opts.cassetteFlags); err != nil {
 		return exitWith(exitUsage, err)

@@ -153,7 +153,7 @@ step "research" {
   agent "researcher" {
     prompt = prompt.research
     vars = {
-      previous_score = try(steps.rate.output.alignment_score, null)
+      previous_score  = try(steps.rate.output.alignment_score, null)
       previous_issues = try(steps.verify.output.issues, [])
     }
   }
@@ -178,6 +178,8 @@ step "plan_check" {
     confidence = number
     issues     = list(string)
   })
+  # What apl run --dry-run answers for this step: a plan that passes.
+  example = { pass = true, confidence = 8, issues = [] }
   agent "plan_checker" {
     prompt = prompt.plan_check
   }
@@ -206,6 +208,7 @@ step "execute" {
     commits         = list(string)
     commands_run    = list(string)
   })
+  example = { tasks_completed = 1, commits = ["a1b2c3d"], commands_run = ["go test ./..."] }
   agent "executor" {
     prompt = prompt.execute
   }
@@ -223,6 +226,7 @@ step "verify" {
     automated_checks = list(object({ name = string, pass = bool }))
     issues           = list(string)
   })
+  example = { pass = true, automated_checks = [{ name = "test", pass = true }], issues = [] }
   agent "verifier" {
     prompt = prompt.verify
   }
@@ -235,6 +239,7 @@ step "judge" {
     concerns       = list(string)
     reasoning      = string
   })
+  example = { recommendation = "proceed", concerns = ["none"], reasoning = "The criteria are met." }
   agent "judge" {
     prompt = prompt.judge
   }
@@ -245,6 +250,7 @@ step "rate" {
   returns = object({
     alignment_score = number
   })
+  example = { alignment_score = 9.2 }
   agent "rater" {
     prompt = prompt.rate
   }
@@ -324,7 +330,8 @@ step "debug" {
     fixed            = bool
     remaining_issues = list(string)
   })
-  next = "verify"
+  example = { fixed = true, remaining_issues = [] }
+  next    = "verify"
   agent "debugger" {
     prompt = prompt.debug
   }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/builtins/agent"
+	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -37,12 +38,43 @@ func (m *mocks) next(step string) (*lang.Mock, int) {
 	return mk, m.calls[step]
 }
 
-// mockDriver answers agent calls from the mocks; a step without one fails.
-type mockDriver struct{ mocks *mocks }
+// Mocked returns actions that answer the steps a test's mocks name from
+// the mocks and hand the others to next: in apl test, the real shell and
+// builtins (next.Drivers nil: an agent step without a mock fails); in a
+// dry run (interp.DryRun.Wrap), the dry run's stand-ins. Each returned set
+// counts its own calls, so the N-th call of a step gets the N-th output.
+func Mocked(m map[string]*lang.Mock, next interp.Actions) interp.Actions {
+	mk := newMocks(m)
+	return interp.Actions{
+		Shell: &mockShell{mocks: mk, real: next.Shell},
+		Drivers: func(a *lang.Agent) (agent.Driver, error) {
+			d := &mockDriver{mocks: mk}
+			if next.Drivers != nil {
+				drv, err := next.Drivers(a)
+				if err != nil {
+					return nil, err
+				}
+				d.next = drv
+			}
+			return d, nil
+		},
+		Funcs: mk.wrap(next.Funcs),
+	}
+}
+
+// mockDriver answers agent calls from the mocks, and the others with next;
+// without next, a step without a mock fails.
+type mockDriver struct {
+	mocks *mocks
+	next  agent.Driver
+}
 
 func (d *mockDriver) Call(ctx context.Context, req agent.Request) (agent.Response, error) {
 	mk, n := d.mocks.next(req.Step)
 	if mk == nil {
+		if d.next != nil {
+			return d.next.Call(ctx, req)
+		}
 		return agent.Response{}, fmt.Errorf("step %s is an agent step and has no mock", req.Step)
 	}
 	// The interpreter numbers the step's calls itself, re-prompts
@@ -73,10 +105,10 @@ func answerText(v cty.Value) (string, error) {
 	return string(b), err
 }
 
-// mockShell answers mocked shell steps and runs the others for real.
+// mockShell answers mocked shell steps and hands the others to real.
 type mockShell struct {
 	mocks *mocks
-	real  *builtins.Shell
+	real  interp.ShellRunner
 }
 
 func (s *mockShell) Run(ctx context.Context, spec builtins.ShellSpec) (builtins.ShellResult, error) {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/apl-lang/apl/builtins"
-	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
 	"github.com/zclconf/go-cty/cty"
@@ -62,17 +61,16 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 	if funcs == nil {
 		funcs = builtins.Funcs()
 	}
-	m := newMocks(t.Mocks)
 	res := &Result{Test: t, Path: []string{}}
-	drv := &mockDriver{mocks: m}
+	acts := Mocked(t.Mocks, interp.Actions{Shell: &builtins.Shell{Workdir: work, Policy: builtins.DefaultPolicy}, Funcs: funcs})
 	ropts := interp.Options{
 		Workdir: work,
 		RunID:   "test",
 		Inputs:  t.Inputs,
 		Mode:    t.Mode,
-		Shell:   &mockShell{mocks: m, real: &builtins.Shell{Workdir: work, Policy: builtins.DefaultPolicy}},
-		Drivers: func(*lang.Agent) (agent.Driver, error) { return drv, nil },
-		Funcs:   m.wrap(funcs),
+		Shell:   acts.Shell,
+		Drivers: acts.Drivers,
+		Funcs:   acts.Funcs,
 		NoSync:  true,
 		Observer: interp.ObserverFunc(func(e interp.Event) {
 			if e.Type == interp.EventStepStarted {

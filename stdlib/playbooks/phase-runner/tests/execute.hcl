@@ -1,0 +1,182 @@
+# Tests of triage routing, the per-task execute loop (PVRF-01), the scope
+# split and the human-verify checkpoint. The top-level mocks are the happy
+# path, as in pipeline.hcl; PLAN.md and the roadmap are mocked reads.
+
+mock "preflight" {
+  output = { all_clear = true, spec_hash_match = true, working_tree_clean = true, dependencies_met = true, unresolved_debug = [], issues = [] }
+}
+
+mock "research" {
+  output = { key_findings = ["The loader exists."], recommended_approach = "Extend it.", risks = [], open_questions = [] }
+}
+
+mock "plan" {
+  output = { plans_created = 1, waves = 1, total_tasks = 2, complexity = "medium", dependencies = [], concerns = [] }
+}
+
+mock "plan_check" {
+  output = { pass = true, issues = [], confidence = 8, blocker_count = 0, warning_count = 0 }
+}
+
+mock "execute_batch" {
+  output = { tasks_completed = "2/2", tasks_failed = "0/2", commit_shas = ["a1b2c3d", "b2c3d4e"], evidence = [], deviations = [] }
+}
+
+mock "execute_task" {
+  output = { tasks_completed = "1/1", tasks_failed = "0/1", commit_shas = ["e5f6a7b"], evidence = [], deviations = [] }
+}
+
+mock "mini_verify" {
+  output = { task_id = "01-01", pass = true, criteria_results = [{ criterion = "tests pass", status = "pass" }], concerns = [], commands_run = ["go test ./... -> ok"] }
+}
+
+mock "task_debug" {
+  output = { fixed = false, changes = [], commits = [], remaining_issues = ["still failing"], failure_categories = [] }
+}
+
+mock "verify" {
+  output = {
+    pass               = true
+    automated_checks   = { compile = { status = true, detail = "ok" }, lint = { status = true, detail = "ok" }, build = { status = "n/a", detail = "no build command" } }
+    criteria_results   = [{ criterion = "tests pass", status = "verified", evidence = "go test ./... -> ok" }]
+    commands_run       = ["go build ./... -> ok", "go test ./... -> ok"]
+    failures           = []
+    failure_categories = []
+  }
+}
+
+mock "judge" {
+  output = { recommendation = "proceed", concerns = ["one name is unclear"], notes = "The criteria are met." }
+}
+
+mock "rate" {
+  output = { alignment_score = 9.2, scorecard = [], commands_run = ["go test ./... -> ok"] }
+}
+
+mock "debug" {
+  output = { fixed = true, changes = ["fixed the test"], commits = ["c3d4e5f"], remaining_issues = [], failure_categories = [] }
+}
+
+mock "debug_fallback" {
+  output = { fixed = true, changes = ["fixed the test"], commits = ["d4e5f6a"], remaining_issues = [], failure_categories = [] }
+}
+
+mock "result" {
+  output = { sha = "f00dfeed", branch = "main" }
+}
+
+
+test "triage routes to verify_only above 80 percent" {
+  inputs = { phase_id = "6.3", roadmap_path = "ROADMAP.md" }
+  mock "triage_source" {
+    output = { exists = true, content = "## Phase 6.2\n- other -- verified by: `false`\n## Phase 6.3: loader\n- a -- verified by: `true`\n- b -- verified by: `test -d .`\n- c -- verified by: `echo ok`\n- d -- verified by: `true`\n- e -- verified by: `true`\n## Phase 6.4\n- f -- verified by: `false`\n" }
+  }
+  expect {
+    status = "completed"
+    visits = { criterion = 5, research = 0, plan = 0, plan_check = 0, execute = 0, execute_batch = 0, verify = 1, judge = 1, rate = 1 }
+    output = { pipeline_steps = {
+      preflight  = { status = "pass", agent_spawned = true }
+      triage     = { status = "verify_only", agent_spawned = false, pass_ratio = 1 }
+      research   = { status = "skipped", agent_spawned = false }
+      plan       = { status = "skipped", agent_spawned = false }
+      plan_check = { status = "skipped", agent_spawned = false }
+      execute    = { status = "skipped", agent_spawned = false }
+      verify     = { status = "completed", agent_spawned = true }
+      judge      = { status = "completed", agent_spawned = true }
+      rate       = { status = "completed", agent_spawned = true }
+    } }
+  }
+}
+
+test "triage routes to full_pipeline at or below 80 percent" {
+  inputs = { phase_id = "6.3", roadmap_path = "ROADMAP.md" }
+  mock "triage_source" {
+    output = { exists = true, content = "### Phase 6.3\n- a -- verified by: `true`\n- b -- verified by: `false`\n" }
+  }
+  expect {
+    status = "completed"
+    visits = { criterion = 2, research = 1, plan = 1, execute_batch = 1 }
+  }
+}
+
+test "per-task execute verifies each task" {
+  inputs = { phase_id = "6.3" }
+  mock "plan_tasks" {
+    output = { exists = true, content = "<task id=\"01-01\" type=\"auto\" complexity=\"simple\">\n  <name>Add the loader</name>\n  <files>loader.go</files>\n  - Loader compiles -- verified by: `go build ./...`\n</task>\n<task id=\"01-02\" type=\"auto\" complexity=\"medium\">\n  <name>Test the loader</name>\n  - Tests pass -- verified by: `go test ./...`\n</task>\n" }
+  }
+  expect {
+    status = "completed"
+    visits = { execute = 1, execution_log = 2, execute_task = 2, mini_verify = 2, task_debug = 0, task_log = 2, execute_batch = 0 }
+    output = { tasks_completed = "2/2", tasks_failed = "0/2", commit_shas = ["e5f6a7b", "e5f6a7b"] }
+  }
+}
+
+# Mocked answers are numbered per item, so this plan has one task.
+test "a task still failing after 2 debug attempts is FAILED and the phase goes on" {
+  inputs = { phase_id = "6.3" }
+  mock "plan_tasks" {
+    output = { exists = true, content = "<task id=\"01-01\" type=\"auto\" complexity=\"simple\">\n  <name>Add the loader</name>\n  - Loader compiles -- verified by: `go build ./...`\n</task>\n" }
+  }
+  mock "mini_verify" {
+    outputs = [
+      { task_id = "01-01", pass = false, criteria_results = [{ criterion = "Loader compiles", status = "fail", evidence = "loader.go:3 -- syntax error" }], concerns = [], commands_run = ["go build ./... -> error"] },
+      { task_id = "01-01", pass = false, criteria_results = [{ criterion = "Loader compiles", status = "fail" }], concerns = [], commands_run = ["go build ./... -> error"] },
+      { task_id = "01-01", pass = false, criteria_results = [{ criterion = "Loader compiles", status = "fail" }], concerns = [], commands_run = ["go build ./... -> error"] },
+    ]
+  }
+  expect {
+    status = "completed"
+    visits = { execute_task = 1, mini_verify = 3, task_debug = 2, task_failed = 1, task_log = 0, verify = 1 }
+    output = {
+      tasks_completed = "0/1"
+      tasks_failed    = "1/1"
+      issues          = ["Task 01-01 FAILED: Task 01-01 still fails after 2 debug attempts: Loader compiles"]
+    }
+  }
+}
+
+test "more than 5 complex tasks is a split request" {
+  inputs = { phase_id = "6.3" }
+  mock "plan_tasks" {
+    output = { exists = true, content = "<task id=\"01-01\" type=\"auto\" complexity=\"complex\">\n  <name>Task 1</name>\n</task>\n<task id=\"01-02\" type=\"auto\" complexity=\"complex\">\n  <name>Task 2</name>\n</task>\n<task id=\"01-03\" type=\"auto\" complexity=\"complex\">\n  <name>Task 3</name>\n</task>\n<task id=\"01-04\" type=\"auto\" complexity=\"complex\">\n  <name>Task 4</name>\n</task>\n<task id=\"01-05\" type=\"auto\" complexity=\"complex\">\n  <name>Task 5</name>\n</task>\n<task id=\"01-06\" type=\"auto\" complexity=\"complex\">\n  <name>Task 6</name>\n</task>\n" }
+  }
+  expect {
+    status = "split_request"
+    visits = { execute = 0, execute_batch = 0, verify = 0, postmortem = 0 }
+    output = { status = "split_request", recommendation = "proceed", summary = "Phase scope too large. Recommending split." }
+  }
+}
+
+test "more than 8 tasks falls back to batch execution" {
+  inputs = { phase_id = "6.3" }
+  mock "plan_tasks" {
+    output = { exists = true, content = "<task id=\"01-01\" type=\"auto\" complexity=\"simple\">\n</task>\n<task id=\"01-02\" type=\"auto\" complexity=\"simple\">\n</task>\n<task id=\"01-03\" type=\"auto\" complexity=\"simple\">\n</task>\n<task id=\"01-04\" type=\"auto\" complexity=\"simple\">\n</task>\n<task id=\"01-05\" type=\"auto\" complexity=\"simple\">\n</task>\n<task id=\"01-06\" type=\"auto\" complexity=\"simple\">\n</task>\n<task id=\"01-07\" type=\"auto\" complexity=\"simple\">\n</task>\n<task id=\"01-08\" type=\"auto\" complexity=\"simple\">\n</task>\n<task id=\"01-09\" type=\"auto\" complexity=\"simple\">\n</task>\n" }
+  }
+  expect {
+    status = "completed"
+    visits = { execute = 0, execute_batch = 1, mini_verify = 0 }
+  }
+}
+
+test "unresolved human-verify checkpoint needs a person" {
+  inputs = { phase_id = "6.3" }
+  mock "plan_tasks" {
+    output = { exists = true, content = "<task id=\"02-01\" type=\"auto\" complexity=\"simple\">\n  <name>Add the panel</name>\n</task>\n<task id=\"02-02\" type=\"checkpoint:human-verify\" complexity=\"simple\">\n  <name>Check the drag</name>\n</task>\n" }
+  }
+  mock "verify" {
+    output = {
+      pass                  = true
+      automated_checks      = { compile = { status = true }, lint = { status = true } }
+      criteria_results      = []
+      commands_run          = ["npm run build -> ok"]
+      failures              = []
+      failure_categories    = []
+      autonomous_confidence = 4
+      deferral_evidence     = [{ criterion = "drag feels smooth", methods_attempted = ["read DragPanel.tsx"], why_insufficient = "animation timing" }]
+    }
+  }
+  expect {
+    status = "needs_human_verification"
+    output = { human_verify_justification = { checkpoint_task_id = "02-02", task_description = "Check the drag", auto_tasks_passed = 2, auto_tasks_total = 1 } }
+  }
+}
