@@ -94,7 +94,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		// apl help run is apl run --help.
 		args = append(slices.Clone(args[1:]), "--help")
 	}
-	e := &env{stdout: stdout, stderr: stderr, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}}
+	e := &env{stdout: stdout, stderr: stderr, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names(), Signatures: builtins.Funcs(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}}
 	if args[0] == completeCommand {
 		complete(stdout, e, args[1:])
 		return exitOK
