@@ -227,22 +227,6 @@ func (e *env) load(ref string) (*lang.Playbook, hcl.Diagnostics, error) {
 	return pb, diags, nil
 }
 
-func writeDiags(w io.Writer, pb *lang.Playbook, diags hcl.Diagnostics, extra ...map[string][]byte) {
-	width := 100
-	color := false
-	if f, ok := w.(*os.File); ok && isTerminal(f) {
-		color = os.Getenv("NO_COLOR") == ""
-	}
-	files := pb.Files()
-	for _, m := range extra {
-		for name, src := range m {
-			files[name] = &hcl.File{Bytes: src}
-		}
-	}
-	dw := hcl.NewDiagnosticTextWriter(w, files, uint(width), color)
-	dw.WriteDiagnostics(diags)
-}
-
 func countDiags(diags hcl.Diagnostics) string {
 	errs, warns := 0, 0
 	for _, d := range diags {
