@@ -13,32 +13,24 @@ type Declared struct {
 	Result cty.Type
 }
 
-var pathBytesType = cty.Object(map[string]cty.Type{"path": cty.String, "bytes": cty.Number})
-
-// declared describes every builtin of Funcs. A test keeps it complete.
-var declared = map[string]Declared{
-	"file.sha256":  {true, cty.Object(map[string]cty.Type{"sha256": cty.String, "size": cty.Number})},
-	"file.read":    {true, cty.Object(map[string]cty.Type{"content": cty.String, "exists": cty.Bool})},
-	"file.write":   {false, pathBytesType},
-	"file.append":  {false, pathBytesType},
-	"jsonl.append": {false, cty.Object(map[string]cty.Type{"path": cty.String})},
-	"json.read":    {true, cty.Object(map[string]cty.Type{"value": cty.DynamicPseudoType})},
-	"glob":         {true, cty.Object(map[string]cty.Type{"matches": cty.List(cty.String)})},
-
-	"git.head":         {true, cty.Object(map[string]cty.Type{"sha": cty.String, "branch": cty.String})},
-	"git.status":       {true, cty.Object(map[string]cty.Type{"clean": cty.Bool, "files": cty.List(statusFileType)})},
-	"git.diff_stat":    {true, cty.Object(map[string]cty.Type{"summary": cty.String, "files_changed": cty.Number, "insertions": cty.Number, "deletions": cty.Number})},
-	"git.log":          {true, cty.Object(map[string]cty.Type{"commits": cty.List(commitType)})},
-	"git.commit_range": {true, cty.Object(map[string]cty.Type{"commits": cty.List(cty.String)})},
-	"git.revert":       {false, cty.Object(map[string]cty.Type{"branch": cty.String, "reverted": cty.List(cty.String), "commit": cty.String})},
+// reads says, for every builtin of Funcs, whether it only reads. The
+// result types are the signatures' (signature.go). A test keeps it
+// complete.
+var reads = map[string]bool{
+	"file.sha256": true, "file.read": true, "file.write": false, "file.append": false,
+	"jsonl.append": false, "json.read": true, "glob": true,
+	"git.head": true, "git.status": true, "git.diff_stat": true, "git.log": true,
+	"git.commit_range": true, "git.revert": false,
 }
 
 // Declaration returns what the builtin name declares of itself. A builtin
 // it does not know (one a caller registered) is taken to write, with a
 // result of any type: the safe guess for a run that must change nothing.
 func Declaration(name string) Declared {
-	if d, ok := declared[name]; ok {
-		return d
+	sig, known := signatures[name]
+	r, ok := reads[name]
+	if !ok || !known {
+		return Declared{Result: cty.DynamicPseudoType}
 	}
-	return Declared{Result: cty.DynamicPseudoType}
+	return Declared{Reads: r, Result: sig.Result}
 }

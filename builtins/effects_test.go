@@ -16,11 +16,11 @@ import (
 func TestDeclaredComplete(t *testing.T) {
 	names := Funcs().Names()
 	for _, n := range names {
-		if _, ok := declared[n]; !ok {
+		if _, ok := reads[n]; !ok {
 			t.Errorf("builtin %q has no declaration", n)
 		}
 	}
-	for n := range declared {
+	for n := range reads {
 		if !slices.Contains(names, n) {
 			t.Errorf("declaration of %q, which is no builtin", n)
 		}

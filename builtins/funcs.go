@@ -34,8 +34,18 @@ func NewFuncs(opts FuncOptions) Registry {
 	if opts.Git == nil {
 		opts.Git = ExecGit{}
 	}
-	g := gitFuncs{git: opts.Git}
-	defs := map[string]funcDef{
+	defs := funcDefs(gitFuncs{git: opts.Git})
+	r := make(Registry, len(defs))
+	for name, d := range defs {
+		r[name] = d.bind(name)
+	}
+	return r
+}
+
+// funcDefs lists the builtins with their parameters; signatures describes
+// the same ones.
+func funcDefs(g gitFuncs) map[string]funcDef {
+	return map[string]funcDef{
 		"file.sha256":  {[]string{"path"}, fileSHA256},
 		"file.read":    {[]string{"path"}, fileRead},
 		"file.write":   {[]string{"path", "content", "mode"}, fileWrite},
@@ -51,11 +61,6 @@ func NewFuncs(opts FuncOptions) Registry {
 		"git.commit_range": {[]string{"from", "to"}, g.commitRange},
 		"git.revert":       {[]string{"from", "to", "branch", "message"}, g.revert},
 	}
-	r := make(Registry, len(defs))
-	for name, d := range defs {
-		r[name] = d.bind(name)
-	}
-	return r
 }
 
 // funcDef is a builtin before its argument checking is wrapped around it.

@@ -45,7 +45,7 @@ func (r *run) items(s *lang.Step) (map[string]*item, error) {
 		if v == nil {
 			list = nil
 		} else {
-			return nil, fmt.Errorf("for_each %q gave %T, not a list", fe.List.Source, v)
+			return nil, fmt.Errorf("for_each %q gave %s, not a list", fe.List.Source, lang.Kind(v))
 		}
 	}
 	items := map[string]*item{}
@@ -288,7 +288,7 @@ func evalKey(c *lang.Condition, env map[string]any) (string, error) {
 	case nil:
 		return "", fmt.Errorf("%q gave null", c.Source)
 	}
-	return "", fmt.Errorf("%q gave %T; a key is a string or a number", c.Source, v)
+	return "", fmt.Errorf("%q gave %s; a key is a string or a number", c.Source, lang.Kind(v))
 }
 
 func keyList(v any) ([]string, error) {
@@ -300,7 +300,7 @@ func keyList(v any) ([]string, error) {
 		if s, ok := v.(string); ok {
 			return []string{s}, nil
 		}
-		return nil, fmt.Errorf("want a list of keys, got %T", v)
+		return nil, fmt.Errorf("want a list of keys, got %s", lang.Kind(v))
 	}
 	out := make([]string, 0, len(list))
 	for _, x := range list {
@@ -312,7 +312,7 @@ func keyList(v any) ([]string, error) {
 		case int:
 			out = append(out, strconv.Itoa(x))
 		default:
-			return nil, fmt.Errorf("a key is a string or a number, not %T", x)
+			return nil, fmt.Errorf("a key is a string or a number, not %s", lang.Kind(x))
 		}
 	}
 	return out, nil
@@ -330,5 +330,5 @@ func toFloat(v any) (float64, error) {
 		}
 		return 0, nil
 	}
-	return 0, fmt.Errorf("want a number, got %T", v)
+	return 0, fmt.Errorf("want a number, got %s", lang.Kind(v))
 }

@@ -47,7 +47,7 @@ func (c *Condition) Eval(env map[string]any) (bool, error) {
 	}
 	b, ok := out.(bool)
 	if !ok {
-		return false, fmt.Errorf("condition returned %T, not bool", out)
+		return false, fmt.Errorf("the condition gave %s, not true or false", Kind(out))
 	}
 	return b, nil
 }
@@ -72,6 +72,11 @@ func (l *loader) decodeExprAttr(attr *hcl.Attribute, env *condEnv, asBool bool) 
 	c, diags := compileExpr(src, attr.Expr, env, asBool)
 	for _, d := range diags {
 		fixLineStart(d.Subject, l.sources[d.Subject.Filename])
+	}
+	if c != nil {
+		l.conds = append(l.conds, condRec{c, attr.Expr})
+	} else {
+		l.noteFailedRefs(src)
 	}
 	return c, diags
 }

@@ -36,6 +36,7 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 	l.stepBlocks = map[*Step]*hcl.Block{}
 	l.explicitNext = map[*Step]hcl.Range{}
 	l.gotoRanges = map[*Outcome]hcl.Range{}
+	l.badMax = map[*Outcome]bool{}
 	l.usedInputs = map[string]bool{}
 	l.envs = map[*Step]*condEnv{}
 	byType := map[string][]*hcl.Block{}
@@ -105,6 +106,7 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 
 	diags = append(diags, l.runRefChecks()...)
 	diags = append(diags, l.checkSessions()...)
+	diags = append(diags, l.checkAfterDecode()...)
 	diags = append(diags, l.buildGraph()...)
 	diags = append(diags, l.checkUnused()...)
 	return diags

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
@@ -126,9 +127,11 @@ func skipKnownBug(t *testing.T, file string) {
 	}
 }
 
-// fixtureLoader loads the fixtures with the agent package's driver schema,
-// as apl validate does, so that driver fixtures see what a run rejects.
-var fixtureLoader = &Loader{Drivers: agent.DriverSchema{}}
+// fixtureLoader loads the fixtures with the agent package's driver schema
+// and the builtins' signatures, as apl validate does, so that fixtures see
+// what a run rejects. It leaves out the builtins' names, so that fixtures
+// may call builtins of their own.
+var fixtureLoader = &Loader{Drivers: agent.DriverSchema{}, Signatures: builtins.Funcs()}
 
 // TestErrors loads every fixture in testdata/errors and compares the
 // diagnostics with the marks in its files: every mark must be matched and

@@ -199,6 +199,9 @@ func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allow
 		if !d.HasErrors() && v < 1 {
 			diags = append(diags, errDiag("Invalid max", "max is how many times the goto may be taken in one run; it must be at least 1.", a.Expr.Range()))
 		}
+		if d.HasErrors() || v < 1 {
+			l.badMax[o] = true
+		}
 		if c.Attributes["goto"] == nil {
 			diags = append(diags, errDiag("max without goto", "max caps a goto; this outcome has no goto to cap.", a.NameRange))
 		}
@@ -208,7 +211,7 @@ func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allow
 		if eb.Type != "on_exhausted" {
 			continue
 		}
-		if !allowExhausted || o.Max == 0 {
+		if !allowExhausted || o.Max == 0 && c.Attributes["max"] == nil {
 			diags = append(diags, errDiag("on_exhausted without max",
 				"on_exhausted says what happens once a capped goto was taken max times; set max on this outcome.", eb.DefRange))
 			continue

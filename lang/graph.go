@@ -134,6 +134,12 @@ func (l *loader) edges(s *Step) []*Edge {
 	return out
 }
 
+// capped reports whether an edge is a capped goto, or one whose max is
+// given but invalid (reported already).
+func (l *loader) capped(e *Edge) bool {
+	return e.Max > 0 || e.Kind == EdgeGoto && l.badMax[e.Rule.Outcome]
+}
+
 // checkCycles finds strongly connected components of the graph without its
 // capped edges (Tarjan): any cycle left there could run forever.
 func (l *loader) checkCycles(steps []*Step) hcl.Diagnostics {
@@ -150,7 +156,7 @@ func (l *loader) checkCycles(steps []*Step) hcl.Diagnostics {
 		stack = append(stack, s)
 		onStack[s] = true
 		for _, e := range s.Edges {
-			if e.Max > 0 {
+			if l.capped(e) {
 				continue
 			}
 			t := e.To
@@ -182,7 +188,7 @@ func (l *loader) checkCycles(steps []*Step) hcl.Diagnostics {
 	}
 	var diags hcl.Diagnostics
 	for _, scc := range sccs {
-		if d := cycleDiag(scc); d != nil {
+		if d := cycleDiag(scc, l.capped); d != nil {
 			diags = append(diags, d)
 		}
 	}
@@ -193,8 +199,8 @@ func (l *loader) checkCycles(steps []*Step) hcl.Diagnostics {
 // can loop: one of several steps, or one step going to itself. It looks at
 // the component's own steps only, so that checking every component of a
 // graph is linear (a chain is one component per step).
-func cycleDiag(scc []*Step) *hcl.Diagnostic {
-	if len(scc) == 1 && !slices.ContainsFunc(scc[0].Edges, func(e *Edge) bool { return e.Max == 0 && e.To == scc[0] }) {
+func cycleDiag(scc []*Step, capped func(*Edge) bool) *hcl.Diagnostic {
+	if len(scc) == 1 && !slices.ContainsFunc(scc[0].Edges, func(e *Edge) bool { return !capped(e) && e.To == scc[0] }) {
 		return nil
 	}
 	in := make(map[*Step]bool, len(scc))
@@ -210,7 +216,7 @@ func cycleDiag(scc []*Step) *hcl.Diagnostic {
 	for _, s := range scc {
 		names = append(names, s.Name)
 		for _, e := range s.Edges {
-			if e.Max == 0 && in[e.To] && e.To.Index <= s.Index && back == nil {
+			if !capped(e) && in[e.To] && e.To.Index <= s.Index && back == nil {
 				back = e
 			}
 		}

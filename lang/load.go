@@ -26,6 +26,10 @@ type Loader struct {
 	// Builtins names the builtins `call` blocks may use; nil skips the
 	// check.
 	Builtins []string
+	// Signatures gives the builtins' argument and result types
+	// (builtins.Registry), so that calls are checked against them and a
+	// call step's output is typed; nil skips those checks.
+	Signatures BuiltinSignatures
 	// DecodeAnswer decodes an agent's JSON answer against a returns type
 	// exactly as runs do (builtins/agent.Decode), so that test files reject
 	// a mocked agent output that a run would reject; nil leaves that check
@@ -168,6 +172,7 @@ func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hc
 		dir:         dir,
 		stdlib:      ld.Stdlib,
 		builtins:    ld.Builtins,
+		sigs:        ld.Signatures,
 		checkScript: ld.CheckScript,
 		drivers:     ld.Drivers,
 		stack:       ld.stack,
@@ -204,10 +209,27 @@ func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hc
 		diags = append(diags, d...)
 		bodies = append(bodies, content)
 	}
-	diags = append(diags, l.decode(bodies)...)
+	decoded := l.decode(bodies)
+	if diags.HasErrors() {
+		// A syntax error leaves blocks half read: what looks unused or
+		// unreachable then is noise around the one real problem.
+		decoded = errorsOnly(decoded)
+	}
+	diags = append(diags, decoded...)
 	l.pb.Sources = l.sources
 	l.pb.Hash = hashSources(l.sources)
 	return l.pb, dedupe(diags)
+}
+
+// errorsOnly drops warnings.
+func errorsOnly(diags hcl.Diagnostics) hcl.Diagnostics {
+	var out hcl.Diagnostics
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // loader holds the state of one load.
@@ -224,12 +246,15 @@ type loader struct {
 	refChecks          []refCheck
 	explicitNext       map[*Step]hcl.Range
 	builtins           []string
+	sigs               BuiltinSignatures
+	conds              []condRec // every compiled expr-lang expression, for the checks after decoding
 	checkScript        func([]string) (int, error)
 	drivers            DriverSchema
 	stack              []string
 	subs               *subCache // nil: loading from sources, nothing cached
 	usedInputs         map[string]bool
 	gotoRanges         map[*Outcome]hcl.Range
+	badMax             map[*Outcome]bool // max given but invalid: reported, and no cycle news
 	envs               map[*Step]*condEnv
 }
 

@@ -97,7 +97,7 @@ func (l *loader) loadSub(ref string) (*Playbook, hcl.Diagnostics) {
 	if r, ok := l.subs.loaded[canon]; ok {
 		return r.pb, r.diags
 	}
-	sub := &Loader{Stdlib: l.stdlib, Builtins: l.builtins, Drivers: l.drivers, stack: append(append([]string(nil), l.stack...), canon), subs: l.subs}
+	sub := &Loader{Stdlib: l.stdlib, Builtins: l.builtins, Signatures: l.sigs, Drivers: l.drivers, stack: append(append([]string(nil), l.stack...), canon), subs: l.subs}
 	pb, diags := sub.Load(ref)
 	l.subs.loaded[canon] = subLoad{pb, diags}
 	return pb, diags

@@ -95,7 +95,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		// apl help run is apl run --help.
 		args = append(slices.Clone(args[1:]), "--help")
 	}
-	e := &env{stdout: stdout, stderr: stderr, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}}
+	e := &env{stdout: stdout, stderr: stderr, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names(), Signatures: builtins.Funcs(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}}
 	if args[0] == completeCommand {
 		complete(stdout, e, args[1:])
 		return exitOK
@@ -226,22 +226,6 @@ func (e *env) load(ref string) (*lang.Playbook, hcl.Diagnostics, error) {
 		return nil, nil, exitWith(exitUsage, fmt.Errorf("%s: %s", ref, countDiags(diags)))
 	}
 	return pb, diags, nil
-}
-
-func writeDiags(w io.Writer, pb *lang.Playbook, diags hcl.Diagnostics, extra ...map[string][]byte) {
-	width := 100
-	color := false
-	if f, ok := w.(*os.File); ok && isTerminal(f) {
-		color = os.Getenv("NO_COLOR") == ""
-	}
-	files := pb.Files()
-	for _, m := range extra {
-		for name, src := range m {
-			files[name] = &hcl.File{Bytes: src}
-		}
-	}
-	dw := hcl.NewDiagnosticTextWriter(w, files, uint(width), color)
-	dw.WriteDiagnostics(diags)
 }
 
 func countDiags(diags hcl.Diagnostics) string {

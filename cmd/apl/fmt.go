@@ -78,8 +78,7 @@ func (c *fmtCmd) Run(e *env) error {
 }
 
 func writeDiagsSrc(e *env, name string, src []byte, diags hcl.Diagnostics) {
-	dw := hcl.NewDiagnosticTextWriter(e.stderr, map[string]*hcl.File{name: {Bytes: src}}, 100, false)
-	dw.WriteDiagnostics(diags)
+	writeFileDiags(e.stderr, map[string]*hcl.File{name: {Bytes: src}}, diags)
 }
 
 func hclFiles(paths []string) ([]string, error) {

@@ -87,7 +87,7 @@ func (c *validateCmd) Run(e *env) error {
 		results = append(results, res)
 		sarif.add(p, diags)
 		if !asJSON && !asSARIF {
-			writeLocatedDiags(e.stdout, pb, diags, tests)
+			writeDiags(e.stdout, pb, diags, tests)
 			fmt.Fprintf(e.stdout, "%s: %s\n", p, summaryLine(pb, diags))
 		}
 	}

@@ -11,8 +11,9 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
-// writeLocatedDiags prints diagnostics as writeDiags does, with a snippet,
-// but each starts with its place as FILE:LINE:COL, the form editors and CI
+// writeDiags prints diagnostics, every command's the same way: each with a
+// snippet of the playbook (pb's files and extra ones, such as test files),
+// and starting with its place as FILE:LINE:COL, the form editors and CI
 // problem matchers jump to:
 //
 //	bad.hcl:14:14: Error: Reference to undeclared step
@@ -20,16 +21,22 @@ import (
 //	  14:       goto = "plna"
 //
 //	There is no step named "plna". Did you mean "plan"?
-func writeLocatedDiags(w io.Writer, pb *lang.Playbook, diags hcl.Diagnostics, extra ...map[string][]byte) {
-	color := false
-	if f, ok := w.(*os.File); ok && isTerminal(f) {
-		color = os.Getenv("NO_COLOR") == ""
-	}
+func writeDiags(w io.Writer, pb *lang.Playbook, diags hcl.Diagnostics, extra ...map[string][]byte) {
 	files := pb.Files()
 	for _, m := range extra {
 		for name, src := range m {
 			files[name] = &hcl.File{Bytes: src}
 		}
+	}
+	writeFileDiags(w, files, diags)
+}
+
+// writeFileDiags is writeDiags for files that are not a playbook's, such
+// as those apl fmt reads.
+func writeFileDiags(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnostics) {
+	color := false
+	if f, ok := w.(*os.File); ok && isTerminal(f) {
+		color = os.Getenv("NO_COLOR") == ""
 	}
 	for _, d := range diags {
 		var buf bytes.Buffer

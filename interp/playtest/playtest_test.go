@@ -220,7 +220,7 @@ test "agent without mock" {
 
 func load(t *testing.T) (*lang.Playbook, map[string]*lang.Test) {
 	t.Helper()
-	ld := &lang.Loader{Builtins: builtins.Funcs().Names(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}
+	ld := &lang.Loader{Builtins: builtins.Funcs().Names(), Signatures: builtins.Funcs(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}
 	pb, diags := ld.LoadSources(map[string][]byte{"loop.hcl": []byte(loopPlaybook)}, ".")
 	if diags.HasErrors() {
 		t.Fatal(diags)

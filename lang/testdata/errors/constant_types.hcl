@@ -29,9 +29,9 @@ step "s" {
   gate {
     rule "again" {
       when = "steps.s.attempts < 3"
-      goto = "s" # ERROR: Unbounded cycle
+      goto = "s"
       max  = "three" # ERROR: Incorrect attribute value type
-      on_exhausted { # ERROR: on_exhausted without max
+      on_exhausted {
         fail = "halt"
       }
     }

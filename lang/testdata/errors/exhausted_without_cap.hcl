@@ -26,9 +26,9 @@ step "check" {
       fail = "halt"
     }
     otherwise {
-      goto = "plan" # ERROR: Unbounded cycle
+      goto = "plan"
       max  = 0 # ERROR: Invalid max
-      on_exhausted { # ERROR: on_exhausted without max
+      on_exhausted {
         fail = "halt"
       }
     }

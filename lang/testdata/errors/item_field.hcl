@@ -1,0 +1,33 @@
+playbook "item_field" {
+  description = "A misspelt field of a for_each item or of a for expression's variable."
+}
+
+step "plan" {
+  returns = object({
+    tasks = list(object({ id = string, title = string }))
+  })
+  agent "planner" {
+    prompt = "Plan."
+  }
+}
+
+step "work" {
+  for_each = "steps.plan.output.tasks"
+  key      = "item.id"
+
+  step "do" {
+    shell {
+      script = "echo ${item.titel}" # ERROR: Unsupported attribute
+    }
+  }
+}
+
+step "report" {
+  agent "planner" {
+    prompt = "Tasks: ${join(", ", [for t in steps.plan.output.tasks : t.idd])}" # ERROR: Unsupported attribute
+  }
+}
+
+agent "planner" {
+  type = "claude-code"
+}
