@@ -3,6 +3,7 @@ package interp
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/lang"
@@ -130,12 +131,13 @@ func (r *run) visitSteps(f *frame, refs stepRefs, fn func(name string, rec *Step
 // stepsValue is steps as HCL sees it in frame f, for the steps refs name.
 func (r *run) stepsValue(f *frame, refs stepRefs) cty.Value {
 	m := map[string]cty.Value{}
-	r.visitSteps(f, refs, func(name string, rec *StepRecord, out cty.Value) { m[name] = stepValue(rec, out) })
+	r.visitSteps(f, refs, func(name string, rec *StepRecord, out cty.Value) { m[name] = stepValue(rec, out, r.rawValue(rec)) })
 	return cty.ObjectVal(m)
 }
 
-// stepValue is what expressions see of a step: its record and output.
-func stepValue(rec *StepRecord, out cty.Value) cty.Value {
+// stepValue is what expressions see of a step: its record, its output
+// and the text of its last agent answer (raw, null for other steps).
+func stepValue(rec *StepRecord, out, raw cty.Value) cty.Value {
 	if out == cty.NilVal {
 		out = cty.NullVal(cty.DynamicPseudoType)
 	}
@@ -143,14 +145,34 @@ func stepValue(rec *StepRecord, out cty.Value) cty.Value {
 	if rec.ExitCode != nil {
 		exit = cty.NumberIntVal(int64(*rec.ExitCode))
 	}
+	cost := cty.NullVal(cty.Number)
+	if rec.CostUSD != nil {
+		cost = cty.NumberFloatVal(*rec.CostUSD)
+	}
 	return cty.ObjectVal(map[string]cty.Value{
 		"status":     cty.StringVal(rec.Status),
 		"attempts":   cty.NumberIntVal(int64(rec.Attempts)),
 		"duration_s": cty.NumberFloatVal(rec.DurationS),
 		"error":      cty.StringVal(rec.Error),
+		"error_kind": cty.StringVal(rec.ErrorKind),
 		"exit_code":  exit,
+		"started_at": timeValue(rec.StartedAt),
+		"ended_at":   timeValue(rec.CompletedAt),
+		"tokens":     cty.NumberIntVal(int64(rec.Tokens)),
+		"cost_usd":   cost,
+		"model":      cty.StringVal(rec.Model),
+		"raw":        raw,
 		"output":     out,
 	})
+}
+
+// timeValue is a time as expressions see it: an RFC 3339 string, null
+// when unset.
+func timeValue(t *time.Time) cty.Value {
+	if t == nil {
+		return cty.NullVal(cty.String)
+	}
+	return cty.StringVal(t.Format(time.RFC3339))
 }
 
 func (r *run) runValue() cty.Value {
@@ -180,7 +202,7 @@ func (r *run) exprEnv(f *frame, conds ...*lang.Condition) map[string]any {
 	}
 	steps := map[string]any{}
 	r.visitSteps(f, refs, func(name string, rec *StepRecord, out cty.Value) {
-		steps[name] = lang.ExprFields(stepValue(rec, out), lang.StepFields)
+		steps[name] = lang.ExprFields(stepValue(rec, out, r.rawValue(rec)), lang.StepFields)
 	})
 	env := map[string]any{
 		lang.RootInputs: r.inputsGo(),

@@ -18,6 +18,9 @@ type outcome struct {
 	// recommendation and reason say why a frame failed or finished.
 	recommendation string
 	reason         string
+	// errorKind classifies the failure of an outFail or outTrip (one of
+	// agent.Kinds).
+	errorKind string
 	// waiting is the decision an outWait needs.
 	waiting *Waiting
 	// err is why apl itself cannot go on (outAbort): the state could not
@@ -84,6 +87,9 @@ func (o outcome) stops() bool {
 // trip is a run-wide cap or the circuit breaker tripping: it stops the
 // run even where a step's failure would not (continue_on_error, inside a
 // for_each item).
-type trip struct{ msg string }
+type trip struct {
+	msg  string
+	kind string // one of agent.Kinds: budget for caps
+}
 
 func (t *trip) String() string { return t.msg }

@@ -55,6 +55,9 @@ type run struct {
 	inputsGoCache any
 	outputs       map[string]cty.Value
 	vars          map[string]cty.Value
+	// raws are the whole texts of the agent answers this process saw, by
+	// record (StepRecord.RawFile has them on disk).
+	raws map[*StepRecord]string
 	// changes are the records changed since the last checkpoint.
 	changes  changes
 	label    string
@@ -156,7 +159,7 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (*R
 // newRun prepares a run of pb on a local host; Start and Resume give it
 // its state and store.
 func newRun(pb *lang.Playbook, opts Options) (*run, *localHost, error) {
-	r := &run{pb: pb, opts: opts, outputs: map[string]cty.Value{}, vars: map[string]cty.Value{},
+	r := &run{pb: pb, opts: opts, outputs: map[string]cty.Value{}, vars: map[string]cty.Value{}, raws: map[*StepRecord]string{},
 		itemOutputs: map[string]map[string]map[string]cty.Value{}}
 	r.workdir = opts.Workdir
 	if r.workdir == "" {

@@ -97,8 +97,11 @@ type StepRecord struct {
 	// OutputFile holds the output instead of Output when it is large: the
 	// path of an artifact in the run directory, so that the state (written
 	// after every transition) stays small.
-	OutputFile  string     `json:"output_file,omitempty"`
-	Error       string     `json:"error,omitempty"`
+	OutputFile string `json:"output_file,omitempty"`
+	Error      string `json:"error,omitempty"`
+	// ErrorKind classifies Error: one of agent.Kinds, "" without an
+	// error.
+	ErrorKind   string     `json:"error_kind,omitempty"`
 	ExitCode    *int       `json:"exit_code,omitempty"`
 	SkipReason  string     `json:"skip_reason,omitempty"`
 	StartedAt   *time.Time `json:"started_at,omitempty"`
@@ -106,6 +109,13 @@ type StepRecord struct {
 	DurationS   float64    `json:"duration_s"`
 	Tokens      int        `json:"tokens,omitempty"`
 	CostUSD     *float64   `json:"cost_usd,omitempty"`
+	// Model is the model the last agent call used: as its driver reported
+	// it, else as the step asked for it.
+	Model string `json:"model,omitempty"`
+	// RawFile is the artifact holding the last agent answer's whole text
+	// (steps.NAME.raw). The text itself stays out of the state, which is
+	// rewritten after every transition; a run keeps it in memory.
+	RawFile string `json:"raw_file,omitempty"`
 }
 
 // Waiting is a decision a paused run needs from a person.

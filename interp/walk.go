@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -58,7 +59,7 @@ func (r *run) walkMain(ctx context.Context) outcome {
 		o := r.step(runCtx, top, s)
 		if o.kind == outInterrupt && ctx.Err() == nil && runCtx.Err() != nil {
 			// The wall clock ran out, not the user's patience.
-			o = r.tripped(top, s, &trip{fmt.Sprintf("limits.timeout: the run took longer than %s", r.pb.Limits.Timeout)}, s.Name)
+			o = r.tripped(top, s, &trip{fmt.Sprintf("limits.timeout: the run took longer than %s", r.pb.Limits.Timeout), agent.KindTimeout}, s.Name)
 		}
 		switch o.kind {
 		case outNext:

@@ -39,7 +39,14 @@ var StepFields = map[string]Field{
 	"attempts":   {Type: cty.Number, Whole: true},
 	"duration_s": {Type: cty.Number},
 	"error":      {Type: cty.String},
+	"error_kind": {Type: cty.String},
 	"exit_code":  {Type: cty.Number, Whole: true},
+	"started_at": {Type: cty.String},
+	"ended_at":   {Type: cty.String},
+	"tokens":     {Type: cty.Number, Whole: true},
+	"cost_usd":   {Type: cty.Number},
+	"model":      {Type: cty.String},
+	"raw":        {Type: cty.String},
 }
 
 // RunFields are the attributes of run.

@@ -91,8 +91,8 @@ func (h *httpDriver) post(ctx context.Context, headers map[string]string, body [
 				return last, h.transportError(ctx, err, secrets)
 			}
 			if attempt >= h.retry.Max {
-				return last, fmt.Errorf("driver %s: %s after %d attempts: %s", h.kind, transientCause(err), attempt,
-					redact(err.Error(), secrets))
+				return last, &unavailableError{fmt.Errorf("driver %s: %s after %d attempts: %s", h.kind, transientCause(err), attempt,
+					redact(err.Error(), secrets))}
 			}
 			if err := h.wait(ctx, attempt, ""); err != nil {
 				return last, h.transportError(ctx, err, secrets)
@@ -108,14 +108,14 @@ func (h *httpDriver) post(ctx context.Context, headers map[string]string, body [
 			if retryable {
 				tries = fmt.Sprintf(" after %d attempts", attempt)
 			}
-			return last, fmt.Errorf("driver %s: HTTP %d%s: %s", h.kind, resp.StatusCode, tries,
-				redact(apiMessage(last), secrets))
+			return last, &StatusError{resp.StatusCode, fmt.Errorf("driver %s: HTTP %d%s: %s", h.kind, resp.StatusCode, tries,
+				redact(apiMessage(last), secrets))}
 		}
 		if err := h.wait(ctx, attempt, resp.Header.Get("Retry-After")); err != nil {
 			if errors.Is(err, errWaitTooLong) {
 				// Waiting would only end in a timeout; say what happened.
-				return last, fmt.Errorf("driver %s: HTTP %d, and %s: %s",
-					h.kind, resp.StatusCode, err, redact(apiMessage(last), secrets))
+				return last, &StatusError{resp.StatusCode, fmt.Errorf("driver %s: HTTP %d, and %s: %s",
+					h.kind, resp.StatusCode, err, redact(apiMessage(last), secrets))}
 			}
 			return last, h.transportError(ctx, err, secrets)
 		}
@@ -194,7 +194,7 @@ func (h *httpDriver) transportError(ctx context.Context, err error, secrets []st
 	if ctx.Err() != nil {
 		return fmt.Errorf("driver %s: %w", h.kind, ctx.Err())
 	}
-	return fmt.Errorf("driver %s: %s", h.kind, redact(err.Error(), secrets))
+	return &unavailableError{fmt.Errorf("driver %s: %s", h.kind, redact(err.Error(), secrets))}
 }
 
 // withTimeout bounds a call, all its attempts included.
