@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+	"github.com/zclconf/go-cty/cty/function"
 )
 
 // What expressions see of the run — inputs, steps, run, vars and item —
@@ -62,7 +63,16 @@ func (r *run) evalCtx(f *frame, extra map[string]cty.Value, exprs ...hcl.Express
 	for k, v := range extra {
 		vars[k] = v
 	}
-	return &hcl.EvalContext{Variables: vars, Functions: lang.Functions()}
+	return &hcl.EvalContext{Variables: vars, Functions: r.functions()}
+}
+
+// functions are the HCL functions of the run: timestamp() reads the
+// host's clock and uuid() the host's UUIDs.
+func (r *run) functions() map[string]function.Function {
+	if r.hclFuncs == nil {
+		r.hclFuncs = lang.RunFunctions(lang.Impure{Now: r.now, UUID: r.host.uuid})
+	}
+	return r.hclFuncs
 }
 
 // stepRefs are the steps some expressions read: by name, or all of them.

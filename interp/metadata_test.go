@@ -2,9 +2,11 @@ package interp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -128,5 +130,32 @@ output {
 		} else if !strings.HasPrefix(res.Reason, "unavailable: ") && !strings.HasPrefix(res.Reason, "rate_limited: ") {
 			t.Errorf("reason %q", res.Reason)
 		}
+	}
+}
+
+// TestImpureFunctionsReadTheHost checks that timestamp() reads the run's
+// clock and uuid() gives a version 4 UUID.
+func TestImpureFunctionsReadTheHost(t *testing.T) {
+	pb := load(t, `
+playbook "f" {}
+step "s" {
+  shell { command = ["echo", timestamp()] }
+}
+output {
+  at = trimspace(steps.s.output)
+  id = uuid()
+}
+`)
+	clock := time.Date(2026, 11, 23, 10, 0, 0, 0, time.FixedZone("CET", 3600))
+	res, _ := startWith(t, pb, Options{Clock: func() time.Time { return clock }})
+	var out struct{ At, ID string }
+	if err := json.Unmarshal(res.OutputJSON, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.At != "2026-11-23T09:00:00Z" {
+		t.Errorf("timestamp() = %q", out.At)
+	}
+	if !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(out.ID) {
+		t.Errorf("uuid() = %q", out.ID)
 	}
 }

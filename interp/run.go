@@ -13,6 +13,7 @@ import (
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/lang"
 	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
 )
 
 // ErrInterrupted is returned when the run's context was cancelled (SIGINT,
@@ -58,6 +59,8 @@ type run struct {
 	// raws are the whole texts of the agent answers this process saw, by
 	// record (StepRecord.RawFile has them on disk).
 	raws map[*StepRecord]string
+	// hclFuncs are the functions HCL expressions call (functions).
+	hclFuncs map[string]function.Function
 	// changes are the records changed since the last checkpoint.
 	changes  changes
 	label    string

@@ -111,7 +111,10 @@ func compileExpr(src string, holder hcl.Expression, env *condEnv, asBool bool) (
 	if err != nil {
 		return nil, hcl.Diagnostics{exprDiag("Invalid condition", src, err, holder, env, nil)}
 	}
-	opts := []expr.Option{env.option()}
+	// now() would make routing depend on when a run happens to take a
+	// step, and a resumed run could take another path: conditions read
+	// time only through the run's records (steps.NAME.started_at).
+	opts := []expr.Option{env.option(), expr.DisableBuiltin("now")}
 	if asBool {
 		opts = append(opts, expr.AsBool())
 	}
