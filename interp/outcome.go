@@ -5,7 +5,7 @@ import "fmt"
 // An outcome is what running one step came to, as the walk of its frame
 // applies it. Steps never write the run's or the item's status
 // themselves: they return an outcome, and one loop per frame (walkMain,
-// walkOnFailure, walkItem) applies it; for an item, the scheduler
+// walkEnding, walkItem) applies it; for an item, the scheduler
 // applies the item's final outcome to the run. The set is closed.
 type outcome struct {
 	kind outcomeKind

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -253,10 +254,10 @@ func (r *run) statePath(warnings *[]error) (string, error) {
 	return p, nil
 }
 
-// topSteps are the steps with one record in the run: main and
-// on_failure steps, not the bodies of for_each steps.
+// topSteps are the steps with one record in the run: main, on_failure
+// and finally steps, not the bodies of for_each steps.
 func (r *run) topSteps() []*lang.Step {
-	return append(append([]*lang.Step(nil), r.pb.Steps...), r.pb.OnFailure...)
+	return slices.Concat(r.pb.Steps, r.pb.OnFailure, r.pb.Finally)
 }
 
 func (r *run) elapsed() time.Duration { return r.elapsed0 + r.now().Sub(r.started) }

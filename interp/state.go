@@ -80,6 +80,10 @@ type Meta struct {
 	// began; OnFailureStep is the next of them to run.
 	OnFailure     bool   `json:"on_failure,omitempty"`
 	OnFailureStep string `json:"on_failure_step,omitempty"`
+	// Finally is set once the run ended (after any on_failure steps) and
+	// its finally steps began; FinallyStep is the next of them to run.
+	Finally     bool   `json:"finally,omitempty"`
+	FinallyStep string `json:"finally_step,omitempty"`
 	// EventsArchived counts the oldest events moved out of the state into
 	// the events archive (ReadEvents reads both).
 	EventsArchived int `json:"events_archived,omitempty"`

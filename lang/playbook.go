@@ -38,9 +38,11 @@ type Playbook struct {
 	Agents  map[string]*Agent
 	Drivers map[string]*Driver
 	// Steps are the main steps in declared order; OnFailure the steps run
-	// when the run fails.
+	// when the run fails; Finally the steps run after every ending, after
+	// OnFailure.
 	Steps     []*Step
 	OnFailure []*Step
+	Finally   []*Step
 	Output    *Output
 
 	Limits         *Limits         // nil: no run caps
@@ -75,7 +77,8 @@ func (p *Playbook) Step(name string) *Step { return p.steps[name] }
 // Input returns the input with the given name, or nil.
 func (p *Playbook) Input(name string) *Input { return p.inputs[name] }
 
-// AllSteps returns every step: main, on_failure and for_each bodies.
+// AllSteps returns every step: main, on_failure, finally and for_each
+// bodies.
 func (p *Playbook) AllSteps() []*Step {
 	var out []*Step
 	var walk func([]*Step)
@@ -89,6 +92,7 @@ func (p *Playbook) AllSteps() []*Step {
 	}
 	walk(p.Steps)
 	walk(p.OnFailure)
+	walk(p.Finally)
 	return out
 }
 
@@ -102,6 +106,18 @@ func (p *Playbook) ProgressSteps() []*Step {
 		}
 	}
 	return out
+}
+
+// ExitCodeOf returns the exit code of a run that ended with status and,
+// for a failed run, the fail value (recommendation) it failed with: the
+// exit_codes entry of the fail value, else ExitCode(status).
+func (p *Playbook) ExitCodeOf(status, failValue string) int {
+	if status == "failed" && failValue != "" {
+		if c, ok := p.ExitCodes[failValue]; ok {
+			return c
+		}
+	}
+	return p.ExitCode(status)
 }
 
 // ExitCode returns the exit code for a final run status: the playbook's
@@ -152,6 +168,11 @@ func (p *Playbook) String() string {
 	}
 	for _, s := range p.OnFailure {
 		b.WriteString("on_failure ")
+		b.WriteString(s.String())
+		b.WriteByte('\n')
+	}
+	for _, s := range p.Finally {
+		b.WriteString("finally ")
 		b.WriteString(s.String())
 		b.WriteByte('\n')
 	}
@@ -236,4 +257,63 @@ func decodeExitCodes(v cty.Value, a *hcl.Attribute) (map[string]int, hcl.Diagnos
 		codes[k.AsString()] = int(n)
 	}
 	return codes, nil
+}
+
+// checkExitCodes warns, when the playbook declares exit_codes, about the
+// constant finish and fail values of the run's gates that no entry maps:
+// a finish status without one exits 1 like a failure, and a fail value
+// without one exits as "failed" does. Unmapped fail values are fine once
+// "failed" is mapped; an item's finish and fail (inside a for_each body)
+// and the on_failure and finally steps' do not end the run, so they are
+// not checked.
+func (l *loader) checkExitCodes() hcl.Diagnostics {
+	codes := l.pb.ExitCodes
+	if len(codes) == 0 {
+		return nil
+	}
+	var diags hcl.Diagnostics
+	check := func(e hcl.Expression, what string) {
+		if e == nil {
+			return
+		}
+		v, d := e.Value(nil)
+		if d.HasErrors() || v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
+			return
+		}
+		name := v.AsString()
+		if _, ok := codes[name]; ok || name == "completed" || name == "failed" {
+			return
+		}
+		if _, ok := codes["failed"]; ok && what == "fail" {
+			return
+		}
+		exit := "exits 1, as a failure does"
+		if what == "fail" {
+			exit = "exits 1, as any failure without an exit code does"
+		}
+		diags = append(diags, warnDiag("Status without an exit code",
+			fmt.Sprintf("The playbook declares exit_codes, but none for %s = %q, so a run that ends this way %s. Add %s = N to exit_codes.",
+				what, name, exit, name), e.Range()))
+	}
+	var outcome func(o *Outcome)
+	outcome = func(o *Outcome) {
+		if o == nil {
+			return
+		}
+		check(o.Finish, "finish")
+		check(o.Fail, "fail")
+		outcome(o.Exhausted)
+	}
+	for _, s := range l.pb.Steps {
+		if s.Gate == nil {
+			continue
+		}
+		for _, r := range s.Gate.Rules {
+			outcome(r.Outcome)
+		}
+		if s.Gate.Otherwise != nil {
+			outcome(s.Gate.Otherwise.Outcome)
+		}
+	}
+	return diags
 }
