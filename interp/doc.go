@@ -58,7 +58,8 @@
 //
 // # What expressions see
 //
-// inputs, steps, run, vars and item are derived from the run's records
-// when an expression is evaluated, for the steps it reads (eval.go), with
-// one derivation for both languages and no caches to keep in step.
+// inputs, steps, run, vars, item and the playbook's locals are derived
+// from the run's records when an expression is evaluated, for the steps
+// and locals it reads (eval.go), with one derivation for both languages
+// and no caches to keep in step.
 package interp

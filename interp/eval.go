@@ -29,14 +29,18 @@ import (
 func (r *run) evalCtx(f *frame, extra map[string]cty.Value, exprs ...hcl.Expression) *hcl.EvalContext {
 	need := map[string]bool{}
 	var refs stepRefs
+	var locals []string
 	for _, e := range exprs {
 		if e == nil {
 			continue
 		}
 		for _, tr := range e.Variables() {
 			need[tr.RootName()] = true
-			if tr.RootName() == lang.RootSteps {
+			switch tr.RootName() {
+			case lang.RootSteps:
 				refs.addTraversal(tr)
+			case lang.RootLocal:
+				locals = append(locals, localName(tr))
 			}
 		}
 	}
@@ -57,6 +61,9 @@ func (r *run) evalCtx(f *frame, extra map[string]cty.Value, exprs ...hcl.Express
 	if all || need[lang.RootVars] {
 		vars[lang.RootVars] = cty.ObjectVal(r.vars)
 	}
+	if _, given := extra[lang.RootLocal]; !given && (all || need[lang.RootLocal]) {
+		vars[lang.RootLocal] = r.localsValue(locals, all)
+	}
 	if f != nil && f.item != nil {
 		vars[lang.RootItem] = f.item.value
 	}
@@ -73,6 +80,54 @@ func (r *run) functions() map[string]function.Function {
 		r.hclFuncs = lang.RunFunctions(lang.Impure{Now: r.now, UUID: r.host.uuid})
 	}
 	return r.hclFuncs
+}
+
+// localsValue is local as expressions see it: the locals names, with
+// those they read, or all of them. A local is derived like everything
+// else here, from the run's records when it is read; one whose
+// expression fails (it reads the output of a step that has not run) is
+// null.
+func (r *run) localsValue(names []string, all bool) cty.Value {
+	want := map[string]bool{}
+	var add func(name string)
+	add = func(name string) {
+		lv := r.pb.Local(name)
+		if lv == nil || want[name] {
+			return
+		}
+		want[name] = true
+		for _, tr := range lv.Expr.Variables() {
+			if tr.RootName() == lang.RootLocal {
+				add(localName(tr))
+			}
+		}
+	}
+	for _, n := range names {
+		all = all || n == "" // local[expr]: any of them
+		add(n)
+	}
+	m := map[string]cty.Value{}
+	for _, lv := range r.pb.Locals { // each after those it reads
+		if !all && !want[lv.Name] {
+			continue
+		}
+		v, diags := lv.Expr.Value(r.evalCtx(r.top(), map[string]cty.Value{lang.RootLocal: cty.ObjectVal(m)}, lv.Expr))
+		if diags.HasErrors() {
+			v = cty.NullVal(lv.Type)
+		}
+		m[lv.Name] = v
+	}
+	return cty.ObjectVal(m)
+}
+
+// localName is the NAME of a traversal local.NAME..., "" if it has none.
+func localName(tr hcl.Traversal) string {
+	if len(tr) > 1 {
+		if a, ok := tr[1].(hcl.TraverseAttr); ok {
+			return a.Name
+		}
+	}
+	return ""
 }
 
 // stepRefs are the steps some expressions read: by name, or all of them.
@@ -219,6 +274,12 @@ func (r *run) exprEnv(f *frame, conds ...*lang.Condition) map[string]any {
 		lang.RootSteps:  steps,
 		lang.RootRun:    lang.ExprFields(r.runValue(), lang.RunFields),
 		lang.RootVars:   goValue(cty.ObjectVal(r.vars)),
+	}
+	for _, c := range conds {
+		if c != nil && c.Locals {
+			env[lang.RootLocal] = goValue(r.localsValue(nil, true))
+			break
+		}
 	}
 	if f != nil && f.item != nil {
 		env[lang.RootItem] = goValue(f.item.value)

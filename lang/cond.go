@@ -31,6 +31,8 @@ type Condition struct {
 	// steps as a whole or by a computed name.
 	Steps    []string
 	AllSteps bool
+	// Locals is set when the expression reads local values.
+	Locals bool
 }
 
 // Value runs the expression against env and returns what it yields.
@@ -124,6 +126,10 @@ func compileExpr(src string, holder hcl.Expression, env *condEnv, asBool bool) (
 	}
 	c := &Condition{Source: src, Program: prog, Range: rng}
 	c.Steps, c.AllSteps = stepRefs(tree.Node)
+	c.Locals = ast.Find(tree.Node, func(n ast.Node) bool {
+		id, ok := n.(*ast.IdentifierNode)
+		return ok && id.Value == RootLocal
+	}) != nil
 	return c, nil
 }
 

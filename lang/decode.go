@@ -22,6 +22,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "output"},
 		{Type: "on_failure"},
 		{Type: "finally"},
+		{Type: "locals"},
 		{Type: "limits"},
 		{Type: "circuit_breaker"},
 		{Type: "state"},
@@ -90,6 +91,7 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 			diags = append(diags, l.declareSection(b, sec.sec)...)
 		}
 	}
+	diags = append(diags, l.declareLocals(byType["locals"])...)
 	// Bodies of for_each steps come after their for_each step in
 	// AllSteps, whose list expression fixes the item type their
 	// environment needs.

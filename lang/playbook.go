@@ -43,7 +43,9 @@ type Playbook struct {
 	Steps     []*Step
 	OnFailure []*Step
 	Finally   []*Step
-	Output    *Output
+	// Locals are the playbook's local values, each after those it reads.
+	Locals []*Local
+	Output *Output
 
 	Limits         *Limits         // nil: no run caps
 	CircuitBreaker *CircuitBreaker // nil: none
@@ -67,6 +69,7 @@ type Playbook struct {
 
 	steps  map[string]*Step
 	inputs map[string]*Input
+	locals map[string]*Local
 	// decodeAnswer is the Loader's DecodeAnswer, for test files.
 	decodeAnswer func([]byte, cty.Type) error
 }
