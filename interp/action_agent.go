@@ -102,6 +102,11 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 		r.artifact(s, base+".stderr", resp.Stderr)
 	}
 	r.account(rec, resp)
+	rec.Model = resp.Model
+	if rec.Model == "" {
+		rec.Model = req.Model
+	}
+	r.keepRaw(s, rec, base, resp, artifact)
 	span := Span{Step: s.Name, Item: f.key(), Action: "agent_spawn", Attempt: req.Attempt, Artifact: artifact,
 		InputSummary: a.Agent.Type + ": " + req.Prompt, OutputSummary: resp.Text, SessionID: req.SessionID}
 	if resp.SessionID != "" {
@@ -133,7 +138,7 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 		bd, err := agent.EnforceBudget(text, agent.Budget{MaxResponseLines: b.MaxResponseLines, MaxSummaryLines: b.MaxSummaryLines, Enforcement: string(b.Enforcement)})
 		if err != nil {
 			r.trace(span, start, err)
-			return answer{result: result{err: fmt.Errorf("budget %q: %w", b.Name, err)}}
+			return answer{result: result{err: withKind(agent.KindBudget, fmt.Errorf("budget %q: %w", b.Name, err))}}
 		}
 		if bd.Cut {
 			r.event(r.stepEvent(f, s, Event{Type: EventBudgetEnforced,
@@ -149,7 +154,7 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	if strings.TrimSpace(text) == "" && len(resp.Structured) == 0 {
 		// Nothing to extract JSON from, and asking again rarely helps an
 		// agent that printed nothing.
-		err := errors.New("the agent printed nothing on stdout")
+		err := withKind(agent.KindNoJSON, errors.New("the agent printed nothing on stdout"))
 		r.trace(span, start, err)
 		return answer{result: result{err: err}}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/lang"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -93,7 +94,7 @@ func (r *run) shellAction(ctx context.Context, f *frame, s *lang.Step, a *lang.S
 	code := res.ExitCode
 	rec.ExitCode = &code
 	if err == nil && res.ExitCode != 0 {
-		err = fmt.Errorf("exit status %d%s", res.ExitCode, stderrExcerpt(res.Stderr))
+		err = withKind(agent.KindExitStatus, fmt.Errorf("exit status %d%s", res.ExitCode, stderrExcerpt(res.Stderr)))
 	}
 	r.trace(Span{Step: s.Name, Item: f.key(), Action: "command_run", Attempt: rec.Runs, Artifact: artifact,
 		InputSummary: input, OutputSummary: fmt.Sprintf("exit %d: %s", res.ExitCode, res.Stdout)}, start, err)

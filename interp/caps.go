@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/lang"
 )
 
@@ -29,7 +30,7 @@ type BreakerState struct {
 // re-runs a step, a capped goto back) against limits.max_retries.
 func (r *run) countRetry(f *frame, s *lang.Step, what string) *trip {
 	if l := r.pb.Limits; l != nil && l.MaxRetries > 0 && r.st.Metrics.Retries >= l.MaxRetries {
-		return &trip{fmt.Sprintf("limits.max_retries: a retry beyond the %d this run may make (%s)", l.MaxRetries, what)}
+		return &trip{fmt.Sprintf("limits.max_retries: a retry beyond the %d this run may make (%s)", l.MaxRetries, what), agent.KindBudget}
 	}
 	r.st.Metrics.Retries++
 	r.event(r.stepEvent(f, s, Event{Type: EventStepRetried, Message: what}))
@@ -40,20 +41,20 @@ func (r *run) countRetry(f *frame, s *lang.Step, what string) *trip {
 // own (an error: the step fails), then the run's (a trip: the run stops).
 func (r *run) checkSpend(s *lang.Step, rec *StepRecord) result {
 	if s.MaxTokens > 0 && rec.Tokens > s.MaxTokens {
-		return result{err: fmt.Errorf("max_tokens: step used %d tokens (max %d)", rec.Tokens, s.MaxTokens)}
+		return result{err: &agent.BudgetError{Err: fmt.Errorf("max_tokens: step used %d tokens (max %d)", rec.Tokens, s.MaxTokens)}}
 	}
 	if s.MaxCostUSD > 0 && rec.CostUSD != nil && *rec.CostUSD > s.MaxCostUSD {
-		return result{err: fmt.Errorf("max_cost_usd: step cost $%.4f (max $%.4f)", *rec.CostUSD, s.MaxCostUSD)}
+		return result{err: &agent.BudgetError{Err: fmt.Errorf("max_cost_usd: step cost $%.4f (max $%.4f)", *rec.CostUSD, s.MaxCostUSD)}}
 	}
 	l := r.pb.Limits
 	if l == nil {
 		return result{}
 	}
 	if l.MaxTokens > 0 && r.st.Metrics.TotalTokens > l.MaxTokens {
-		return result{trip: &trip{fmt.Sprintf("limits.max_tokens: the run used %d tokens (max %d)", r.st.Metrics.TotalTokens, l.MaxTokens)}}
+		return result{trip: &trip{fmt.Sprintf("limits.max_tokens: the run used %d tokens (max %d)", r.st.Metrics.TotalTokens, l.MaxTokens), agent.KindBudget}}
 	}
 	if c := r.st.Metrics.TotalCostUSD; l.MaxCostUSD > 0 && c != nil && *c > l.MaxCostUSD {
-		return result{trip: &trip{fmt.Sprintf("limits.max_cost_usd: the run cost $%.4f (max $%.4f)", *c, l.MaxCostUSD)}}
+		return result{trip: &trip{fmt.Sprintf("limits.max_cost_usd: the run cost $%.4f (max $%.4f)", *c, l.MaxCostUSD), agent.KindBudget}}
 	}
 	return result{}
 }
@@ -140,5 +141,5 @@ func (r *run) openBreaker(s *lang.Step, reason string) *trip {
 	b.Reason = reason
 	r.event(Event{Type: EventBreakerOpened, Step: s.Name, Message: "circuit breaker opened: " + reason,
 		Details: map[string]any{"cooldown_until": until.Format(time.RFC3339)}})
-	return &trip{"circuit breaker open: " + reason}
+	return &trip{"circuit breaker open: " + reason, agent.KindOther}
 }

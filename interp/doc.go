@@ -13,10 +13,11 @@
 // # The walk
 //
 // A run is walked as frames. The run's own frame walks the main steps,
-// then, if the run failed, the on_failure steps; each item of a for_each
-// step walks a frame of its own over the step's body:
+// then, if the run failed, the on_failure steps, then, however it ended,
+// the finally steps; each item of a for_each step walks a frame of its
+// own over the step's body:
 //
-//	           ┌──────────── walkMain / walkOnFailure ───────────┐
+//	           ┌────────────── walkMain / walkEnding ────────────┐
 //	           │  s := current step                              │
 //	outcome ◄──┤  o := step(s)        (when, attempts, action,   │
 //	applied    │                       checks, breaker, gate)    │
@@ -58,7 +59,8 @@
 //
 // # What expressions see
 //
-// inputs, steps, run, vars and item are derived from the run's records
-// when an expression is evaluated, for the steps it reads (eval.go), with
-// one derivation for both languages and no caches to keep in step.
+// inputs, steps, run, vars, item and the playbook's locals are derived
+// from the run's records when an expression is evaluated, for the steps
+// and locals it reads (eval.go), with one derivation for both languages
+// and no caches to keep in step.
 package interp

@@ -3,6 +3,7 @@ package interp
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/lang"
@@ -10,6 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+	"github.com/zclconf/go-cty/cty/function"
 )
 
 // What expressions see of the run — inputs, steps, run, vars and item —
@@ -27,14 +29,18 @@ import (
 func (r *run) evalCtx(f *frame, extra map[string]cty.Value, exprs ...hcl.Expression) *hcl.EvalContext {
 	need := map[string]bool{}
 	var refs stepRefs
+	var locals []string
 	for _, e := range exprs {
 		if e == nil {
 			continue
 		}
 		for _, tr := range e.Variables() {
 			need[tr.RootName()] = true
-			if tr.RootName() == lang.RootSteps {
+			switch tr.RootName() {
+			case lang.RootSteps:
 				refs.addTraversal(tr)
+			case lang.RootLocal:
+				locals = append(locals, localName(tr))
 			}
 		}
 	}
@@ -55,13 +61,73 @@ func (r *run) evalCtx(f *frame, extra map[string]cty.Value, exprs ...hcl.Express
 	if all || need[lang.RootVars] {
 		vars[lang.RootVars] = cty.ObjectVal(r.vars)
 	}
+	if _, given := extra[lang.RootLocal]; !given && (all || need[lang.RootLocal]) {
+		vars[lang.RootLocal] = r.localsValue(locals, all)
+	}
 	if f != nil && f.item != nil {
 		vars[lang.RootItem] = f.item.value
 	}
 	for k, v := range extra {
 		vars[k] = v
 	}
-	return &hcl.EvalContext{Variables: vars, Functions: lang.Functions()}
+	return &hcl.EvalContext{Variables: vars, Functions: r.functions()}
+}
+
+// functions are the HCL functions of the run: timestamp() reads the
+// host's clock and uuid() the host's UUIDs.
+func (r *run) functions() map[string]function.Function {
+	if r.hclFuncs == nil {
+		r.hclFuncs = lang.RunFunctions(lang.Impure{Now: r.now, UUID: r.host.uuid})
+	}
+	return r.hclFuncs
+}
+
+// localsValue is local as expressions see it: the locals names, with
+// those they read, or all of them. A local is derived like everything
+// else here, from the run's records when it is read; one whose
+// expression fails (it reads the output of a step that has not run) is
+// null.
+func (r *run) localsValue(names []string, all bool) cty.Value {
+	want := map[string]bool{}
+	var add func(name string)
+	add = func(name string) {
+		lv := r.pb.Local(name)
+		if lv == nil || want[name] {
+			return
+		}
+		want[name] = true
+		for _, tr := range lv.Expr.Variables() {
+			if tr.RootName() == lang.RootLocal {
+				add(localName(tr))
+			}
+		}
+	}
+	for _, n := range names {
+		all = all || n == "" // local[expr]: any of them
+		add(n)
+	}
+	m := map[string]cty.Value{}
+	for _, lv := range r.pb.Locals { // each after those it reads
+		if !all && !want[lv.Name] {
+			continue
+		}
+		v, diags := lv.Expr.Value(r.evalCtx(r.top(), map[string]cty.Value{lang.RootLocal: cty.ObjectVal(m)}, lv.Expr))
+		if diags.HasErrors() {
+			v = cty.NullVal(lv.Type)
+		}
+		m[lv.Name] = v
+	}
+	return cty.ObjectVal(m)
+}
+
+// localName is the NAME of a traversal local.NAME..., "" if it has none.
+func localName(tr hcl.Traversal) string {
+	if len(tr) > 1 {
+		if a, ok := tr[1].(hcl.TraverseAttr); ok {
+			return a.Name
+		}
+	}
+	return ""
 }
 
 // stepRefs are the steps some expressions read: by name, or all of them.
@@ -130,12 +196,13 @@ func (r *run) visitSteps(f *frame, refs stepRefs, fn func(name string, rec *Step
 // stepsValue is steps as HCL sees it in frame f, for the steps refs name.
 func (r *run) stepsValue(f *frame, refs stepRefs) cty.Value {
 	m := map[string]cty.Value{}
-	r.visitSteps(f, refs, func(name string, rec *StepRecord, out cty.Value) { m[name] = stepValue(rec, out) })
+	r.visitSteps(f, refs, func(name string, rec *StepRecord, out cty.Value) { m[name] = stepValue(rec, out, r.rawValue(rec)) })
 	return cty.ObjectVal(m)
 }
 
-// stepValue is what expressions see of a step: its record and output.
-func stepValue(rec *StepRecord, out cty.Value) cty.Value {
+// stepValue is what expressions see of a step: its record, its output
+// and the text of its last agent answer (raw, null for other steps).
+func stepValue(rec *StepRecord, out, raw cty.Value) cty.Value {
 	if out == cty.NilVal {
 		out = cty.NullVal(cty.DynamicPseudoType)
 	}
@@ -143,15 +210,35 @@ func stepValue(rec *StepRecord, out cty.Value) cty.Value {
 	if rec.ExitCode != nil {
 		exit = cty.NumberIntVal(int64(*rec.ExitCode))
 	}
+	cost := cty.NullVal(cty.Number)
+	if rec.CostUSD != nil {
+		cost = cty.NumberFloatVal(*rec.CostUSD)
+	}
 	return cty.ObjectVal(map[string]cty.Value{
 		"status":     cty.StringVal(rec.Status),
 		"attempts":   cty.NumberIntVal(int64(rec.Attempts)),
 		"duration_s": cty.NumberFloatVal(rec.DurationS),
 		"error":      cty.StringVal(rec.Error),
+		"error_kind": cty.StringVal(rec.ErrorKind),
 		"exit_code":  exit,
 		"session_id": cty.StringVal(rec.SessionID),
+		"started_at": timeValue(rec.StartedAt),
+		"ended_at":   timeValue(rec.CompletedAt),
+		"tokens":     cty.NumberIntVal(int64(rec.Tokens)),
+		"cost_usd":   cost,
+		"model":      cty.StringVal(rec.Model),
+		"raw":        raw,
 		"output":     out,
 	})
+}
+
+// timeValue is a time as expressions see it: an RFC 3339 string, null
+// when unset.
+func timeValue(t *time.Time) cty.Value {
+	if t == nil {
+		return cty.NullVal(cty.String)
+	}
+	return cty.StringVal(t.Format(time.RFC3339))
 }
 
 func (r *run) runValue() cty.Value {
@@ -181,13 +268,19 @@ func (r *run) exprEnv(f *frame, conds ...*lang.Condition) map[string]any {
 	}
 	steps := map[string]any{}
 	r.visitSteps(f, refs, func(name string, rec *StepRecord, out cty.Value) {
-		steps[name] = lang.ExprFields(stepValue(rec, out), lang.StepFields)
+		steps[name] = lang.ExprFields(stepValue(rec, out, r.rawValue(rec)), lang.StepFields)
 	})
 	env := map[string]any{
 		lang.RootInputs: r.inputsGo(),
 		lang.RootSteps:  steps,
 		lang.RootRun:    lang.ExprFields(r.runValue(), lang.RunFields),
 		lang.RootVars:   goValue(cty.ObjectVal(r.vars)),
+	}
+	for _, c := range conds {
+		if c != nil && c.Locals {
+			env[lang.RootLocal] = goValue(r.localsValue(nil, true))
+			break
+		}
 	}
 	if f != nil && f.item != nil {
 		env[lang.RootItem] = goValue(f.item.value)

@@ -17,7 +17,7 @@ func TestFieldsMatchLang(t *testing.T) {
 	r := &run{st: &State{}, vars: map[string]cty.Value{}, inputs: cty.EmptyObjectVal}
 	r.host = newLocalHost(Options{})
 	exit := 3
-	step := stepValue(&StepRecord{Status: StepCompleted, Attempts: 2, ExitCode: &exit}, cty.StringVal("x"))
+	step := stepValue(&StepRecord{Status: StepCompleted, Attempts: 2, ExitCode: &exit}, cty.StringVal("x"), cty.StringVal("raw"))
 	for name, v := range map[string]struct {
 		val    cty.Value
 		fields map[string]lang.Field

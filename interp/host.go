@@ -2,6 +2,8 @@ package interp
 
 import (
 	"context"
+	"crypto/rand"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -19,8 +21,10 @@ import (
 // it waits for another to finish. So the walk's data needs no locks, and
 // what a step did is applied in an order the walk itself decides.
 type host interface {
-	// now is the time for records, traces and caps.
+	// now is the time for records, traces and caps, and timestamp().
 	now() time.Time
+	// uuid is a new random UUID, for uuid().
+	uuid() string
 	// sleep waits d (a retry's backoff), or until ctx is done.
 	sleep(ctx context.Context, d time.Duration) error
 	// withTimeout is context.WithTimeout on the host's clock: a step's or
@@ -74,6 +78,14 @@ func clock(opts Options) func() time.Time {
 }
 
 func (h *localHost) now() time.Time { return h.clock() }
+
+func (h *localHost) uuid() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
 
 func (h *localHost) sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {

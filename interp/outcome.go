@@ -5,7 +5,7 @@ import "fmt"
 // An outcome is what running one step came to, as the walk of its frame
 // applies it. Steps never write the run's or the item's status
 // themselves: they return an outcome, and one loop per frame (walkMain,
-// walkOnFailure, walkItem) applies it; for an item, the scheduler
+// walkEnding, walkItem) applies it; for an item, the scheduler
 // applies the item's final outcome to the run. The set is closed.
 type outcome struct {
 	kind outcomeKind
@@ -18,6 +18,9 @@ type outcome struct {
 	// recommendation and reason say why a frame failed or finished.
 	recommendation string
 	reason         string
+	// errorKind classifies the failure of an outFail or outTrip (one of
+	// agent.Kinds).
+	errorKind string
 	// waiting is the decision an outWait needs.
 	waiting *Waiting
 	// err is why apl itself cannot go on (outAbort): the state could not
@@ -84,6 +87,9 @@ func (o outcome) stops() bool {
 // trip is a run-wide cap or the circuit breaker tripping: it stops the
 // run even where a step's failure would not (continue_on_error, inside a
 // for_each item).
-type trip struct{ msg string }
+type trip struct {
+	msg  string
+	kind string // one of agent.Kinds: budget for caps
+}
 
 func (t *trip) String() string { return t.msg }

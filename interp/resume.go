@@ -169,12 +169,14 @@ func lockRun(dir string) (*runDir, error) {
 // it cannot.
 func resumable(st *State, pb *lang.Playbook, opts Options) error {
 	inOnFailure := st.Meta.OnFailure && st.Meta.OnFailureStep != ""
+	inFinally := st.Meta.Finally && st.Meta.FinallyStep != ""
 	if opts.From == "" {
 		// Any run may go again from a chosen step; otherwise only one that
-		// did not end.
-		switch st.Meta.Status {
-		case StatusRunning, StatusInterrupted, StatusWaiting:
-		case StatusFailed:
+		// did not end, or whose finally steps did not.
+		switch {
+		case inFinally:
+		case st.Meta.Status == StatusRunning, st.Meta.Status == StatusInterrupted, st.Meta.Status == StatusWaiting:
+		case st.Meta.Status == StatusFailed:
 			if st.Meta.CurrentStep == "" && !inOnFailure {
 				return fmt.Errorf("run %s failed by its own decision (%s); there is nothing to resume", st.Meta.RunID, failMessage(st.Meta))
 			}
@@ -194,7 +196,7 @@ func resumable(st *State, pb *lang.Playbook, opts Options) error {
 		return &ChangedError{Was: st.Meta.PlaybookHash, Now: pb.Hash}
 	}
 	if opts.From != "" {
-		if s := pb.Step(opts.From); s == nil || s.Parent != nil || s.OnFailure {
+		if s := pb.Step(opts.From); s == nil || s.Parent != nil || s.OnFailure || s.Finally {
 			return &NoStepError{Step: opts.From, Playbook: pb.Name}
 		}
 	}
@@ -227,12 +229,13 @@ func answered(st *State, opts Options) error {
 func (r *run) rewind(from string) error {
 	pb, st := r.pb, r.st
 	inOnFailure := st.Meta.OnFailure && st.Meta.OnFailureStep != ""
+	inFinally := st.Meta.Finally && st.Meta.FinallyStep != ""
 	first := len(pb.Steps) // main steps from here on run again
 	if from != "" {
 		s := pb.Step(from)
 		st.Meta.CurrentStep = s.Name
 		first = s.Index
-		inOnFailure = false
+		inOnFailure, inFinally = false, false
 		for _, later := range pb.Steps[s.Index:] {
 			if later.ForEach != nil {
 				delete(st.Items, later.Name)
@@ -240,17 +243,26 @@ func (r *run) rewind(from string) error {
 		}
 	}
 	steps := pb.Steps
-	if inOnFailure {
+	ending := inOnFailure || inFinally
+	switch {
+	case inFinally:
+		// The run ended and was stopped in its finally steps: it keeps its
+		// status and those steps go on; only one in flight goes back to
+		// pending.
+		r.event(Event{Type: EventRunResumed, Step: st.Meta.FinallyStep, Message: "resuming finally at step " + st.Meta.FinallyStep})
+		steps = pb.Finally
+	case inOnFailure:
 		// The run failed and was stopped in its on_failure steps: it stays
 		// failed and those steps go on. The main steps are over; the
 		// failed one stays failed. Only an on_failure step in flight goes
 		// back to pending.
 		r.event(Event{Type: EventRunResumed, Step: st.Meta.OnFailureStep, Message: "resuming on_failure at step " + st.Meta.OnFailureStep})
 		steps = pb.OnFailure
-	} else {
+	default:
 		st.Meta.Status = StatusRunning
 		st.Meta.Reason, st.Meta.Recommendation = "", ""
 		st.Meta.OnFailure, st.Meta.OnFailureStep = false, ""
+		st.Meta.Finally, st.Meta.FinallyStep = false, ""
 		r.event(Event{Type: EventRunResumed, Step: st.Meta.CurrentStep, Message: "resuming at step " + st.Meta.CurrentStep})
 	}
 	for _, s := range steps {
@@ -258,7 +270,7 @@ func (r *run) rewind(from string) error {
 		if rec == nil {
 			continue
 		}
-		if !inOnFailure && (s.Index >= first || s.Name == st.Meta.CurrentStep) && rec.Status != StepRunning && rec.Status != StepFailed {
+		if !ending && (s.Index >= first || s.Name == st.Meta.CurrentStep) && rec.Status != StepRunning && rec.Status != StepFailed {
 			continue // it runs again: not reused
 		}
 		switch rec.Status {
@@ -267,7 +279,7 @@ func (r *run) rewind(from string) error {
 		case StepRunning:
 			undoAttempt(rec)
 		case StepFailed:
-			if !inOnFailure {
+			if !ending {
 				rec.Status = StepPending // it runs again
 			}
 		}

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/lang"
 	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
 )
 
 // ErrInterrupted is returned when the run's context was cancelled (SIGINT,
@@ -55,6 +57,11 @@ type run struct {
 	inputsGoCache any
 	outputs       map[string]cty.Value
 	vars          map[string]cty.Value
+	// raws are the whole texts of the agent answers this process saw, by
+	// record (StepRecord.RawFile has them on disk).
+	raws map[*StepRecord]string
+	// hclFuncs are the functions HCL expressions call (functions).
+	hclFuncs map[string]function.Function
 	// changes are the records changed since the last checkpoint.
 	changes  changes
 	label    string
@@ -171,7 +178,7 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (re
 // newRun prepares a run of pb on a local host; Start and Resume give it
 // its state and store.
 func newRun(pb *lang.Playbook, opts Options) (*run, *localHost, error) {
-	r := &run{pb: pb, opts: opts, outputs: map[string]cty.Value{}, vars: map[string]cty.Value{},
+	r := &run{pb: pb, opts: opts, outputs: map[string]cty.Value{}, vars: map[string]cty.Value{}, raws: map[*StepRecord]string{},
 		itemOutputs: map[string]map[string]map[string]cty.Value{}}
 	r.workdir = opts.Workdir
 	if r.workdir == "" {
@@ -267,10 +274,10 @@ func (r *run) statePath(warnings *[]error) (string, error) {
 	return p, nil
 }
 
-// topSteps are the steps with one record in the run: main and
-// on_failure steps, not the bodies of for_each steps.
+// topSteps are the steps with one record in the run: main, on_failure
+// and finally steps, not the bodies of for_each steps.
 func (r *run) topSteps() []*lang.Step {
-	return append(append([]*lang.Step(nil), r.pb.Steps...), r.pb.OnFailure...)
+	return slices.Concat(r.pb.Steps, r.pb.OnFailure, r.pb.Finally)
 }
 
 func (r *run) elapsed() time.Duration { return r.elapsed0 + r.now().Sub(r.started) }

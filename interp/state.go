@@ -80,6 +80,10 @@ type Meta struct {
 	// began; OnFailureStep is the next of them to run.
 	OnFailure     bool   `json:"on_failure,omitempty"`
 	OnFailureStep string `json:"on_failure_step,omitempty"`
+	// Finally is set once the run ended (after any on_failure steps) and
+	// its finally steps began; FinallyStep is the next of them to run.
+	Finally     bool   `json:"finally,omitempty"`
+	FinallyStep string `json:"finally_step,omitempty"`
 	// EventsArchived counts the oldest events moved out of the state into
 	// the events archive (ReadEvents reads both).
 	EventsArchived int `json:"events_archived,omitempty"`
@@ -97,8 +101,11 @@ type StepRecord struct {
 	// OutputFile holds the output instead of Output when it is large: the
 	// path of an artifact in the run directory, so that the state (written
 	// after every transition) stays small.
-	OutputFile  string     `json:"output_file,omitempty"`
-	Error       string     `json:"error,omitempty"`
+	OutputFile string `json:"output_file,omitempty"`
+	Error      string `json:"error,omitempty"`
+	// ErrorKind classifies Error: one of agent.Kinds, "" without an
+	// error.
+	ErrorKind   string     `json:"error_kind,omitempty"`
 	ExitCode    *int       `json:"exit_code,omitempty"`
 	SkipReason  string     `json:"skip_reason,omitempty"`
 	StartedAt   *time.Time `json:"started_at,omitempty"`
@@ -116,6 +123,13 @@ type StepRecord struct {
 	// newSession is set while an attempt that does not continue
 	// SessionID has made no call yet.
 	newSession bool
+	// Model is the model the last agent call used: as its driver reported
+	// it, else as the step asked for it.
+	Model string `json:"model,omitempty"`
+	// RawFile is the artifact holding the last agent answer's whole text
+	// (steps.NAME.raw). The text itself stays out of the state, which is
+	// rewritten after every transition; a run keeps it in memory.
+	RawFile string `json:"raw_file,omitempty"`
 }
 
 // Waiting is a decision a paused run needs from a person.

@@ -66,7 +66,7 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 	rec.newSession = rec.Status != StepPending
 	rec.Attempts++
 	rec.Status = StepRunning
-	rec.Error = ""
+	rec.Error, rec.ErrorKind = "", ""
 	start := r.now()
 	rec.StartedAt = &start
 	rec.CompletedAt = nil
@@ -105,7 +105,7 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 			o.next = s.Name
 		}
 		rec.Status = StepFailed
-		rec.Error = o.reason
+		rec.Error, rec.ErrorKind = o.reason, o.errorKind
 		r.st.Metrics.StepsFailed++
 		r.event(r.stepEvent(f, s, Event{Type: EventStepFailed, Attempt: rec.Attempts, Message: o.reason,
 			Details: r.stepDetails(f, s, rec, true)}))
@@ -113,7 +113,7 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 	}
 	if res.err != nil {
 		rec.Status = StepFailed
-		rec.Error = res.err.Error()
+		rec.Error, rec.ErrorKind = res.err.Error(), errorKind(res.err)
 		r.st.Metrics.StepsFailed++
 		r.event(r.stepEvent(f, s, Event{Type: EventStepFailed, Attempt: rec.Attempts, Message: res.err.Error(),
 			Details: r.stepDetails(f, s, rec, true)}))
@@ -183,7 +183,9 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 		// A new run of the action: nothing of the last one stays visible.
 		rec.Runs++
 		rec.Output, rec.OutputFile, rec.ExitCode = nil, "", nil
+		rec.Model, rec.RawFile = "", ""
 		delete(f.outputs, s.Name)
+		delete(r.raws, rec)
 		res := r.act(actx, f, s, rec, feedback)
 		timedOut := s.Timeout > 0 && errors.Is(actx.Err(), context.DeadlineExceeded)
 		cancel()
@@ -338,14 +340,14 @@ func (r *run) skip(f *frame, s *lang.Step, rec *StepRecord) {
 // runs the step again.
 func (r *run) failed(f *frame, s *lang.Step, err error) outcome {
 	se := &StepError{Step: s.Name, Item: f.key(), Range: s.DeclRange.String(), Err: err}
-	return outcome{kind: outFail, next: s.Name, reason: se.Error()}
+	return outcome{kind: outFail, next: s.Name, reason: se.Error(), errorKind: errorKind(err)}
 }
 
 // tripped is the outcome of a cap or the circuit breaker tripping in
 // step s: the whole run stops, and resume goes on from next.
 func (r *run) tripped(f *frame, s *lang.Step, t *trip, next string) outcome {
 	se := &StepError{Step: s.Name, Item: f.key(), Range: s.DeclRange.String(), Err: errors.New(t.msg)}
-	return outcome{kind: outTrip, next: next, recommendation: "halt", reason: se.Error()}
+	return outcome{kind: outTrip, next: next, recommendation: "halt", reason: se.Error(), errorKind: t.kind}
 }
 
 // stepEvent fills in a step's name, item and progress position.

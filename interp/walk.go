@@ -10,11 +10,14 @@ import (
 	"strings"
 
 	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/builtins/agent"
+	"github.com/apl-lang/apl/lang"
 	"github.com/zclconf/go-cty/cty"
 )
 
 // execute walks the graph from the current step until the run ends, runs
-// the on_failure steps if it failed, and evaluates the output.
+// the on_failure steps if it failed, then the finally steps, and
+// evaluates the output.
 func (r *run) execute(ctx context.Context) (res *Result, err error) {
 	defer r.dir.close()
 	defer r.host.close()
@@ -23,9 +26,13 @@ func (r *run) execute(ctx context.Context) (res *Result, err error) {
 }
 
 func (r *run) walk(ctx context.Context) (*Result, error) {
+	m := &r.st.Meta
 	o := r.walkMain(ctx)
-	if o.kind == outNext && r.st.Meta.Status == StatusFailed {
-		o = r.walkOnFailure(ctx)
+	if o.kind == outNext && m.Status == StatusFailed && !m.Finally {
+		o = r.walkEnding(ctx, r.pb.OnFailure, &m.OnFailure, &m.OnFailureStep)
+	}
+	if o.kind == outNext {
+		o = r.walkEnding(ctx, r.pb.Finally, &m.Finally, &m.FinallyStep)
 	}
 	switch o.kind {
 	case outWait:
@@ -58,7 +65,7 @@ func (r *run) walkMain(ctx context.Context) outcome {
 		o := r.step(runCtx, top, s)
 		if o.kind == outInterrupt && ctx.Err() == nil && runCtx.Err() != nil {
 			// The wall clock ran out, not the user's patience.
-			o = r.tripped(top, s, &trip{fmt.Sprintf("limits.timeout: the run took longer than %s", r.pb.Limits.Timeout)}, s.Name)
+			o = r.tripped(top, s, &trip{fmt.Sprintf("limits.timeout: the run took longer than %s", r.pb.Limits.Timeout), agent.KindTimeout}, s.Name)
 		}
 		switch o.kind {
 		case outNext:
@@ -80,36 +87,37 @@ func (r *run) walkMain(ctx context.Context) outcome {
 	return goTo("")
 }
 
-// walkOnFailure runs the on_failure steps once, in order. They see the
-// failure as run.status, run.recommendation and run.reason; their own
-// failures, finishes and trips end the on_failure steps but do not change
-// the run's outcome.
-func (r *run) walkOnFailure(ctx context.Context) outcome {
-	if len(r.pb.OnFailure) == 0 {
+// walkEnding runs the steps of an ending section once, in order: the
+// on_failure steps of a failed run, then the finally steps of every run
+// that ended. begun and next are the section's marks in Meta. The steps
+// see the ending as run.status, run.recommendation and run.reason; their
+// own failures, finishes and trips end the section but do not change the
+// run's outcome.
+func (r *run) walkEnding(ctx context.Context, steps []*lang.Step, begun *bool, next *string) outcome {
+	if len(steps) == 0 {
 		return goTo("")
 	}
-	m := &r.st.Meta
-	if !m.OnFailure {
-		m.OnFailure = true
-		m.OnFailureStep = r.pb.OnFailure[0].Name
+	if !*begun {
+		*begun = true
+		*next = steps[0].Name
 		// On disk before the first of them runs, so that a crash here
-		// leaves a run that resume continues in on_failure.
+		// leaves a run that resume continues in this section.
 		if err := r.commit(nil, nil, true); err != nil {
 			return abort(err)
 		}
 	}
 	top := r.top()
-	for m.OnFailureStep != "" {
-		s := r.pb.Step(m.OnFailureStep)
+	for *next != "" {
+		s := r.pb.Step(*next)
 		if s == nil {
-			return abort(fmt.Errorf("state names step %q, which the playbook does not have", m.OnFailureStep))
+			return abort(fmt.Errorf("state names step %q, which the playbook does not have", *next))
 		}
 		o := r.step(ctx, top, s)
 		switch o.kind {
 		case outNext:
-			m.OnFailureStep = o.next
+			*next = o.next
 		case outFinish, outFail, outTrip:
-			m.OnFailureStep = ""
+			*next = ""
 		default:
 			return o
 		}
@@ -122,9 +130,10 @@ func (r *run) walkOnFailure(ctx context.Context) outcome {
 
 // wait checkpoints a run paused for a human decision.
 func (r *run) wait(w *Waiting) (*Result, error) {
-	// A run that failed and waits in its on_failure steps stays failed;
+	// A run that failed and waits in its on_failure steps stays failed,
+	// one that ended and waits in its finally steps keeps its status;
 	// resume continues them.
-	if !r.st.Meta.OnFailure {
+	if !r.st.Meta.OnFailure && !r.st.Meta.Finally {
 		r.st.Meta.Status = StatusWaiting
 	}
 	r.st.Waiting = w
@@ -145,9 +154,9 @@ func (r *run) wait(w *Waiting) (*Result, error) {
 
 // interrupted checkpoints a run stopped by its context.
 func (r *run) interrupted() (*Result, error) {
-	// A run interrupted in its on_failure steps has already failed; it
-	// stays failed, and resume continues those steps.
-	if !r.st.Meta.OnFailure {
+	// A run interrupted in its on_failure or finally steps has already
+	// ended; it keeps its status, and resume continues those steps.
+	if !r.st.Meta.OnFailure && !r.st.Meta.Finally {
 		r.st.Meta.Status = StatusInterrupted
 	}
 	r.event(Event{Type: EventRunInterrupted, Step: r.st.Meta.CurrentStep, Message: "interrupted; the run can be resumed", Details: r.runDetails()})

@@ -31,6 +31,8 @@ type Condition struct {
 	// steps as a whole or by a computed name.
 	Steps    []string
 	AllSteps bool
+	// Locals is set when the expression reads local values.
+	Locals bool
 }
 
 // Value runs the expression against env and returns what it yields.
@@ -116,7 +118,10 @@ func compileExpr(src string, holder hcl.Expression, env *condEnv, asBool bool) (
 	if err != nil {
 		return nil, hcl.Diagnostics{exprDiag("Invalid condition", src, err, holder, env, nil)}
 	}
-	opts := []expr.Option{env.option()}
+	// now() would make routing depend on when a run happens to take a
+	// step, and a resumed run could take another path: conditions read
+	// time only through the run's records (steps.NAME.started_at).
+	opts := []expr.Option{env.option(), expr.DisableBuiltin("now")}
 	if asBool {
 		opts = append(opts, expr.AsBool())
 	}
@@ -126,6 +131,10 @@ func compileExpr(src string, holder hcl.Expression, env *condEnv, asBool bool) (
 	}
 	c := &Condition{Source: src, Program: prog, Range: rng}
 	c.Steps, c.AllSteps = stepRefs(tree.Node)
+	c.Locals = ast.Find(tree.Node, func(n ast.Node) bool {
+		id, ok := n.(*ast.IdentifierNode)
+		return ok && id.Value == RootLocal
+	}) != nil
 	return c, nil
 }
 

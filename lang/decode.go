@@ -21,6 +21,8 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "step", LabelNames: []string{"name"}},
 		{Type: "output"},
 		{Type: "on_failure"},
+		{Type: "finally"},
+		{Type: "locals"},
 		{Type: "limits"},
 		{Type: "circuit_breaker"},
 		{Type: "state"},
@@ -75,16 +77,22 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 
 	// Steps: declare all (names, returns), then decode bodies.
 	for _, b := range byType["step"] {
-		diags = append(diags, l.declareStep(b, nil, false)...)
+		diags = append(diags, l.declareStep(b, nil, secMain)...)
 	}
-	for i, b := range byType["on_failure"] {
-		if i > 0 {
-			diags = append(diags, errDiag("Duplicate on_failure block",
-				"A playbook has at most one on_failure block; put all its steps in one.", b.DefRange))
-			continue
+	for _, sec := range []struct {
+		block string
+		sec   section
+	}{{"on_failure", secOnFailure}, {"finally", secFinally}} {
+		for i, b := range byType[sec.block] {
+			if i > 0 {
+				diags = append(diags, errDiag("Duplicate "+sec.block+" block",
+					fmt.Sprintf("A playbook has at most one %s block; put all its steps in one.", sec.block), b.DefRange))
+				continue
+			}
+			diags = append(diags, l.declareSection(b, sec.sec)...)
 		}
-		diags = append(diags, l.declareOnFailure(b)...)
 	}
+	diags = append(diags, l.declareLocals(byType["locals"])...)
 	// Bodies of for_each steps come after their for_each step in
 	// AllSteps, whose list expression fixes the item type their
 	// environment needs.

@@ -21,6 +21,7 @@ const (
 	RootRun    = "run"
 	RootVars   = "vars"
 	RootItem   = "item"
+	RootLocal  = "local"
 	RootValue  = "value" // inside an input's validation only
 )
 
@@ -39,8 +40,15 @@ var StepFields = map[string]Field{
 	"attempts":   {Type: cty.Number, Whole: true},
 	"duration_s": {Type: cty.Number},
 	"error":      {Type: cty.String},
+	"error_kind": {Type: cty.String},
 	"exit_code":  {Type: cty.Number, Whole: true},
 	"session_id": {Type: cty.String},
+	"started_at": {Type: cty.String},
+	"ended_at":   {Type: cty.String},
+	"tokens":     {Type: cty.Number, Whole: true},
+	"cost_usd":   {Type: cty.Number},
+	"model":      {Type: cty.String},
+	"raw":        {Type: cty.String},
 }
 
 // RunFields are the attributes of run.
@@ -172,11 +180,16 @@ func (l *loader) conditionEnv(body *Step) *condEnv {
 	for name, f := range RunFields {
 		run[name] = f.exprType()
 	}
+	locals := types.Map{}
+	for _, lv := range l.pb.Locals {
+		locals[lv.Name] = exprType(lv.Type)
+	}
 	m := types.Map{
 		RootInputs: inputs,
 		RootSteps:  steps,
 		RootRun:    run,
 		RootVars:   types.Map{types.Extra: types.Any},
+		RootLocal:  locals,
 	}
 	if body != nil {
 		m[RootItem] = exprType(body.ForEach.ItemType)
@@ -235,7 +248,7 @@ func (l *loader) checkTraversal(tr hcl.Traversal, scope refScope) hcl.Diagnostic
 	root := tr.RootName()
 	attrs := attrNames(tr[1:])
 	rng := tr.SourceRange()
-	roots := []string{RootInputs, RootSteps, RootRun, RootVars}
+	roots := []string{RootInputs, RootSteps, RootRun, RootVars, RootLocal}
 	if scope.body != nil {
 		scope.item = true
 	}
@@ -264,6 +277,8 @@ func (l *loader) checkTraversal(tr hcl.Traversal, scope refScope) hcl.Diagnostic
 		return nil
 	case RootVars:
 		return nil
+	case RootLocal:
+		return l.checkLocalRef(attrs, rng)
 	case RootItem:
 		if scope.item {
 			return nil

@@ -68,7 +68,10 @@ func (l *loader) buildGraph() hcl.Diagnostics {
 		l.pb.ProgressTotal++
 		s.ProgressIndex = l.pb.ProgressTotal
 	}
-	sections := [][]*Step{l.pb.Steps, l.pb.OnFailure}
+	// The main steps, then on_failure and finally: those two are entered
+	// at their first step whatever happened, so reachability is not
+	// checked in them.
+	sections := [][]*Step{l.pb.Steps, l.pb.OnFailure, l.pb.Finally}
 	for _, s := range l.pb.AllSteps() {
 		if s.ForEach != nil {
 			sections = append(sections, s.ForEach.Steps)
@@ -82,7 +85,7 @@ func (l *loader) buildGraph() hcl.Diagnostics {
 			s.Edges = l.edges(s)
 		}
 		diags = append(diags, l.checkCycles(section)...)
-		if i != 1 {
+		if i != 1 && i != 2 {
 			diags = append(diags, l.checkReachable(section)...)
 		}
 	}

@@ -38,10 +38,14 @@ type Playbook struct {
 	Agents  map[string]*Agent
 	Drivers map[string]*Driver
 	// Steps are the main steps in declared order; OnFailure the steps run
-	// when the run fails.
+	// when the run fails; Finally the steps run after every ending, after
+	// OnFailure.
 	Steps     []*Step
 	OnFailure []*Step
-	Output    *Output
+	Finally   []*Step
+	// Locals are the playbook's local values, each after those it reads.
+	Locals []*Local
+	Output *Output
 
 	Limits         *Limits         // nil: no run caps
 	CircuitBreaker *CircuitBreaker // nil: none
@@ -65,6 +69,7 @@ type Playbook struct {
 
 	steps  map[string]*Step
 	inputs map[string]*Input
+	locals map[string]*Local
 	// decodeAnswer is the Loader's DecodeAnswer, for test files.
 	decodeAnswer func([]byte, cty.Type) error
 }
@@ -75,7 +80,8 @@ func (p *Playbook) Step(name string) *Step { return p.steps[name] }
 // Input returns the input with the given name, or nil.
 func (p *Playbook) Input(name string) *Input { return p.inputs[name] }
 
-// AllSteps returns every step: main, on_failure and for_each bodies.
+// AllSteps returns every step: main, on_failure, finally and for_each
+// bodies.
 func (p *Playbook) AllSteps() []*Step {
 	var out []*Step
 	var walk func([]*Step)
@@ -89,6 +95,7 @@ func (p *Playbook) AllSteps() []*Step {
 	}
 	walk(p.Steps)
 	walk(p.OnFailure)
+	walk(p.Finally)
 	return out
 }
 
@@ -102,6 +109,18 @@ func (p *Playbook) ProgressSteps() []*Step {
 		}
 	}
 	return out
+}
+
+// ExitCodeOf returns the exit code of a run that ended with status and,
+// for a failed run, the fail value (recommendation) it failed with: the
+// exit_codes entry of the fail value, else ExitCode(status).
+func (p *Playbook) ExitCodeOf(status, failValue string) int {
+	if status == "failed" && failValue != "" {
+		if c, ok := p.ExitCodes[failValue]; ok {
+			return c
+		}
+	}
+	return p.ExitCode(status)
 }
 
 // ExitCode returns the exit code for a final run status: the playbook's
@@ -152,6 +171,11 @@ func (p *Playbook) String() string {
 	}
 	for _, s := range p.OnFailure {
 		b.WriteString("on_failure ")
+		b.WriteString(s.String())
+		b.WriteByte('\n')
+	}
+	for _, s := range p.Finally {
+		b.WriteString("finally ")
 		b.WriteString(s.String())
 		b.WriteByte('\n')
 	}

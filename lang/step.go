@@ -93,6 +93,7 @@ type Step struct {
 	// drawing.
 	Edges     []*Edge
 	OnFailure bool // the step belongs to the on_failure section
+	Finally   bool // the step belongs to the finally section
 	DeclRange hcl.Range
 }
 
@@ -135,20 +136,31 @@ var stepHeaderSchema = &hcl.BodySchema{
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "step", LabelNames: []string{"name"}}},
 }
 
-var onFailureSchema = &hcl.BodySchema{
+// section is where a top-level step is declared: among the main steps, in
+// on_failure or in finally.
+type section uint8
+
+const (
+	secMain section = iota
+	secOnFailure
+	secFinally
+)
+
+// sectionSchema is the body of an on_failure or a finally block.
+var sectionSchema = &hcl.BodySchema{
 	Blocks: []hcl.BlockHeaderSchema{{Type: "step", LabelNames: []string{"name"}}},
 }
 
 // declareStep registers a step's name and returns type, and those of the
 // steps nested in it; bodies are decoded once every step is known
 // (decodeStepBody).
-func (l *loader) declareStep(b *hcl.Block, parent *Step, onFailure bool) hcl.Diagnostics {
+func (l *loader) declareStep(b *hcl.Block, parent *Step, sec section) hcl.Diagnostics {
 	diags := validName("step", b)
 	name := b.Labels[0]
 	if prev := l.pb.steps[name]; prev != nil {
 		return append(diags, duplicate("step", name, prev.DeclRange, b))
 	}
-	s := &Step{Name: name, Returns: cty.NilType, OnFailure: onFailure, Parent: parent, DeclRange: b.DefRange}
+	s := &Step{Name: name, Returns: cty.NilType, OnFailure: sec == secOnFailure, Finally: sec == secFinally, Parent: parent, DeclRange: b.DefRange}
 	content, _, d := b.Body.PartialContent(stepHeaderSchema)
 	diags = append(diags, d...)
 	if a := content.Attributes["returns"]; a != nil {
@@ -162,9 +174,12 @@ func (l *loader) declareStep(b *hcl.Block, parent *Step, onFailure bool) hcl.Dia
 	case parent != nil:
 		s.Index = len(parent.ForEach.Steps)
 		parent.ForEach.Steps = append(parent.ForEach.Steps, s)
-	case onFailure:
+	case sec == secOnFailure:
 		s.Index = len(l.pb.OnFailure)
 		l.pb.OnFailure = append(l.pb.OnFailure, s)
+	case sec == secFinally:
+		s.Index = len(l.pb.Finally)
+		l.pb.Finally = append(l.pb.Finally, s)
 	default:
 		s.Index = len(l.pb.Steps)
 		l.pb.Steps = append(l.pb.Steps, s)
@@ -190,7 +205,7 @@ func (l *loader) declareStep(b *hcl.Block, parent *Step, onFailure bool) hcl.Dia
 			continue
 		}
 		if s.ForEach != nil && parent == nil {
-			diags = append(diags, l.declareStep(nb, s, onFailure)...)
+			diags = append(diags, l.declareStep(nb, s, sec)...)
 		}
 	}
 	if s.ForEach != nil {
@@ -212,10 +227,11 @@ var forEachOutputType = cty.Object(map[string]cty.Type{
 	"deadlocked": cty.List(cty.String),
 })
 
-func (l *loader) declareOnFailure(b *hcl.Block) hcl.Diagnostics {
-	content, diags := b.Body.Content(onFailureSchema)
+// declareSection declares the steps of an on_failure or a finally block.
+func (l *loader) declareSection(b *hcl.Block, sec section) hcl.Diagnostics {
+	content, diags := b.Body.Content(sectionSchema)
 	for _, sb := range content.Blocks {
-		diags = append(diags, l.declareStep(sb, nil, true)...)
+		diags = append(diags, l.declareStep(sb, nil, sec)...)
 	}
 	return diags
 }
@@ -366,16 +382,16 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 }
 
 // target resolves a step name used by `next` or `goto`; targets stay in
-// their section (main steps or on_failure).
+// their section (main steps, on_failure or finally).
 func (l *loader) target(from *Step, name string, rng hcl.Range) (*Step, hcl.Diagnostics) {
 	t := l.pb.steps[name]
 	if t == nil {
 		return nil, hcl.Diagnostics{errDiag("Reference to undeclared step",
 			fmt.Sprintf("There is no step named %q.%s", name, didYouMean(name, l.stepNames())), rng)}
 	}
-	if t.OnFailure != from.OnFailure || t.Parent != from.Parent {
+	if t.OnFailure != from.OnFailure || t.Finally != from.Finally || t.Parent != from.Parent {
 		return nil, hcl.Diagnostics{errDiag("Jump across sections",
-			fmt.Sprintf("Step %q cannot go to %q: a step only goes to steps of its own section (the main steps, on_failure, or the same for_each body).", from.Name, name), rng)}
+			fmt.Sprintf("Step %q cannot go to %q: a step only goes to steps of its own section (the main steps, on_failure, finally, or the same for_each body).", from.Name, name), rng)}
 	}
 	return t, nil
 }

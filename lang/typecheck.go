@@ -113,7 +113,14 @@ func (tc *typeChecker) ctx(body *Step) *hcl.EvalContext {
 	if body != nil && body.ForEach != nil {
 		vars[RootItem] = unknownOf(body.ForEach.ItemType)
 	}
-	c := &hcl.EvalContext{Variables: vars, Functions: Functions()}
+	if len(l.pb.Locals) > 0 {
+		locals := map[string]cty.Value{}
+		for _, lv := range l.pb.Locals {
+			locals[lv.Name] = unknownOf(lv.Type)
+		}
+		vars[RootLocal] = cty.ObjectVal(locals)
+	}
+	c := &hcl.EvalContext{Variables: vars, Functions: typeCheckFunctions}
 	tc.ctxs[body] = c
 	return c
 }

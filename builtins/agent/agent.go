@@ -65,7 +65,10 @@ type Response struct {
 	// JSON extraction.
 	Structured json.RawMessage `json:"structured,omitempty"`
 	SessionID  string          `json:"session_id,omitempty"`
-	Usage      Usage           `json:"usage"`
+	// Model is the model that answered, when the backend says; "" when it
+	// does not.
+	Model string `json:"model,omitempty"`
+	Usage Usage  `json:"usage"`
 	// CostUSD is the cost reported by the backend or computed from a price
 	// table; nil when unknown. Never invented.
 	CostUSD *float64 `json:"cost_usd"`

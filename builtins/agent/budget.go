@@ -76,9 +76,9 @@ func EnforceBudget(text string, b Budget) (Budgeted, error) {
 		raw, err := ExtractJSON(text)
 		switch {
 		case errors.Is(err, ErrNoJSON):
-			return Budgeted{Lines: n}, fmt.Errorf("response has %d lines, exceeded max_response_lines=%d with no JSON block", n, b.MaxResponseLines)
+			return Budgeted{Lines: n}, &BudgetError{fmt.Errorf("response has %d lines, exceeded max_response_lines=%d with no JSON block", n, b.MaxResponseLines)}
 		case err != nil:
-			return Budgeted{Lines: n}, fmt.Errorf("response has %d lines, exceeded max_response_lines=%d: %w", n, b.MaxResponseLines, err)
+			return Budgeted{Lines: n}, &BudgetError{fmt.Errorf("response has %d lines, exceeded max_response_lines=%d: %w", n, b.MaxResponseLines, err)}
 		}
 		return Budgeted{Text: string(raw), Cut: true, Lines: n}, nil
 	case EnforceSummary:

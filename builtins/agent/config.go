@@ -54,7 +54,7 @@ type Config struct {
 	Output string
 	// Fields maps, for json and jsonl output, the names "text",
 	// "structured", "session_id", "input_tokens", "output_tokens",
-	// "cost_usd" and "error" to dotted paths in the output. For jsonl the
+	// "cost_usd", "model" and "error" to dotted paths in the output. For jsonl the
 	// last line holding a field wins.
 	Fields map[string]string
 	// Env is added to the environment of command drivers.

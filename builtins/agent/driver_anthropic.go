@@ -53,6 +53,7 @@ type anthropicTool struct {
 }
 
 type anthropicResponse struct {
+	Model   string `json:"model"`
 	Content []struct {
 		Type  string          `json:"type"`
 		Text  string          `json:"text"`
@@ -120,7 +121,8 @@ func (d *anthropicDriver) Call(ctx context.Context, req Request) (Response, erro
 		return Response{Raw: raw}, fmt.Errorf("driver anthropic: answer is not a message: %s", excerpt(string(raw), 200))
 	}
 	resp := Response{
-		Raw: raw,
+		Raw:   raw,
+		Model: out.Model,
 		Usage: Usage{
 			InputTokens:      out.Usage.InputTokens,
 			OutputTokens:     out.Usage.OutputTokens,

@@ -240,12 +240,16 @@ func claudeFailure(r claudeResult, exit int) error {
 	}
 	switch {
 	case r.APIErrorStatus != nil:
-		return fmt.Errorf("driver claude-code: the API failed with HTTP %d%s: %s", *r.APIErrorStatus, exitNote, detail)
+		return &StatusError{*r.APIErrorStatus, fmt.Errorf("driver claude-code: the API failed with HTTP %d%s: %s", *r.APIErrorStatus, exitNote, detail)}
 	case r.Subtype != "" && r.Subtype != "success":
 		// The subtype says why (error_max_turns, error_during_execution).
 		return fmt.Errorf("driver claude-code: run failed (subtype %q, exit status %d): %s", r.Subtype, exit, detail)
 	}
-	return fmt.Errorf("driver claude-code: the run failed%s: %s", exitNote, detail)
+	err := fmt.Errorf("driver claude-code: the run failed%s: %s", exitNote, detail)
+	if exit != 0 {
+		return &ExitError{exit, err}
+	}
+	return err
 }
 
 // parseClaudeResult reads claude's result object from stdout: the whole

@@ -249,7 +249,7 @@ func parseCodex(d *commandDriver, res ProcessResult, resumed bool) (resp Respons
 		// turn.failed; say it once.
 		return resp, total, fmt.Errorf("driver codex: the turn failed%s: %s", retried, excerpt(failed, 500))
 	case res.ExitCode != 0 && lastError != "":
-		return resp, total, fmt.Errorf("driver codex: exited with status %d%s: %s", res.ExitCode, retried, excerpt(lastError, 500))
+		return resp, total, &ExitError{res.ExitCode, fmt.Errorf("driver codex: exited with status %d%s: %s", res.ExitCode, retried, excerpt(lastError, 500))}
 	case resp.Text == "" && lastError != "":
 		// No answer, and an error nobody rode out.
 		return resp, total, fmt.Errorf("driver codex: no answer%s: %s", retried, excerpt(lastError, 500))

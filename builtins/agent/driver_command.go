@@ -15,7 +15,7 @@ import (
 )
 
 // fieldNames are the keys Config.Fields may map.
-var fieldNames = []string{"text", "structured", "session_id", "input_tokens", "output_tokens", "cost_usd", "error"}
+var fieldNames = []string{"text", "structured", "session_id", "input_tokens", "output_tokens", "cost_usd", "model", "error"}
 
 // commandDriver runs a CLI agent: the generic command driver, and, with
 // their hooks set, the claude-code, codex and gemini presets.
@@ -273,9 +273,9 @@ func (d *commandDriver) exitError(argv0 string, res ProcessResult) error {
 	}
 	msg := redact(excerpt(string(out), 500), secretValues(d.cfg.Env))
 	if msg == "" {
-		return fmt.Errorf("driver %s: %s exited with status %d and no output", d.kind, argv0, res.ExitCode)
+		return &ExitError{res.ExitCode, fmt.Errorf("driver %s: %s exited with status %d and no output", d.kind, argv0, res.ExitCode)}
 	}
-	return fmt.Errorf("driver %s: %s exited with status %d: %s: %s", d.kind, argv0, res.ExitCode, from, msg)
+	return &ExitError{res.ExitCode, fmt.Errorf("driver %s: %s exited with status %d: %s: %s", d.kind, argv0, res.ExitCode, from, msg)}
 }
 
 // parseGeneric reads stdout per the output mode. A non-zero exit is a
@@ -361,6 +361,9 @@ func fieldsResponse(found map[string]json.RawMessage) (Response, error) {
 	}
 	if v, ok := found["output_tokens"]; ok {
 		_ = json.Unmarshal(v, &r.Usage.OutputTokens)
+	}
+	if v, ok := found["model"]; ok {
+		_ = json.Unmarshal(v, &r.Model)
 	}
 	if v, ok := found["cost_usd"]; ok {
 		var c float64

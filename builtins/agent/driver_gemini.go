@@ -144,9 +144,9 @@ func geminiError(raw json.RawMessage, exit int) error {
 	msg = excerpt(msg, 500)
 	switch {
 	case obj.Code >= 400 && obj.Code <= 599:
-		return fmt.Errorf("driver gemini: the API failed with HTTP %d: %s", obj.Code, msg)
+		return &StatusError{obj.Code, fmt.Errorf("driver gemini: the API failed with HTTP %d: %s", obj.Code, msg)}
 	case exit != 0:
-		return fmt.Errorf("driver gemini: exited with status %d: %s", exit, msg)
+		return &ExitError{exit, fmt.Errorf("driver gemini: exited with status %d: %s", exit, msg)}
 	}
 	return fmt.Errorf("driver gemini: %s", msg)
 }

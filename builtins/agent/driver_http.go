@@ -92,8 +92,8 @@ func (h *httpDriver) post(ctx context.Context, req Request, headers map[string]s
 				return last, h.transportError(ctx, err, secrets)
 			}
 			if attempt >= h.retry.Max {
-				return last, fmt.Errorf("driver %s: %s after %d attempts: %s", h.kind, transientCause(err), attempt,
-					redact(err.Error(), secrets))
+				return last, &unavailableError{fmt.Errorf("driver %s: %s after %d attempts: %s", h.kind, transientCause(err), attempt,
+					redact(err.Error(), secrets))}
 			}
 			if err := h.wait(ctx, req, attempt, 0, "", transientCause(err)); err != nil {
 				return last, h.transportError(ctx, err, secrets)
@@ -109,14 +109,14 @@ func (h *httpDriver) post(ctx context.Context, req Request, headers map[string]s
 			if retryable {
 				tries = fmt.Sprintf(" after %d attempts", attempt)
 			}
-			return last, fmt.Errorf("driver %s: HTTP %d%s: %s", h.kind, resp.StatusCode, tries,
-				redact(apiMessage(last), secrets))
+			return last, &StatusError{resp.StatusCode, fmt.Errorf("driver %s: HTTP %d%s: %s", h.kind, resp.StatusCode, tries,
+				redact(apiMessage(last), secrets))}
 		}
 		if err := h.wait(ctx, req, attempt, resp.StatusCode, resp.Header.Get("Retry-After"), redact(apiMessage(last), secrets)); err != nil {
 			if errors.Is(err, errWaitTooLong) {
 				// Waiting would only end in a timeout; say what happened.
-				return last, fmt.Errorf("driver %s: HTTP %d, and %s: %s",
-					h.kind, resp.StatusCode, err, redact(apiMessage(last), secrets))
+				return last, &StatusError{resp.StatusCode, fmt.Errorf("driver %s: HTTP %d, and %s: %s",
+					h.kind, resp.StatusCode, err, redact(apiMessage(last), secrets))}
 			}
 			return last, h.transportError(ctx, err, secrets)
 		}
@@ -197,7 +197,7 @@ func (h *httpDriver) transportError(ctx context.Context, err error, secrets []st
 	if ctx.Err() != nil {
 		return fmt.Errorf("driver %s: %w", h.kind, ctx.Err())
 	}
-	return fmt.Errorf("driver %s: %s", h.kind, redact(err.Error(), secrets))
+	return &unavailableError{fmt.Errorf("driver %s: %s", h.kind, redact(err.Error(), secrets))}
 }
 
 // withTimeout bounds a call, all its attempts included.

@@ -42,6 +42,7 @@ type openaiRequest struct {
 }
 
 type openaiResponse struct {
+	Model   string `json:"model"`
 	Choices []struct {
 		Message struct {
 			Content *string `json:"content"`
@@ -103,7 +104,8 @@ func (d *openaiDriver) Call(ctx context.Context, req Request) (Response, error) 
 		return Response{Raw: raw}, fmt.Errorf("driver openai: answer is not a chat completion: %s", excerpt(string(raw), 200))
 	}
 	resp := Response{
-		Raw: raw,
+		Raw:   raw,
+		Model: out.Model,
 		Usage: Usage{
 			InputTokens:     out.Usage.PromptTokens - out.Usage.PromptTokensDetails.CachedTokens,
 			OutputTokens:    out.Usage.CompletionTokens,

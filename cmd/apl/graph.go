@@ -86,6 +86,10 @@ func writeText(w io.Writer, v *view) {
 		fmt.Fprintf(w, "on_failure:\n")
 		writeTextSteps(w, v, pb.OnFailure, "  ")
 	}
+	if len(pb.Finally) > 0 {
+		fmt.Fprintf(w, "finally:\n")
+		writeTextSteps(w, v, pb.Finally, "  ")
+	}
 }
 
 // writeTextSteps lists steps with their routes; a for_each step's body
@@ -329,7 +333,7 @@ func (v *view) dotEdgeAttrs(e *vedge) []string {
 		a = append(a, "tooltip="+dotString(tip), "labeltooltip="+dotString(tip))
 	}
 	switch {
-	case e.only(routeSkip), e.only(routeEach), e.only(routeOnFailure):
+	case e.only(routeSkip), e.only(routeEach), e.only(routeOnFailure), e.only(routeFinally):
 		a = append(a, "style=dashed", "color="+dotString(colorMuted), "fontcolor="+dotString(colorMuted))
 	case e.only(routeStart):
 		a = append(a, "color="+dotString(colorMuted))
@@ -430,7 +434,7 @@ func writeMermaid(w io.Writer, v *view) {
 	for i, e := range v.edges {
 		arrow := "-->"
 		switch {
-		case e.only(routeSkip), e.only(routeEach), e.only(routeOnFailure):
+		case e.only(routeSkip), e.only(routeEach), e.only(routeOnFailure), e.only(routeFinally):
 			arrow = "-.->"
 		case e.capped():
 			arrow = "==>"

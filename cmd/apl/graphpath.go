@@ -168,7 +168,7 @@ func (v *view) overlay(p *runPath) {
 	var failedEnd *vnode
 	for _, frame := range p.frameOrder {
 		// The run's own frame holds its main steps, then its on_failure
-		// steps: two sections, each with its own entry.
+		// and finally steps: sections, each with its own entry.
 		var sections [][]*visit
 		var cur []*visit
 		for _, vis := range p.frames[frame] {
@@ -176,9 +176,11 @@ func (v *view) overlay(p *runPath) {
 			if s == nil {
 				continue
 			}
-			if len(cur) > 0 && s.OnFailure != v.pb.Step(cur[0].step).OnFailure {
-				sections = append(sections, cur)
-				cur = nil
+			if len(cur) > 0 {
+				if c := v.pb.Step(cur[0].step); s.OnFailure != c.OnFailure || s.Finally != c.Finally {
+					sections = append(sections, cur)
+					cur = nil
+				}
 			}
 			cur = append(cur, vis)
 		}
@@ -193,6 +195,8 @@ func (v *view) overlay(p *runPath) {
 				entry = v.byStep[first.cluster.step]
 			case first.step.OnFailure:
 				entry = failedEnd
+			case first.step.Finally:
+				entry = nil // after whichever ending the run reached
 			default:
 				entry = v.start
 			}

@@ -39,8 +39,10 @@ type cluster struct {
 	id    string // "" for the main steps
 	title string
 	step  *lang.Step // the for_each step whose body this is
-	// onFailure marks the on_failure steps' section.
+	// onFailure marks the on_failure steps' section, finally the finally
+	// steps'.
 	onFailure bool
+	finally   bool
 	nodes     []*vnode
 }
 
@@ -71,6 +73,7 @@ const (
 	routeSkip                       // a `when` that is false skips the step
 	routeEach                       // a for_each step runs its body per item
 	routeOnFailure                  // a failed run runs its on_failure steps
+	routeFinally                    // every ending runs the finally steps
 	routeStart                      // the run begins
 )
 
@@ -109,6 +112,8 @@ func (r *route) name() string {
 
 	case routeOnFailure:
 		return "on_failure"
+	case routeFinally:
+		return "finally"
 	}
 	return ""
 }
@@ -234,7 +239,14 @@ func newView(pb *lang.Playbook) *view {
 		v.clusters = append(v.clusters, onFailure)
 		v.addSteps(pb.OnFailure, onFailure)
 	}
-	// Routes in declared order: the main steps, each body, on_failure.
+	var finally *cluster
+	if len(pb.Finally) > 0 {
+		finally = &cluster{id: v.newID("finally"), title: "finally: runs after every ending", finally: true}
+		v.clusters = append(v.clusters, finally)
+		v.addSteps(pb.Finally, finally)
+	}
+	// Routes in declared order: the main steps, each body, on_failure,
+	// finally.
 	if len(pb.Steps) > 0 {
 		v.addRoute(&route{from: v.start, to: v.byStep[pb.Steps[0]], kind: routeStart})
 	}
@@ -251,6 +263,19 @@ func newView(pb *lang.Playbook) *view {
 		for _, n := range main.nodes {
 			if n.kind == nodeEnd && n.failed {
 				v.addRoute(&route{from: n, to: first, kind: routeOnFailure})
+			}
+		}
+	}
+	if finally != nil {
+		first := v.byStep[pb.Finally[0]]
+		for _, c := range []*cluster{main, onFailure} {
+			if c == nil {
+				continue
+			}
+			for _, n := range c.nodes {
+				if n.kind == nodeEnd {
+					v.addRoute(&route{from: n, to: first, kind: routeFinally})
+				}
 			}
 		}
 	}
@@ -321,6 +346,8 @@ func (v *view) next(s *lang.Step) *vnode {
 		return v.end(c, "item completed", false)
 	case c.onFailure:
 		return v.end(c, "run stays failed", true)
+	case c.finally:
+		return v.end(c, "run keeps its status", false)
 	}
 	return v.end(c, "completed", false)
 }
@@ -399,7 +426,7 @@ func (v *view) skipRoutes() {
 			to := v.next(s)
 			var from []*vnode
 			for _, r := range v.routes {
-				if r.to == n && (r.kind == routeNext || r.kind == routeStart || r.kind == routeEach || r.kind == routeOnFailure) && !from0(from, r.from) {
+				if r.to == n && (r.kind == routeNext || r.kind == routeStart || r.kind == routeEach || r.kind == routeOnFailure || r.kind == routeFinally) && !from0(from, r.from) {
 					from = append(from, r.from)
 				}
 			}

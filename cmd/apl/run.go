@@ -295,7 +295,7 @@ func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON boo
 			fmt.Fprintf(e.stdout, "%s\n", b.Bytes())
 		}
 	}
-	if code := pb.ExitCode(res.Status); code != exitOK {
+	if code := pb.ExitCodeOf(res.Status, res.Recommendation); code != exitOK {
 		return exitWith(code, nil)
 	}
 	return nil

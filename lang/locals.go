@@ -1,0 +1,216 @@
+package lang
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// A Local is a named value of the playbook (locals { NAME = EXPR }),
+// read as local.NAME in both languages. It is derived, never stored: the
+// interpreter evaluates it from the run's records each time an expression
+// reads it, so it can parse a step's output once for many readers
+// without a gate's set.
+type Local struct {
+	Name string
+	Expr hcl.Expression
+	// Type is what the expression yields, inferred when the playbook
+	// loads from the types of what it reads; DynamicPseudoType when that
+	// cannot be told.
+	Type      cty.Type
+	DeclRange hcl.Range
+}
+
+// declareLocals reads every locals block (a playbook may have several;
+// names are unique across them), then orders the locals so that each
+// comes after those it reads, and infers their types. It runs after the
+// steps are declared (their returns types are known) and before any
+// condition compiles (conditions are typed against the locals).
+func (l *loader) declareLocals(blocks []*hcl.Block) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	byName := map[string]*Local{}
+	for _, b := range blocks {
+		attrs, d := b.Body.JustAttributes()
+		diags = append(diags, d...)
+		for _, name := range slices.Sorted(maps.Keys(attrs)) {
+			a := attrs[name]
+			if !hclIdent(name) {
+				diags = append(diags, errDiag("Invalid name",
+					fmt.Sprintf("A local's name is letters, digits and underscores, not starting with a digit; %q is not.", name), a.NameRange))
+				continue
+			}
+			if prev := byName[name]; prev != nil {
+				diags = append(diags, errDiag("Duplicate local",
+					fmt.Sprintf("Local %q is already declared at %s.", name, prev.DeclRange), a.NameRange))
+				continue
+			}
+			lv := &Local{Name: name, Expr: a.Expr, Type: cty.DynamicPseudoType, DeclRange: a.Range}
+			byName[name] = lv
+		}
+	}
+	// Depth-first in name order: each local after what it reads, and a
+	// cycle reported once, where it closes.
+	state := map[string]int{} // 1 visiting, 2 done
+	var visit func(lv *Local, path []string)
+	visit = func(lv *Local, path []string) {
+		switch state[lv.Name] {
+		case 1:
+			i := slices.Index(path, lv.Name)
+			diags = append(diags, errDiag("Cycle in locals",
+				fmt.Sprintf("Local %q reads itself: %s.", lv.Name, strings.Join(append(path[i:], lv.Name), " → ")), lv.DeclRange))
+			return
+		case 2:
+			return
+		}
+		state[lv.Name] = 1
+		for _, dep := range localRefs(lv.Expr) {
+			if d := byName[dep]; d != nil {
+				visit(d, append(path, lv.Name))
+			}
+		}
+		state[lv.Name] = 2
+		l.pb.Locals = append(l.pb.Locals, lv)
+	}
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		visit(byName[name], nil)
+	}
+	l.pb.locals = byName
+	for _, lv := range l.pb.Locals {
+		lv.Type = l.inferType(lv.Expr)
+		l.deferRefs(lv.Expr, refScope{vars: true, what: "a local value"})
+	}
+	return diags
+}
+
+// localRefs lists the locals an expression reads (local.NAME).
+func localRefs(e hcl.Expression) []string {
+	var out []string
+	for _, tr := range e.Variables() {
+		if tr.RootName() != RootLocal {
+			continue
+		}
+		if names := attrNames(tr[1:]); len(names) > 0 && !slices.Contains(out, names[0]) {
+			out = append(out, names[0])
+		}
+	}
+	return out
+}
+
+// inferType evaluates e against unknown values of the types it may read
+// (inputs, the top-level steps with their returns types, run, the locals
+// typed so far) and returns the type of the result: HCL's own type
+// checking, run without running anything. What cannot be told is
+// DynamicPseudoType.
+func (l *loader) inferType(e hcl.Expression) cty.Type {
+	inputs := map[string]cty.Value{}
+	for _, in := range l.pb.Inputs {
+		inputs[in.Name] = cty.UnknownVal(in.Type)
+	}
+	steps := map[string]cty.Value{}
+	for _, s := range slices.Concat(l.pb.Steps, l.pb.OnFailure, l.pb.Finally) {
+		fields := map[string]cty.Value{"output": cty.DynamicVal}
+		if s.Returns != cty.NilType {
+			fields["output"] = cty.UnknownVal(s.Returns)
+		}
+		for name, f := range StepFields {
+			fields[name] = cty.UnknownVal(f.Type)
+		}
+		steps[s.Name] = cty.ObjectVal(fields)
+	}
+	run := map[string]cty.Value{}
+	for name, f := range RunFields {
+		run[name] = cty.UnknownVal(f.Type)
+	}
+	locals := map[string]cty.Value{}
+	for _, lv := range l.pb.Locals {
+		locals[lv.Name] = cty.UnknownVal(lv.Type)
+	}
+	ctx := &hcl.EvalContext{
+		Variables: map[string]cty.Value{
+			RootInputs: cty.ObjectVal(inputs),
+			RootSteps:  cty.ObjectVal(steps),
+			RootRun:    cty.ObjectVal(run),
+			RootVars:   cty.DynamicVal,
+			RootLocal:  cty.ObjectVal(locals),
+		},
+		Functions: RunFunctions(Impure{Now: func() time.Time { return time.Time{} }, UUID: func() string { return "" }}),
+	}
+	return typeOf(e, ctx)
+}
+
+// typeOf is the type of e's value in ctx. HCL gives up on a for
+// expression over an unknown collection (the commonest local: parse a
+// step's output, then shape each match); typeOf types its elements
+// instead, as a list (or a map with a key expression).
+func typeOf(e hcl.Expression, ctx *hcl.EvalContext) cty.Type {
+	if f, ok := e.(*hclsyntax.ForExpr); ok {
+		coll := typeOf(f.CollExpr, ctx)
+		var elem, key cty.Type
+		switch {
+		case coll.IsListType() || coll.IsSetType():
+			elem, key = coll.ElementType(), cty.Number
+		case coll.IsMapType():
+			elem, key = coll.ElementType(), cty.String
+		default:
+			return valueType(e, ctx)
+		}
+		child := ctx.NewChild()
+		child.Variables = map[string]cty.Value{f.ValVar: cty.UnknownVal(elem)}
+		if f.KeyVar != "" {
+			child.Variables[f.KeyVar] = cty.UnknownVal(key)
+		}
+		val := typeOf(f.ValExpr, child)
+		if f.Group {
+			val = cty.List(val)
+		}
+		if f.KeyExpr != nil {
+			return cty.Map(val)
+		}
+		return cty.List(val)
+	}
+	return valueType(e, ctx)
+}
+
+func valueType(e hcl.Expression, ctx *hcl.EvalContext) cty.Type {
+	v, diags := e.Value(ctx)
+	if diags.HasErrors() || v == cty.NilVal {
+		return cty.DynamicPseudoType
+	}
+	return v.Type()
+}
+
+// checkLocalRef checks local.NAME and the attributes read below it
+// against the local's inferred type.
+func (l *loader) checkLocalRef(attrs []string, rng hcl.Range) hcl.Diagnostics {
+	if len(attrs) == 0 {
+		return nil
+	}
+	lv := l.pb.locals[attrs[0]]
+	if lv == nil {
+		return hcl.Diagnostics{errDiag("Reference to undeclared local",
+			fmt.Sprintf("There is no local named %q.%s", attrs[0], didYouMean(attrs[0], slices.Sorted(maps.Keys(l.pb.locals)))), rng)}
+	}
+	t, path := lv.Type, "local."+lv.Name
+	for _, a := range attrs[1:] {
+		if !t.IsObjectType() {
+			return nil
+		}
+		if !t.HasAttribute(a) {
+			return hcl.Diagnostics{errDiag("Unknown local field",
+				fmt.Sprintf("%s has no field %q: it is %s.%s", path, a, typeString(t),
+					didYouMean(a, slices.Sorted(maps.Keys(t.AttributeTypes())))), rng)}
+		}
+		t = t.AttributeType(a)
+		path += "." + a
+	}
+	return nil
+}
+
+// Local returns the local with the given name, or nil.
+func (p *Playbook) Local(name string) *Local { return p.locals[name] }
