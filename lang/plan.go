@@ -154,7 +154,7 @@ type planner struct {
 	pb      *Playbook
 	opts    PlanOptions
 	depth   int // sub-playbook nesting, against a cycle the loader missed
-	plan_   *Plan
+	out   *Plan
 	perStep map[*Step]*StepPlan
 	approx  bool
 }
@@ -164,7 +164,7 @@ func newPlanner(pb *Playbook, opts PlanOptions, depth int) *planner {
 }
 
 func (p *planner) plan() *Plan {
-	p.plan_ = &Plan{Playbook: p.pb.Name, Path: []PathStep{}, Unbounded: []Factor{}, Capped: []Cap{}}
+	p.out = &Plan{Playbook: p.pb.Name, Path: []PathStep{}, Unbounded: []Factor{}, Capped: []Cap{}}
 	// Per-visit figures first: bodies before their for_each steps.
 	for _, s := range p.pb.AllSteps() {
 		if s.Parent != nil {
@@ -214,7 +214,7 @@ func (p *planner) plan() *Plan {
 		for i := range t {
 			sum[i] = sum[i].Plus(t[i])
 		}
-		p.plan_.Steps = append(p.plan_.Steps, sp)
+		p.out.Steps = append(p.out.Steps, sp)
 	}
 	// The worst run, figure by figure. For tokens and cost the sum over
 	// steps also bounds it, and is lower where a step's own cap holds a
@@ -230,12 +230,12 @@ func (p *planner) plan() *Plan {
 			total[i] = total[i].Min(sum[i])
 		}
 	}
-	p.plan_.Path = main.path(figCalls, onFail)
+	p.out.Path = main.path(figCalls, onFail)
 	if lim := p.pb.Limits; lim != nil {
 		capAt := func(i int, name string, v float64) {
 			if Exactly(v).Less(total[i]) {
 				total[i] = Exactly(v)
-				p.plan_.Capped = append(p.plan_.Capped, Cap{Figure: figureNames[i], Limit: name, Value: v})
+				p.out.Capped = append(p.out.Capped, Cap{Figure: figureNames[i], Limit: name, Value: v})
 			}
 		}
 		if lim.MaxTokens > 0 {
@@ -251,20 +251,20 @@ func (p *planner) plan() *Plan {
 			// on_failure steps run without the timeout.
 			if b := Exactly(lim.Timeout.Seconds()).Plus(onFailTotal[figSeconds]); b.Less(total[figSeconds]) {
 				total[figSeconds] = b
-				p.plan_.Capped = append(p.plan_.Capped, Cap{Figure: "seconds", Limit: "limits.timeout", Value: lim.Timeout.Seconds()})
+				p.out.Capped = append(p.out.Capped, Cap{Figure: "seconds", Limit: "limits.timeout", Value: lim.Timeout.Seconds()})
 			}
 		}
 	}
-	p.plan_.Total = total.figures()
-	p.plan_.Approximate = p.approx
-	return p.plan_
+	p.out.Total = total.figures()
+	p.out.Approximate = p.approx
+	return p.out
 }
 
 var figureNames = [nFigures]string{"agent_calls", "tokens", "cost_usd", "seconds", "retries"}
 
 // unbounded records a factor that leaves a figure of s without a bound.
 func (p *planner) unbounded(figure string, s *Step, rng hcl.Range, why string) {
-	p.plan_.Unbounded = append(p.plan_.Unbounded, Factor{Figure: figure, Step: s.Name, Range: rng, Why: why})
+	p.out.Unbounded = append(p.out.Unbounded, Factor{Figure: figure, Step: s.Name, Range: rng, Why: why})
 }
 
 // visitCost works out the figures of one visit of s.
@@ -351,7 +351,7 @@ func (p *planner) visitCost(s *Step) {
 		}
 		for _, f := range sub.Unbounded {
 			f.Step = s.Name + " → " + f.Step
-			p.plan_.Unbounded = append(p.plan_.Unbounded, f)
+			p.out.Unbounded = append(p.out.Unbounded, f)
 		}
 		t := sub.Total
 		sv := vec{t.Calls, t.Tokens, t.CostUSD, t.Seconds, t.Retries}

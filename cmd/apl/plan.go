@@ -44,7 +44,7 @@ func planOptions(items, promptTokens int) lang.PlanOptions {
 
 func (c *planCmd) Run(e *env) error {
 	if c.Items < 0 || c.PromptTokens < 0 {
-		return exitWith(exitUsage, fmt.Errorf("--items and --prompt-tokens take a whole number of at least 1"))
+		return exitWith(exitUsage, fmt.Errorf("--items and --prompt-tokens take a whole number, not a negative one"))
 	}
 	pb, _, err := e.load(c.Playbook)
 	if err != nil {
