@@ -154,7 +154,7 @@ type planner struct {
 	pb      *Playbook
 	opts    PlanOptions
 	depth   int // sub-playbook nesting, against a cycle the loader missed
-	out   *Plan
+	out     *Plan
 	perStep map[*Step]*StepPlan
 	approx  bool
 }
