@@ -45,6 +45,9 @@ type cli struct {
 	Test       testCmd       `cmd:"" help:"Run the tests in *_test.hcl files beside playbooks, with mocked agents."`
 	Graph      graphCmd      `cmd:"" help:"Show a playbook's step graph as text, DOT or Mermaid."`
 	Fmt        fmtCmd        `cmd:"" help:"Format playbook files in the canonical HCL style."`
+	Diff       diffCmd       `cmd:"" help:"Compare two playbooks block by block: blocks added, removed and changed, prompts as unified diffs; exit 1 if they differ."`
+	Fork       forkCmd       `cmd:"" help:"Copy a stdlib playbook into a directory of your own, recording where it came from."`
+	Plan       planCmd       `cmd:"" help:"Show the worst case of a run before it runs: agent calls, tokens, cost and time, per step and in total."`
 	Init       initCmd       `cmd:"" help:"Start a playbook: write main.hcl, an example agent and a test file into a directory."`
 	Stdlib     stdlibCmd     `cmd:"" help:"List or show the playbooks built into apl."`
 	Doctor     doctorCmd     `cmd:"" help:"Check the agent drivers a playbook uses (default: every preset): installed, version, key or login; --call tries one."`

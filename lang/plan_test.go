@@ -1,0 +1,335 @@
+package lang
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// planOpts are the defaults apl plan passes: a shell action's 60s, an
+// agent call's 10m.
+var planOpts = PlanOptions{
+	ShellTimeout: time.Minute,
+	AgentTimeout: func(string) time.Duration { return 10 * time.Minute },
+}
+
+func loadPlan(t *testing.T, src string, opts PlanOptions) *Plan {
+	t.Helper()
+	pb, diags := (&Loader{}).LoadSources(map[string][]byte{"p.hcl": []byte(src)}, ".")
+	if diags.HasErrors() {
+		t.Fatalf("load: %s", diags.Error())
+	}
+	return ComputePlan(pb, opts)
+}
+
+func n(v float64) Bound { return Exactly(v) }
+
+// TestPlan checks plans of small playbooks, each worked out by hand in
+// its comment.
+func TestPlan(t *testing.T) {
+	const agents = `
+playbook "p" {}
+agent "a" {}
+`
+	withDriver := `
+playbook "p" {}
+driver "d" {
+  type       = "openai"
+  model      = "m"
+  max_tokens = 1000
+  prices     = { m = { input = 3, output = 15 } }
+}
+agent "a" { driver = driver.d }
+`
+	tests := []struct {
+		name    string
+		src     string
+		opts    func(*PlanOptions)
+		want    Figures
+		visits  map[string]Bound
+		factors []string // "figure step", in order
+		capped  []string // limits that capped a total
+		path    string
+	}{{
+		// shell 60s; agent: 1 + 2 retries = 3 runs of 2 calls (returns:
+		// one re-prompt) of 10m each, and backoff 1s + 2s.
+		name: "retry and re-prompt",
+		src: agents + `
+step "build" {
+  shell { command = ["make"] }
+}
+step "ask" {
+  returns = object({ ok = bool })
+  retry {
+    max     = 2
+    backoff = "1s"
+  }
+  agent "a" { prompt = "hi" }
+}`,
+		want:    Figures{Calls: n(6), Tokens: Unbounded, CostUSD: Unbounded, Seconds: n(60 + 6*600 + 3), Retries: n(2)},
+		factors: []string{"tokens ask", "cost_usd ask"},
+		path:    "build ask",
+	}, {
+		// A step timeout bounds each run: 3 runs of 90s.
+		name: "step timeout",
+		src: agents + `
+step "ask" {
+  timeout = "90s"
+  returns = object({ ok = bool })
+  retry { max = 2 }
+  agent "a" { prompt = "hi" }
+}`,
+		want:    Figures{Calls: n(6), Tokens: Unbounded, CostUSD: Unbounded, Seconds: n(270), Retries: n(2)},
+		factors: []string{"tokens ask", "cost_usd ask"},
+	}, {
+		// check goes back to plan 3 times: plan and check run 4 times;
+		// plan makes 1 call, check 2; 3 retries (backward capped gotos).
+		name: "capped loop",
+		src: agents + `
+step "plan" {
+  agent "a" { prompt = "plan" }
+}
+step "check" {
+  returns = object({ pass = bool })
+  agent "a" { prompt = "check" }
+  gate {
+    rule "pass" {
+      when = "steps.check.output.pass"
+    }
+    otherwise {
+      goto = "plan"
+      max  = 3
+      on_exhausted { fail = "halt" }
+    }
+  }
+}`,
+		want:    Figures{Calls: n(12), Tokens: Unbounded, CostUSD: Unbounded, Seconds: n(12 * 600), Retries: n(3)},
+		visits:  map[string]Bound{"plan": n(4), "check": n(4)},
+		factors: []string{"tokens plan", "cost_usd plan", "tokens check", "cost_usd check"},
+		path:    "plan check[otherwise] plan check[otherwise] plan check[otherwise] plan check[pass]",
+	}, {
+		// A constant list of 3 items, each making one call; the check
+		// re-runs it once more.
+		name: "for_each constant list",
+		src: agents + `
+step "each" {
+  for_each = "['x', 'y', 'z']"
+  step "do" {
+    agent "a" { prompt = "do ${item}" }
+    check "c" {
+      condition = "steps.do.output != ''"
+    }
+  }
+}`,
+		want:    Figures{Calls: n(6), Tokens: Unbounded, CostUSD: Unbounded, Seconds: n(3600), Retries: n(3)},
+		visits:  map[string]Bound{"each": n(1), "do": n(3)},
+		factors: []string{"tokens do", "cost_usd do"},
+	}, {
+		name: "for_each unknown list",
+		src: agents + `
+input "tasks" { type = list(string) }
+step "each" {
+  for_each = "inputs.tasks"
+  step "do" {
+    agent "a" { prompt = "do ${item}" }
+  }
+}
+step "after" {
+  shell { command = ["true"] }
+}`,
+		want:    Figures{Calls: Unbounded, Tokens: Unbounded, CostUSD: Unbounded, Seconds: Unbounded, Retries: n(0)},
+		factors: []string{"tokens do", "cost_usd do", "items each"},
+	}, {
+		// --items 5: 5 calls.
+		name: "for_each with --items",
+		src: agents + `
+input "tasks" { type = list(string) }
+step "each" {
+  for_each = "inputs.tasks"
+  step "do" {
+    agent "a" { prompt = "do ${item}" }
+  }
+}`,
+		opts:    func(o *PlanOptions) { o.Items = 5 },
+		want:    Figures{Calls: n(5), Tokens: Unbounded, CostUSD: Unbounded, Seconds: n(3000), Retries: n(0)},
+		visits:  map[string]Bound{"do": n(5)},
+		factors: []string{"tokens do", "cost_usd do"},
+	}, {
+		// A call: 2000 prompt + 1000 answer tokens; $3 and $15 a million:
+		// 0.006 + 0.015 = $0.021; 3 runs, 1 call each.
+		name: "prices",
+		src: withDriver + `
+step "ask" {
+  retry { max = 2 }
+  agent "a" { prompt = "hi" }
+}`,
+		opts: func(o *PlanOptions) { o.PromptTokens = 2000 },
+		want: Figures{Calls: n(3), Tokens: n(9000), CostUSD: n(0.063), Seconds: n(1800), Retries: n(2)},
+	}, {
+		// The same, within limits: tokens 5000, cost $0.05, 10 minutes.
+		name: "limits cap the totals",
+		src: withDriver + `
+limits {
+  max_tokens   = 5000
+  max_cost_usd = 0.05
+  timeout      = "10m"
+  max_retries  = 1
+}
+step "ask" {
+  retry { max = 2 }
+  agent "a" { prompt = "hi" }
+}`,
+		opts:   func(o *PlanOptions) { o.PromptTokens = 2000 },
+		want:   Figures{Calls: n(3), Tokens: n(5000), CostUSD: n(0.05), Seconds: n(600), Retries: n(1)},
+		capped: []string{"limits.max_tokens", "limits.max_cost_usd", "limits.max_retries", "limits.timeout"},
+	}, {
+		// Without --prompt-tokens the step's own caps still hold.
+		name: "step caps",
+		src: withDriver + `
+step "ask" {
+  max_tokens   = 100000
+  max_cost_usd = 2
+  agent "a" { prompt = "hi" }
+}`,
+		want: Figures{Calls: n(1), Tokens: n(100000), CostUSD: n(2), Seconds: n(600), Retries: n(0)},
+	}, {
+		// The main step fails; on_failure's agent step runs: 2 calls.
+		name: "on_failure",
+		src: agents + `
+step "work" {
+  agent "a" { prompt = "work" }
+}
+on_failure {
+  step "report" {
+    agent "a" { prompt = "why" }
+  }
+}`,
+		want:    Figures{Calls: n(2), Tokens: Unbounded, CostUSD: Unbounded, Seconds: n(1200), Retries: n(0)},
+		factors: []string{"tokens work", "cost_usd work", "tokens report", "cost_usd report"},
+		path:    "work! report",
+	}, {
+		name: "ask waits",
+		src: agents + `
+step "choose" {
+  ask {
+    question = "Go on?"
+    options  = ["yes", "no"]
+  }
+}`,
+		want:    Figures{Calls: n(0), Tokens: n(0), CostUSD: n(0), Seconds: Unbounded, Retries: n(0)},
+		factors: []string{"seconds choose"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := planOpts
+			if tt.opts != nil {
+				tt.opts(&opts)
+			}
+			p := loadPlan(t, tt.src, opts)
+			if p.Total != tt.want {
+				t.Errorf("total:\n got %+v\nwant %+v", p.Total, tt.want)
+			}
+			for name, want := range tt.visits {
+				for _, sp := range p.Steps {
+					if sp.Name == name && sp.Visits != want {
+						t.Errorf("visits of %s: got %+v, want %+v", name, sp.Visits, want)
+					}
+				}
+			}
+			var factors []string
+			for _, f := range p.Unbounded {
+				factors = append(factors, f.Figure+" "+f.Step)
+				if f.Range.Filename == "" {
+					t.Errorf("factor %s %s has no range", f.Figure, f.Step)
+				}
+			}
+			if strings.Join(factors, ", ") != strings.Join(tt.factors, ", ") {
+				t.Errorf("factors:\n got %v\nwant %v", factors, tt.factors)
+			}
+			var capped []string
+			for _, c := range p.Capped {
+				capped = append(capped, c.Limit)
+			}
+			if strings.Join(capped, ", ") != strings.Join(tt.capped, ", ") {
+				t.Errorf("capped: got %v, want %v", capped, tt.capped)
+			}
+			if tt.path != "" {
+				if got := pathString(p.Path); got != tt.path {
+					t.Errorf("path:\n got %s\nwant %s", got, tt.path)
+				}
+			}
+		})
+	}
+}
+
+// pathString writes a path as "step[rule]", with ! for a failing step.
+func pathString(path []PathStep) string {
+	var parts []string
+	for _, ps := range path {
+		s := ps.Step
+		if ps.Rule != "" {
+			s += "[" + ps.Rule + "]"
+		}
+		if ps.Fails {
+			s += "!"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " ")
+}
+
+// TestPlanPhaseGates checks the figures spec/language.md works through
+// for examples/phase-gates.
+func TestPlanPhaseGates(t *testing.T) {
+	pb, diags := Load("../examples/phase-gates")
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	p := ComputePlan(pb, planOpts)
+	want := Figures{Calls: n(71), Tokens: Unbounded, CostUSD: Unbounded, Seconds: n(71*600 + 2*60), Retries: n(11)}
+	if p.Total != want {
+		t.Errorf("total:\n got %+v\nwant %+v", p.Total, want)
+	}
+	visits := map[string]float64{"research": 2, "plan": 5, "plan_check": 5, "execute": 2, "verify": 5, "judge": 5, "rate": 5, "debug": 3, "rollback": 1, "result": 1}
+	for _, sp := range p.Steps {
+		if w, ok := visits[sp.Name]; ok && sp.Visits != n(w) {
+			t.Errorf("visits of %s: got %+v, want %v", sp.Name, sp.Visits, w)
+		}
+	}
+}
+
+// TestPlanSearchFallback checks that a section with more cap combinations
+// than the search takes gets the flow bound, which is no lower.
+func TestPlanSearchFallback(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("playbook \"p\" {}\nagent \"a\" {}\n")
+	for i := range 8 {
+		b.WriteString(strings.NewReplacer("N", string(rune('a'+i))).Replace(`
+step "N" {
+  returns = object({ ok = bool })
+  agent "a" { prompt = "N" }
+  gate {
+    rule "ok" {
+      when = "steps.N.output.ok"
+    }
+    otherwise {
+      goto = "N"
+      max  = 9
+      on_exhausted { fail = "halt" }
+    }
+  }
+}
+`))
+	}
+	p := loadPlan(t, b.String(), planOpts)
+	if !p.Approximate || len(p.Path) != 0 {
+		t.Fatalf("want the flow bound, got approximate=%v path=%d", p.Approximate, len(p.Path))
+	}
+	// The flow bound lets each step pass on every visit: step k runs
+	// 10 + 9(k-1) times (its own loop and every visit of the one before),
+	// 80 + 9(0+1+...+7) = 332 visits of 2 calls. The search would find
+	// 160 (10 visits each).
+	if p.Total.Calls != n(664) {
+		t.Errorf("calls: got %+v, want 664", p.Total.Calls)
+	}
+}
