@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/apl-lang/apl/builtins/internal/proc"
+
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -149,16 +151,16 @@ func (s *Shell) Run(ctx context.Context, spec ShellSpec) (ShellResult, error) {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), spec.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p, err := openPipes(cmd, spec.Stdin != "")
+	p, err := proc.Open(cmd, spec.Stdin != "")
 	if err != nil {
 		return res, fmt.Errorf("shell: %w", err)
 	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		p.closeAll()
+		p.CloseAll()
 		return res, fmt.Errorf("shell: start %s: %w", argv[0], err)
 	}
-	p.closeChildEnds()
+	p.CloseChildEnds()
 	if spec.Started != nil {
 		spec.Started(cmd.Process.Pid)
 	}
@@ -167,12 +169,12 @@ func (s *Shell) Run(ctx context.Context, spec ShellSpec) (ShellResult, error) {
 	stderr := &capture{max: stdout.max}
 	// Each reader reports on readers when its pipe reaches EOF.
 	readers := make(chan struct{}, 2)
-	go func() { stdout.ReadFrom(spec.reader(p.outR, false)); readers <- struct{}{} }()
-	go func() { stderr.ReadFrom(spec.reader(p.errR, true)); readers <- struct{}{} }()
-	if p.inW != nil {
+	go func() { stdout.ReadFrom(spec.reader(p.OutR, false)); readers <- struct{}{} }()
+	go func() { stderr.ReadFrom(spec.reader(p.ErrR, true)); readers <- struct{}{} }()
+	if p.InW != nil {
 		go func() {
-			io.WriteString(p.inW, spec.Stdin) // EPIPE just means the command did not read it all
-			p.inW.Close()
+			io.WriteString(p.InW, spec.Stdin) // EPIPE just means the command did not read it all
+			p.InW.Close()
 		}()
 	}
 	done := make(chan error, 1)
@@ -194,7 +196,7 @@ func (s *Shell) Run(ctx context.Context, spec ShellSpec) (ShellResult, error) {
 	// Reap whatever the command left behind in its group; ESRCH (nothing
 	// left) is the usual case.
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	p.drain(readers, s.grace())
+	p.Drain(func() { <-readers; <-readers }, s.grace())
 
 	res.Duration = time.Since(start)
 	res.ExitCode = cmd.ProcessState.ExitCode()
@@ -309,69 +311,6 @@ func parseOutput(mode, stdout string, truncated bool) (cty.Value, error) {
 		return v, nil
 	}
 	return cty.StringVal(stdout), nil
-}
-
-// pipes are made by hand rather than by exec so that Wait returns as soon as
-// the command exits: exec's copying goroutines would otherwise wait for
-// every grandchild holding a pipe.
-type pipes struct {
-	outR, outW, errR, errW, inR, inW *os.File
-}
-
-func openPipes(cmd *exec.Cmd, stdin bool) (*pipes, error) {
-	p := &pipes{}
-	var err error
-	if p.outR, p.outW, err = os.Pipe(); err != nil {
-		return nil, err
-	}
-	if p.errR, p.errW, err = os.Pipe(); err != nil {
-		p.closeAll()
-		return nil, err
-	}
-	if stdin {
-		if p.inR, p.inW, err = os.Pipe(); err != nil {
-			p.closeAll()
-			return nil, err
-		}
-		cmd.Stdin = p.inR
-	}
-	cmd.Stdout, cmd.Stderr = p.outW, p.errW
-	return p, nil
-}
-
-func (p *pipes) closeChildEnds() {
-	for _, f := range []*os.File{p.outW, p.errW, p.inR} {
-		if f != nil {
-			f.Close()
-		}
-	}
-}
-
-func (p *pipes) closeAll() {
-	p.closeChildEnds()
-	for _, f := range []*os.File{p.outR, p.errR, p.inW} {
-		if f != nil {
-			f.Close()
-		}
-	}
-}
-
-// drain waits for the readers to see EOF, which happens once every process
-// holding the pipes is gone. A process that escaped the group (setsid) may
-// hold them forever, so after grace the pipes are closed under it.
-func (p *pipes) drain(readers <-chan struct{}, grace time.Duration) {
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	for range 2 {
-		select {
-		case <-readers:
-		case <-t.C:
-			p.outR.Close()
-			p.errR.Close()
-			<-readers
-		}
-	}
-	p.closeAll()
 }
 
 // capture keeps the first max bytes written to it and swallows the rest.

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"sync"
 	"time"
+
+	"github.com/apl-lang/apl/builtins/internal/proc"
 )
 
 // Process is one command for a Runner to run.
@@ -81,29 +82,29 @@ func (r ExecRunner) Run(ctx context.Context, p Process) (ProcessResult, error) {
 	// The pipes are made here rather than by exec so that Wait returns as
 	// soon as the process exits: exec would wait for every descendant that
 	// holds them, and only then could the leftovers be killed.
-	pp, err := newPipes(cmd, p.Stdin != nil)
+	pp, err := proc.Open(cmd, p.Stdin != nil)
 	if err != nil {
 		return ProcessResult{}, err
 	}
 	if err := cmd.Start(); err != nil {
-		pp.closeAll()
+		pp.CloseAll()
 		return ProcessResult{}, err
 	}
 	if p.Started != nil {
 		p.Started(cmd.Process.Pid)
 	}
-	pp.closeChildEnds()
+	pp.CloseChildEnds()
 	var readers sync.WaitGroup
 	var out io.Writer = stdout
 	if p.Watch != nil {
 		out = io.MultiWriter(stdout, p.Watch)
 	}
-	readers.Go(func() { io.Copy(out, pp.outR) })
-	readers.Go(func() { io.Copy(stderr, pp.errR) })
-	if pp.inW != nil {
+	readers.Go(func() { io.Copy(out, pp.OutR) })
+	readers.Go(func() { io.Copy(stderr, pp.ErrR) })
+	if pp.InW != nil {
 		go func() {
-			io.Copy(pp.inW, p.Stdin) // EPIPE just means the process did not read it all
-			pp.inW.Close()
+			io.Copy(pp.InW, p.Stdin) // EPIPE just means the process did not read it all
+			pp.InW.Close()
 		}()
 	}
 	done := make(chan error, 1)
@@ -115,7 +116,7 @@ func (r ExecRunner) Run(ctx context.Context, p Process) (ProcessResult, error) {
 		err = <-done
 	}
 	killGroup(cmd) // the leftovers; usually there are none
-	pp.drain(&readers, grace)
+	pp.Drain(readers.Wait, grace)
 
 	res := ProcessResult{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
 	if ctx.Err() != nil {
@@ -136,68 +137,6 @@ func (r ExecRunner) Run(ctx context.Context, p Process) (ProcessResult, error) {
 		return res, fmt.Errorf("%s: output exceeded %d bytes", p.Argv[0], limit)
 	}
 	return res, nil
-}
-
-// pipes are the parent's and the child's ends of stdout, stderr and, if
-// there is input, stdin.
-type pipes struct {
-	outR, outW, errR, errW, inR, inW *os.File
-}
-
-func newPipes(cmd *exec.Cmd, stdin bool) (*pipes, error) {
-	p := &pipes{}
-	var err error
-	if p.outR, p.outW, err = os.Pipe(); err != nil {
-		return nil, err
-	}
-	if p.errR, p.errW, err = os.Pipe(); err != nil {
-		p.closeAll()
-		return nil, err
-	}
-	if stdin {
-		if p.inR, p.inW, err = os.Pipe(); err != nil {
-			p.closeAll()
-			return nil, err
-		}
-		cmd.Stdin = p.inR
-	}
-	cmd.Stdout, cmd.Stderr = p.outW, p.errW
-	return p, nil
-}
-
-func (p *pipes) closeChildEnds() {
-	for _, f := range []*os.File{p.outW, p.errW, p.inR} {
-		if f != nil {
-			f.Close()
-		}
-	}
-}
-
-func (p *pipes) closeAll() {
-	p.closeChildEnds()
-	for _, f := range []*os.File{p.outR, p.errR, p.inW} {
-		if f != nil {
-			f.Close()
-		}
-	}
-}
-
-// drain waits for the readers to reach EOF, which happens once every
-// process holding the pipes is gone; one that escaped the group may hold
-// them forever, so after grace they are closed under it.
-func (p *pipes) drain(readers *sync.WaitGroup, grace time.Duration) {
-	finished := make(chan struct{})
-	go func() { readers.Wait(); close(finished) }()
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-finished:
-	case <-t.C:
-		p.outR.Close()
-		p.errR.Close()
-		<-finished
-	}
-	p.closeAll()
 }
 
 // capped is a buffer that keeps its first limit bytes and notes the rest.
