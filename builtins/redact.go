@@ -15,7 +15,8 @@ const Redacted = "[REDACTED]"
 // journals, traces, artifacts, output. Secrets are the values of
 // environment variables whose names mark them as keys (…_KEY, which
 // covers …_API_KEY, …_TOKEN, …_SECRET, …_PASSWORD) and of variables named
-// explicitly (a driver's api_key_env). Each is replaced in its raw and
+// explicitly (a driver's api_key_env), whatever their length. Each is
+// replaced in its raw and
 // its JSON-escaped spelling, so JSON documents are redacted too. Values
 // shorter than 8 bytes are left alone: redacting "1" would mangle any
 // text. The zero Redactor and nil redact nothing.
@@ -35,7 +36,8 @@ func NewRedactor(environ []string, names ...string) *Redactor {
 	seen := map[string]bool{}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || len(v) < 8 || !(named[k] || secretName(k)) {
+		// A variable named as a secret is one whatever its length.
+		if !ok || v == "" || !(named[k] || secretName(k) && len(v) >= 8) {
 			continue
 		}
 		seen[v] = true

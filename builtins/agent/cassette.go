@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 )
 
@@ -219,7 +218,7 @@ func (c *Cassette) append(e CassetteEntry) error {
 	if err := enc.Encode(e); err != nil {
 		return fmt.Errorf("cassette %s: %w", c.path, err)
 	}
-	line := scrub(buf.String(), secretValues(nil))
+	line := redactor(nil).String(buf.String())
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -234,20 +233,6 @@ func (c *Cassette) append(e CassetteEntry) error {
 		return fmt.Errorf("cassette %s: %w", c.path, err)
 	}
 	return nil
-}
-
-// scrub removes each secret from a JSON line, in its raw and its
-// JSON-escaped spellings.
-func scrub(line string, secrets []string) string {
-	for _, s := range secrets {
-		line = strings.ReplaceAll(line, s, "[REDACTED]")
-		if q, err := json.Marshal(s); err == nil {
-			if esc := string(q[1 : len(q)-1]); esc != s {
-				line = strings.ReplaceAll(line, esc, "[REDACTED]")
-			}
-		}
-	}
-	return line
 }
 
 // cassetteResponse is the stored form of r. Structured is compacted, as

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/apl-lang/apl/builtins"
 )
 
 // Driver types accepted by New.
@@ -299,45 +301,14 @@ func excerpt(s string, n int) string {
 	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
-// secretValues returns the values of environment variables whose names mark
-// them as secrets (…_KEY, …_TOKEN, …_SECRET), from the process environment
-// and extra, longest first so that a secret containing another is redacted
-// whole. Short values are skipped: redacting "1" would mangle any text.
-func secretValues(extra map[string]string) []string {
-	seen := map[string]bool{}
-	add := func(name, value string) {
-		n := strings.ToUpper(name)
-		if len(value) >= 8 && (strings.HasSuffix(n, "_KEY") || strings.HasSuffix(n, "_TOKEN") || strings.HasSuffix(n, "_SECRET")) {
-			seen[value] = true
-		}
+// redactor removes secrets from what a driver reports: the values of the
+// process's key-bearing variables, of the driver's own env, and of the
+// variables named in keyVars (its api_key_env), as builtins.Redactor finds
+// them.
+func redactor(env map[string]string, keyVars ...string) *builtins.Redactor {
+	environ := os.Environ()
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
 	}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			add(k, v)
-		}
-	}
-	for k, v := range extra {
-		add(k, v)
-	}
-	out := make([]string, 0, len(seen))
-	for v := range seen {
-		out = append(out, v)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if len(out[i]) != len(out[j]) {
-			return len(out[i]) > len(out[j])
-		}
-		return out[i] < out[j]
-	})
-	return out
-}
-
-// redact replaces every secret in s.
-func redact(s string, secrets []string) string {
-	for _, v := range secrets {
-		if v != "" {
-			s = strings.ReplaceAll(s, v, "[REDACTED]")
-		}
-	}
-	return s
+	return builtins.NewRedactor(environ, keyVars...)
 }

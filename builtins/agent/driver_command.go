@@ -152,7 +152,7 @@ func (d *commandDriver) Call(ctx context.Context, req Request) (Response, error)
 		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			if doing != "" {
-				doing = "; " + redact(doing, secretValues(d.cfg.Env))
+				doing = "; " + redactor(d.cfg.Env).String(doing)
 			}
 			return partial, fmt.Errorf("driver %s: %w after %s (process group killed)%s", d.kind, ErrTimeout, limit, doing)
 		}
@@ -271,7 +271,7 @@ func (d *commandDriver) exitError(argv0 string, res ProcessResult) error {
 	if len(strings.TrimSpace(string(out))) == 0 {
 		out, from = res.Stdout, "stdout"
 	}
-	msg := redact(excerpt(string(out), 500), secretValues(d.cfg.Env))
+	msg := redactor(d.cfg.Env).String(excerpt(string(out), 500))
 	if msg == "" {
 		return &ExitError{res.ExitCode, fmt.Errorf("driver %s: %s exited with status %d and no output", d.kind, argv0, res.ExitCode)}
 	}

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/apl-lang/apl/builtins"
 )
 
 // maxBody caps what is read of an HTTP answer.
@@ -65,7 +67,7 @@ func (h *httpDriver) key() string { return os.Getenv(h.keyEnv) }
 // returned body is the last one read, for the caller's artifact.
 // Each retry is reported to req's Progress before its wait.
 func (h *httpDriver) post(ctx context.Context, req Request, headers map[string]string, body []byte) ([]byte, error) {
-	secrets := append([]string{h.key()}, secretValues(nil)...)
+	secrets := redactor(nil, h.keyEnv)
 	var last []byte
 	for attempt := 1; ; attempt++ {
 		hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, h.endpoint, bytes.NewReader(body))
@@ -93,7 +95,7 @@ func (h *httpDriver) post(ctx context.Context, req Request, headers map[string]s
 			}
 			if attempt >= h.retry.Max {
 				return last, &unavailableError{fmt.Errorf("driver %s: %s after %d attempts: %s", h.kind, transientCause(err), attempt,
-					redact(err.Error(), secrets))}
+					secrets.String(err.Error()))}
 			}
 			if err := h.wait(ctx, req, attempt, 0, "", transientCause(err)); err != nil {
 				return last, h.transportError(ctx, err, secrets)
@@ -110,13 +112,13 @@ func (h *httpDriver) post(ctx context.Context, req Request, headers map[string]s
 				tries = fmt.Sprintf(" after %d attempts", attempt)
 			}
 			return last, &StatusError{resp.StatusCode, fmt.Errorf("driver %s: HTTP %d%s: %s", h.kind, resp.StatusCode, tries,
-				redact(apiMessage(last), secrets))}
+				secrets.String(apiMessage(last)))}
 		}
-		if err := h.wait(ctx, req, attempt, resp.StatusCode, resp.Header.Get("Retry-After"), redact(apiMessage(last), secrets)); err != nil {
+		if err := h.wait(ctx, req, attempt, resp.StatusCode, resp.Header.Get("Retry-After"), secrets.String(apiMessage(last))); err != nil {
 			if errors.Is(err, errWaitTooLong) {
 				// Waiting would only end in a timeout; say what happened.
 				return last, &StatusError{resp.StatusCode, fmt.Errorf("driver %s: HTTP %d, and %s: %s",
-					h.kind, resp.StatusCode, err, redact(apiMessage(last), secrets))}
+					h.kind, resp.StatusCode, err, secrets.String(apiMessage(last)))}
 			}
 			return last, h.transportError(ctx, err, secrets)
 		}
@@ -190,14 +192,14 @@ func transientCause(err error) string {
 
 // transportError words a failure to talk to the server, telling a timeout
 // apart from other failures.
-func (h *httpDriver) transportError(ctx context.Context, err error, secrets []string) error {
+func (h *httpDriver) transportError(ctx context.Context, err error, secrets *builtins.Redactor) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("driver %s: %w", h.kind, ErrTimeout)
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("driver %s: %w", h.kind, ctx.Err())
 	}
-	return &unavailableError{fmt.Errorf("driver %s: %s", h.kind, redact(err.Error(), secrets))}
+	return &unavailableError{fmt.Errorf("driver %s: %s", h.kind, secrets.String(err.Error()))}
 }
 
 // withTimeout bounds a call, all its attempts included.
