@@ -16,11 +16,11 @@ import (
 func TestDeclaredComplete(t *testing.T) {
 	names := Funcs().Names()
 	for _, n := range names {
-		if _, ok := reads[n]; !ok {
+		if _, ok := signatures[n]; !ok {
 			t.Errorf("builtin %q has no declaration", n)
 		}
 	}
-	for n := range reads {
+	for n := range signatures {
 		if !slices.Contains(names, n) {
 			t.Errorf("declaration of %q, which is no builtin", n)
 		}

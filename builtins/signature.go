@@ -18,6 +18,9 @@ type Param struct {
 type Signature struct {
 	Params []Param
 	Result cty.Type
+	// Reads is true for a builtin that changes nothing: it reads files or
+	// asks git, and may run in a dry run.
+	Reads bool
 }
 
 // signatures describes every builtin of NewFuncs; a test keeps the two in
@@ -25,10 +28,12 @@ type Signature struct {
 // cty.DynamicPseudoType and the builtin checks it.
 var signatures = map[string]Signature{
 	"file.sha256": {
+		Reads:  true,
 		Params: []Param{{"path", cty.String, true}},
 		Result: cty.Object(map[string]cty.Type{"sha256": cty.String, "size": cty.Number}),
 	},
 	"file.read": {
+		Reads:  true,
 		Params: []Param{{"path", cty.String, true}},
 		Result: cty.Object(map[string]cty.Type{"content": cty.String, "exists": cty.Bool}),
 	},
@@ -45,30 +50,37 @@ var signatures = map[string]Signature{
 		Result: cty.Object(map[string]cty.Type{"path": cty.String}),
 	},
 	"json.read": {
+		Reads:  true,
 		Params: []Param{{"path", cty.String, true}},
 		Result: cty.Object(map[string]cty.Type{"value": cty.DynamicPseudoType}),
 	},
 	"glob": {
+		Reads:  true,
 		Params: []Param{{"pattern", cty.String, true}},
 		Result: cty.Object(map[string]cty.Type{"matches": cty.List(cty.String)}),
 	},
 	"git.head": {
+		Reads:  true,
 		Result: cty.Object(map[string]cty.Type{"sha": cty.String, "branch": cty.String}),
 	},
 	"git.status": {
+		Reads:  true,
 		Result: cty.Object(map[string]cty.Type{"clean": cty.Bool, "files": cty.List(statusFileType)}),
 	},
 	"git.diff_stat": {
+		Reads:  true,
 		Params: []Param{{"from", cty.String, false}, {"to", cty.String, false}},
 		Result: cty.Object(map[string]cty.Type{
 			"summary": cty.String, "files_changed": cty.Number, "insertions": cty.Number, "deletions": cty.Number,
 		}),
 	},
 	"git.log": {
+		Reads:  true,
 		Params: []Param{{"range", cty.String, false}, {"max", cty.Number, false}},
 		Result: cty.Object(map[string]cty.Type{"commits": cty.List(commitType)}),
 	},
 	"git.commit_range": {
+		Reads:  true,
 		Params: []Param{{"from", cty.String, true}, {"to", cty.String, false}},
 		Result: cty.Object(map[string]cty.Type{"commits": cty.List(cty.String)}),
 	},
