@@ -93,6 +93,9 @@ type store struct {
 	buf          bytes.Buffer
 	// redact removes secrets from everything written.
 	redact *builtins.Redactor
+	// archiveChecked is set once the events archive is known to hold
+	// exactly the events the state says it archived.
+	archiveChecked bool
 	// lockFile holds the state file's lock, when the state is shared.
 	lockFile *os.File
 }
@@ -303,22 +306,11 @@ func (s *store) archiveEvents(st *State) error {
 	}
 	// A state read back from its backup may have archived fewer events
 	// than the archive holds: what it holds beyond that, the state has
-	// again, so it is cut off.
-	if prev, err := os.ReadFile(s.f.events); err == nil && bytes.Count(prev, []byte("\n")) > st.Meta.EventsArchived {
-		keep := prev
-		for i, n := 0, 0; i < len(prev); i++ {
-			if prev[i] == '\n' {
-				if n++; n == st.Meta.EventsArchived {
-					keep = prev[:i+1]
-					break
-				}
-			}
-		}
-		if st.Meta.EventsArchived == 0 {
-			keep = nil
-		}
-		if err := os.WriteFile(s.f.events, keep, 0o644); err != nil {
-			return fmt.Errorf("archive events: %w", err)
+	// again, so it is cut off. Checked once per process: after that, this
+	// store wrote every line itself.
+	if !s.archiveChecked {
+		if err := s.trimArchive(st.Meta.EventsArchived); err != nil {
+			return err
 		}
 	}
 	f, err := os.OpenFile(s.f.events, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -335,18 +327,33 @@ func (s *store) archiveEvents(st *State) error {
 	if err != nil {
 		return fmt.Errorf("archive events: %w", err)
 	}
+	s.archiveChecked = true
 	st.Meta.EventsArchived += len(old)
 	st.Events = append([]Event(nil), st.Events[len(old):]...)
 	return nil
 }
 
-// ReadEvents returns a run's whole event log: the events archived out of
-// its state, then the state's own.
-func ReadEvents(dir string) ([]Event, error) {
-	st, _, err := readState(dir)
-	if err != nil {
-		return nil, err
+// trimArchive cuts the events archive back to the first n events, the
+// ones the state says it archived.
+func (s *store) trimArchive(n int) error {
+	prev, err := os.ReadFile(s.f.events)
+	if err != nil || bytes.Count(prev, []byte("\n")) <= n {
+		return nil
 	}
+	keep := 0 // bytes of the first n lines
+	for lines := 0; lines < n; lines++ {
+		keep += bytes.IndexByte(prev[keep:], '\n') + 1
+	}
+	if err := os.WriteFile(s.f.events, prev[:keep], 0o644); err != nil {
+		return fmt.Errorf("archive events: %w", err)
+	}
+	return nil
+}
+
+// ReadEvents returns the whole event log of the run in dir, whose state
+// (from ReadRun) is st: the events archived out of the state, then the
+// state's own.
+func ReadEvents(dir string, st *State) ([]Event, error) {
 	var out []Event
 	if st.Meta.EventsArchived > 0 {
 		f, err := os.Open(stateFiles(dir).events)

@@ -177,7 +177,7 @@ func TestEventLogIsArchived(t *testing.T) {
 	if len(got.Events) >= 2*keepEvents {
 		t.Errorf("the state holds %d events", len(got.Events))
 	}
-	all, err := ReadEvents(dir)
+	all, err := ReadEvents(dir, got)
 	if err != nil {
 		t.Fatal(err)
 	}

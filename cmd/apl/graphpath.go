@@ -53,7 +53,7 @@ func readRunPath(runsDir, ref string) (*runPath, error) {
 		return nil, err
 	}
 	// The whole event log: a long run keeps only its newest in the state.
-	if st.Events, err = interp.ReadEvents(dir); err != nil {
+	if st.Events, err = interp.ReadEvents(dir, st); err != nil {
 		return nil, err
 	}
 	return pathFromState(st), nil

@@ -122,7 +122,7 @@ func openRun(runsDir, ref string) (string, *interp.State, error) {
 		return "", nil, exitWith(exitUsage, err)
 	}
 	// The whole event log: a long run keeps only its newest in the state.
-	if st.Events, err = interp.ReadEvents(dir); err != nil {
+	if st.Events, err = interp.ReadEvents(dir, st); err != nil {
 		return "", nil, exitWith(exitUsage, err)
 	}
 	return dir, st, nil
