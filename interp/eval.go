@@ -260,7 +260,7 @@ func (r *run) runValue() cty.Value {
 }
 
 // exprEnv is the environment the conditions conds run against in frame
-// f: the same names and values as evalCtx, as Go values (goValue).
+// f: the same names and values as evalCtx, as Go values (lang.ExprValue).
 func (r *run) exprEnv(f *frame, conds ...*lang.Condition) map[string]any {
 	var refs stepRefs
 	for _, c := range conds {
@@ -274,16 +274,16 @@ func (r *run) exprEnv(f *frame, conds ...*lang.Condition) map[string]any {
 		lang.RootInputs: r.inputsGo(),
 		lang.RootSteps:  steps,
 		lang.RootRun:    lang.ExprFields(r.runValue(), lang.RunFields),
-		lang.RootVars:   goValue(cty.ObjectVal(r.vars)),
+		lang.RootVars:   lang.ExprValue(cty.ObjectVal(r.vars)),
 	}
 	for _, c := range conds {
 		if c != nil && c.Locals {
-			env[lang.RootLocal] = goValue(r.localsValue(nil, true))
+			env[lang.RootLocal] = lang.ExprValue(r.localsValue(nil, true))
 			break
 		}
 	}
 	if f != nil && f.item != nil {
-		env[lang.RootItem] = goValue(f.item.value)
+		env[lang.RootItem] = lang.ExprValue(f.item.value)
 	}
 	return env
 }
@@ -292,13 +292,10 @@ func (r *run) exprEnv(f *frame, conds ...*lang.Condition) map[string]any {
 // a run, so they are converted once.
 func (r *run) inputsGo() any {
 	if r.inputsGoCache == nil {
-		r.inputsGoCache = goValue(r.inputs)
+		r.inputsGoCache = lang.ExprValue(r.inputs)
 	}
 	return r.inputsGoCache
 }
-
-// goValue converts a cty value to the plain Go values conditions work on.
-func goValue(v cty.Value) any { return lang.ExprValue(v) }
 
 // evalString evaluates an expression that must give a string.
 func evalString(expr hcl.Expression, ctx *hcl.EvalContext) (string, error) {

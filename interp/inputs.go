@@ -85,13 +85,13 @@ func resolveInputs(pb *lang.Playbook, mode string, given map[string]cty.Value) (
 		vals[in.Name] = cv
 	}
 	obj := cty.ObjectVal(vals)
-	inputsEnv := goValue(obj)
+	inputsEnv := lang.ExprValue(obj)
 	for _, in := range pb.Inputs {
 		for _, val := range in.Validations {
 			if val.Condition == nil || val.Condition.Program == nil {
 				continue
 			}
-			ok, err := val.Condition.Eval(map[string]any{lang.RootValue: goValue(vals[in.Name]), lang.RootInputs: inputsEnv})
+			ok, err := val.Condition.Eval(map[string]any{lang.RootValue: lang.ExprValue(vals[in.Name]), lang.RootInputs: inputsEnv})
 			if err != nil {
 				return cty.NilVal, &InputError{Input: in.Name, Msg: fmt.Sprintf("the validation failed to run: %v", err)}
 			}

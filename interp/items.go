@@ -71,7 +71,7 @@ func (r *run) items(s *lang.Step) (map[string]*item, error) {
 			base = r.exprEnv(&frame{item: it, recs: it.rec.Steps, outputs: map[string]cty.Value{}}, itemConds(fe)...)
 		}
 		env := maps.Clone(base)
-		env[lang.RootItem] = goValue(val)
+		env[lang.RootItem] = lang.ExprValue(val)
 		it.rec.Key = strconv.Itoa(i)
 		if fe.Key != nil {
 			k, err := evalKey(fe.Key, env)
