@@ -27,6 +27,7 @@
 //	file.read    {path}                         → {content, exists}
 //	file.write   {path, content, mode?}         → {path, bytes}   (atomic)
 //	file.append  {path, content}                → {path, bytes}
+//	file.symlink {path, target}                 → {path, target}  (atomic; replaces only a symlink)
 //	jsonl.append {path, record}                 → {path}
 //	json.read    {path}                         → {value}
 //	glob         {pattern}                      → {matches}       ("**" allowed)

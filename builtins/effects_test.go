@@ -38,6 +38,7 @@ func TestDeclaredComplete(t *testing.T) {
 		{"file.read", map[string]cty.Value{"path": cty.StringVal("a.json")}},
 		{"file.write", map[string]cty.Value{"path": cty.StringVal("b.txt"), "content": cty.StringVal("x")}},
 		{"file.append", map[string]cty.Value{"path": cty.StringVal("b.txt"), "content": cty.StringVal("y")}},
+		{"file.symlink", map[string]cty.Value{"path": cty.StringVal("latest"), "target": cty.StringVal("b.txt")}},
 		{"jsonl.append", map[string]cty.Value{"path": cty.StringVal("c.jsonl"), "record": cty.EmptyObjectVal}},
 		{"json.read", map[string]cty.Value{"path": cty.StringVal("a.json")}},
 		{"glob", map[string]cty.Value{"pattern": cty.StringVal("*.json")}},

@@ -50,6 +50,7 @@ func funcDefs(g gitFuncs) map[string]funcDef {
 		"file.read":    {[]string{"path"}, fileRead},
 		"file.write":   {[]string{"path", "content", "mode"}, fileWrite},
 		"file.append":  {[]string{"path", "content"}, fileAppend},
+		"file.symlink": {[]string{"path", "target"}, fileSymlink},
 		"jsonl.append": {[]string{"path", "record"}, jsonlAppend},
 		"json.read":    {[]string{"path"}, jsonRead},
 		"glob":         {[]string{"pattern"}, globFunc},

@@ -45,6 +45,10 @@ var signatures = map[string]Signature{
 		Params: []Param{{"path", cty.String, true}, {"content", cty.String, true}},
 		Result: pathBytesType,
 	},
+	"file.symlink": {
+		Params: []Param{{"path", cty.String, true}, {"target", cty.String, true}},
+		Result: cty.Object(map[string]cty.Type{"path": cty.String, "target": cty.String}),
+	},
 	"jsonl.append": {
 		Params: []Param{{"path", cty.String, true}, {"record", cty.DynamicPseudoType, true}},
 		Result: cty.Object(map[string]cty.Type{"path": cty.String}),

@@ -50,6 +50,7 @@ func TestSignatureResults(t *testing.T) {
 		"file.read":    {"path": cty.StringVal("a.json")},
 		"file.write":   {"path": cty.StringVal("b.txt"), "content": cty.StringVal("hi")},
 		"file.append":  {"path": cty.StringVal("b.txt"), "content": cty.StringVal("hi")},
+		"file.symlink": {"path": cty.StringVal("latest"), "target": cty.StringVal("a.json")},
 		"jsonl.append": {"path": cty.StringVal("c.jsonl"), "record": cty.ObjectVal(map[string]cty.Value{"a": cty.True})},
 		"json.read":    {"path": cty.StringVal("a.json")},
 		"glob":         {"pattern": cty.StringVal("*.json")},
