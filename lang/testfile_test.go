@@ -114,7 +114,10 @@ test "debug loop recovers" {
     exit_code = 1
     output    = "all_clear\n"
   }
-  mock "hash" { error = "connection reset" }
+  mock "hash" {
+    error      = "connection reset"
+    error_kind = "unavailable"
+  }
   expect {
     status         = "completed"
     recommendation = "halt"
@@ -163,7 +166,7 @@ test "minimal" {
 	if p := tt.Mocks["preflight"]; p.ExitCode == nil || *p.ExitCode != 1 || formatValue(p.Output(1)) != `"all_clear\n"` {
 		t.Errorf("preflight mock = %+v", p)
 	}
-	if h := tt.Mocks["hash"]; h.Error != "connection reset" || h.Output(1) != cty.NilVal {
+	if h := tt.Mocks["hash"]; h.Error != "connection reset" || h.ErrorKind != "unavailable" || h.Output(1) != cty.NilVal {
 		t.Errorf("hash mock = %+v", h)
 	}
 	e := tt.Expect
@@ -232,6 +235,17 @@ test "b" {                                 # ERROR: Missing input
   }
   mock "preflight" {                       # ERROR: Duplicate mock
     error = "x"
+  }
+  expect { status = "completed" }
+}
+test "b2" {
+  inputs = { phase_id = "1" }
+  mock "verify" {
+    error_kind = "unavailable"             # ERROR: Mock error kind without error
+  }
+  mock "notes" {
+    error      = "model not found"
+    error_kind = "unavailible"             # ERROR: Unknown error kind
   }
   expect { status = "completed" }
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -17,8 +18,16 @@ var mockSchema = &hcl.BodySchema{
 		{Name: "outputs"},
 		{Name: "exit_code"},
 		{Name: "error"},
+		{Name: "error_kind"},
 	},
 }
+
+// ErrorKinds are the kinds of failure steps.NAME.error_kind names, in the
+// order the language reference lists them. The drivers classify real
+// errors (builtins/agent.Kinds is the same list); a test's mock may give
+// its error one of them.
+var ErrorKinds = []string{"timeout", "exit_status", "no_json", "schema", "rate_limited",
+	"unavailable", "refused_by_policy", "budget", "interrupted", "other"}
 
 // Mock stands in for a step's action.
 type Mock struct {
@@ -30,7 +39,11 @@ type Mock struct {
 	// fails the step, as a real command's would.
 	ExitCode *int
 	// Error, when set, fails the action with this message on every call.
-	Error     string
+	Error string
+	// ErrorKind is the kind of Error (one of ErrorKinds) that
+	// steps.NAME.error_kind reads; "" leaves it to the run, which calls
+	// an error it cannot classify "other".
+	ErrorKind string
 	DeclRange hcl.Range
 }
 
@@ -66,7 +79,11 @@ func (d *testDecoder) decodeMock(t *Test, b *hcl.Block) hcl.Diagnostics {
 	_, isShell := s.Action.(*Shell)
 	_, isAgent := s.Action.(*AgentCall)
 	attrs := content.Attributes
-	out, outs, code, errA := attrs["output"], attrs["outputs"], attrs["exit_code"], attrs["error"]
+	out, outs, code, errA, kindA := attrs["output"], attrs["outputs"], attrs["exit_code"], attrs["error"], attrs["error_kind"]
+	if kindA != nil && errA == nil {
+		return append(diags, errDiag("Mock error kind without error",
+			"error_kind says what kind of failure a mock's error is; set error too, e.g. error = \"model not found\" with error_kind = \"unavailable\".", kindA.NameRange))
+	}
 	if out != nil && outs != nil {
 		return append(diags, errDiag("Conflicting mock attributes",
 			"Set output (the same answer to every call) or outputs (one per call), not both.", outs.NameRange))
@@ -90,6 +107,15 @@ func (d *testDecoder) decodeMock(t *Test, b *hcl.Block) hcl.Diagnostics {
 			diags = append(diags, errDiag("Empty mock error", "The error message may not be empty.", errA.Expr.Range()))
 		}
 		m.Error = v
+		if kindA != nil {
+			k, kd := constString(kindA)
+			diags = append(diags, kd...)
+			if !kd.HasErrors() && !slices.Contains(ErrorKinds, k) {
+				diags = append(diags, errDiag("Unknown error kind",
+					fmt.Sprintf("%q is not an error kind; the kinds are %s.%s", k, strings.Join(ErrorKinds, ", "), didYouMean(k, ErrorKinds)), kindA.Expr.Range()))
+			}
+			m.ErrorKind = k
+		}
 		return diags
 	}
 	if code != nil {

@@ -28,6 +28,16 @@ const (
 var Kinds = []string{KindTimeout, KindExitStatus, KindNoJSON, KindSchema, KindRateLimited,
 	KindUnavailable, KindRefused, KindBudget, KindInterrupted, KindOther}
 
+// KindError is an error whose kind is known where it is made, as when a
+// test's mock fails a step with a given kind. Kind returns its Kind.
+type KindError struct {
+	Kind string
+	Err  error
+}
+
+func (e *KindError) Error() string { return e.Err.Error() }
+func (e *KindError) Unwrap() error { return e.Err }
+
 // StatusError is a backend's answer with an HTTP error status, whether the
 // driver spoke HTTP itself or a CLI agent reported the status of its API
 // call. Kind reads the status; Error is the driver's message.
@@ -69,9 +79,12 @@ func Kind(err error) string {
 	var budget *BudgetError
 	var returns *ReturnsError
 	var unavailable *unavailableError
+	var known *KindError
 	switch {
 	case err == nil:
 		return ""
+	case errors.As(err, &known):
+		return known.Kind
 	case errors.Is(err, ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return KindTimeout
 	case errors.Is(err, context.Canceled):

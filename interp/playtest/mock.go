@@ -83,7 +83,7 @@ func (d *mockDriver) Call(ctx context.Context, req agent.Request) (agent.Respons
 		n = req.Attempt
 	}
 	if mk.Error != "" {
-		return agent.Response{}, errors.New(mk.Error)
+		return agent.Response{}, mockError(mk)
 	}
 	text, err := answerText(mk.Output(n))
 	if err != nil {
@@ -118,7 +118,7 @@ func (s *mockShell) Run(ctx context.Context, spec builtins.ShellSpec) (builtins.
 	}
 	res := builtins.ShellResult{ExitCode: -1, Output: cty.NullVal(cty.DynamicPseudoType)}
 	if mk.Error != "" {
-		return res, errors.New(mk.Error)
+		return res, mockError(mk)
 	}
 	out := mk.Output(n)
 	if out == cty.NilVal {
@@ -147,7 +147,7 @@ func (m *mocks) wrap(funcs builtins.Registry) builtins.Registry {
 				return f(ctx, env, args)
 			}
 			if mk.Error != "" {
-				return cty.NilVal, errors.New(mk.Error)
+				return cty.NilVal, mockError(mk)
 			}
 			if out := mk.Output(n); out != cty.NilVal {
 				return out, nil
@@ -156,4 +156,15 @@ func (m *mocks) wrap(funcs builtins.Registry) builtins.Registry {
 		}
 	}
 	return out
+}
+
+// mockError is the failure a mock with error gives: its message, of its
+// error_kind when it names one (steps.NAME.error_kind), else left for the
+// run to classify.
+func mockError(mk *lang.Mock) error {
+	err := errors.New(mk.Error)
+	if mk.ErrorKind != "" {
+		return &agent.KindError{Kind: mk.ErrorKind, Err: err}
+	}
+	return err
 }

@@ -76,7 +76,8 @@ output {
   status   = run.status
   score    = try(steps.check.output.score, null)
   issues   = try(steps.check.output.issues, null)
-  prepared = trimspace(steps.prepare.output)
+  prepared = trimspace(try(steps.prepare.output, ""))
+  failed   = { for s in ["prepare", "work"] : s => steps[s].error_kind }
 }
 `
 
@@ -211,6 +212,27 @@ test "wrong expectations" {
   }
 }
 
+test "agent unavailable" {
+  mock "work" {
+    error      = "model sonnet-9 not found"
+    error_kind = "unavailable"
+  }
+  expect {
+    status = "failed"
+    output = { failed = { prepare = "", work = "unavailable" } }
+  }
+}
+
+test "shell error without a kind" {
+  mock "prepare" {
+    error = "no such file"
+  }
+  expect {
+    status = "failed"
+    output = { failed = { prepare = "other", work = "" } }
+  }
+}
+
 test "agent without mock" {
   expect {
     status = "completed"
@@ -262,6 +284,8 @@ func TestRun(t *testing.T) {
 				`output.score: want 9.2, got 8.1`,
 			},
 		},
+		{name: "agent unavailable", reason: "model sonnet-9 not found"},
+		{name: "shell error without a kind", reason: "no such file"},
 		{
 			name:       "agent without mock",
 			mismatches: []string{`status: want "completed", got "failed" (reason: step "work" (loop.hcl:23,1-12): step work is an agent step and has no mock)`},
@@ -322,6 +346,14 @@ func TestScratchRemoved(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("scratch left behind: %v", left)
+	}
+}
+
+// TestErrorKinds checks that the kinds a mock may name are the kinds the
+// drivers classify errors into.
+func TestErrorKinds(t *testing.T) {
+	if diff := cmp.Diff(agent.Kinds, lang.ErrorKinds); diff != "" {
+		t.Errorf("lang.ErrorKinds differs from agent.Kinds (-agent +lang):\n%s", diff)
 	}
 }
 
