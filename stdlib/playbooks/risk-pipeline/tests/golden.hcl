@@ -1,0 +1,67 @@
+# Seed 003's two golden paths (section 4): apl test stdlib:risk-pipeline.
+#
+# The mocks at the top level of each file are the happy path; each test
+# mocks what it changes. The gate commands are mocked to pass; the report
+# and latest steps (call builtins) run for real in the test's scratch
+# directory.
+
+mock "discovery" {
+  output = { success = true, summary = "Auth lives in src/api; no JWT yet." }
+}
+
+mock "planning" {
+  output = { success = true, plan = "1. Add src/api/auth.py. 2. Test it.", summary = "Add a JWT endpoint with tests." }
+}
+
+mock "execution" {
+  output = { success = true, summary = "Done.", files_changed = ["src/api/auth.py"] }
+}
+
+mock "gate_command" {
+  exit_code = 0
+}
+
+mock "verification" {
+  output = { approved = true, issues = [], summary = "Looks right." }
+}
+
+mock "ship" {
+  output = { success = true, skipped = false, summary = "CHANGELOG.md updated." }
+}
+
+# Golden path 1: INIT -> risk=LOW -> EXECUTION -> PRE_VERIFY -> VERIFICATION -> SHIP -> DONE.
+test "golden path 1: low risk starts at execution" {
+  inputs = { task = "Fix typo in README.md" }
+  expect {
+    status = "completed"
+    path   = ["assess", "execution", "pre_verify", "gate_command", "gate_command", "verification", "ship", "report", "latest"]
+    output = {
+      risk        = "low"
+      risk_source = "keywords"
+      start_stage = "execution"
+      status      = "success"
+      exit_reason = ""
+      latest      = ".factory/reports/latest"
+      gates = [
+        { command = "ruff check .", passed = true, error = "" },
+        { command = "mypy .", passed = true, error = "" },
+      ]
+    }
+  }
+}
+
+# Golden path 2: INIT -> risk=HIGH -> DISCOVERY -> PLANNING -> EXECUTION ->
+# PRE_VERIFY -> VERIFICATION -> SHIP -> DONE.
+test "golden path 2: high risk runs every stage" {
+  inputs = { task = "Add JWT authentication endpoint" }
+  expect {
+    status = "completed"
+    path   = ["assess", "discovery", "planning", "execution", "pre_verify", "gate_command", "gate_command", "verification", "ship", "report", "latest"]
+    output = {
+      risk        = "high"
+      start_stage = "discovery"
+      status      = "success"
+      latest      = ".factory/reports/latest"
+    }
+  }
+}
