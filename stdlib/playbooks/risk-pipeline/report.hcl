@@ -24,7 +24,7 @@ locals {
   gates = [for i, c in inputs.gate_commands : {
     command = c
     passed  = try(steps.pre_verify.output.items[tostring(i)].status == "completed", false)
-    error   = try(steps.pre_verify.output.items[tostring(i)].error, "")
+    error   = replace(try(steps.pre_verify.output.items[tostring(i)].error, ""), "/^step [^(]*\\([^)]*\\): /", "")
   } if steps.pre_verify.attempts > 0]
 
   report = {

@@ -124,7 +124,7 @@ step "pre_verify" {
       set  = { failed_stage = "pre_verify" }
       fail = "gate_failed"
       reason = "pre-verify gate failed: ${join("; ", [for k, it in steps.pre_verify.output.items :
-      "${inputs.gate_commands[tonumber(k)]}: ${it.error}" if it.status != "completed"])}"
+      "${inputs.gate_commands[tonumber(k)]}: ${replace(it.error, "/^step [^(]*\\([^)]*\\): /", "")}" if it.status != "completed"])}"
     }
     otherwise {
       log = "Pre-flight gates passed: ${join("; ", inputs.gate_commands)}"
