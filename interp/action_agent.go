@@ -37,8 +37,14 @@ func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.A
 	if err != nil {
 		return result{err: err}
 	}
+	model := a.Model
+	if a.ModelExpr != nil {
+		if model, err = evalString(a.ModelExpr, r.evalCtx(f, nil, a.ModelExpr)); err != nil {
+			return result{err: fmt.Errorf("agent %q: model: %w", a.Agent.Name, err)}
+		}
+	}
 	req := agent.Request{
-		Step: s.Name, Agent: a.Agent.Type, Model: a.Model, Prompt: prompt, System: a.Agent.System,
+		Step: s.Name, Agent: a.Agent.Type, Model: model, Prompt: prompt, System: a.Agent.System,
 		RunID: r.st.Meta.RunID, ItemKey: f.key(), Workdir: r.workdir, Timeout: s.Timeout,
 	}
 	typed := s.Returns != cty.NilType

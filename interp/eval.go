@@ -66,6 +66,7 @@ func (r *run) evalCtx(f *frame, extra map[string]cty.Value, exprs ...hcl.Express
 	}
 	if f != nil && f.item != nil {
 		vars[lang.RootItem] = f.item.value
+		vars[lang.RootItemAttempt] = cty.NumberIntVal(int64(f.item.rec.Requeues + 1))
 	}
 	for k, v := range extra {
 		vars[k] = v
@@ -284,6 +285,7 @@ func (r *run) exprEnv(f *frame, conds ...*lang.Condition) map[string]any {
 	}
 	if f != nil && f.item != nil {
 		env[lang.RootItem] = lang.ExprValue(f.item.value)
+		env[lang.RootItemAttempt] = f.item.rec.Requeues + 1
 	}
 	return env
 }

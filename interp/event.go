@@ -29,6 +29,7 @@ const (
 	EventItemCompleted  = "item_completed"
 	EventItemFailed     = "item_failed"
 	EventItemBlocked    = "item_blocked"
+	EventItemRequeued   = "item_requeued"
 	EventDeadlock       = "deadlock"
 	// EventAgentProgress says an agent call in flight is alive: what its
 	// driver learned (Details kind "retrying", "session") and, every

@@ -179,7 +179,9 @@ func TestForEachFailureBlocksDependentsOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != StatusCompleted || string(res.OutputJSON) != `{"blocked":2,"completed":1,"failed":1}` {
+	// on_item_failure = "at_end": every item that can run runs, then the
+	// step fails; its output still counts them.
+	if res.Status != StatusFailed || string(res.OutputJSON) != `{"blocked":2,"completed":1,"failed":1}` || !strings.Contains(res.Reason, `1 item(s) failed: "a"`) {
 		t.Fatalf("status %s output %s (%s)", res.Status, res.OutputJSON, res.Reason)
 	}
 	st, _, _ := ReadRun(res.Dir)

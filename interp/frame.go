@@ -39,6 +39,12 @@ type ItemRecord struct {
 	Value          json.RawMessage        `json:"value,omitempty"` // left out of journal entries once written
 	Steps          map[string]*StepRecord `json:"steps"`
 	Caps           map[string]int         `json:"caps"`
+	// Requeues counts the times a gate's requeue sent the item back to
+	// the queue; item_attempt is Requeues + 1.
+	Requeues int `json:"requeues,omitempty"`
+	// Queued orders requeued items behind the items that never started,
+	// first requeued first; 0 for an item never requeued.
+	Queued int `json:"queued,omitempty"`
 }
 
 // Item statuses beyond the step statuses.

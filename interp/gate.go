@@ -5,6 +5,7 @@ import (
 
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/lang"
+	"github.com/hashicorp/hcl/v2"
 )
 
 // route evaluates a step's gate: rules in order, first match wins, then
@@ -62,37 +63,35 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 	if o.Goto != nil && o.Max > 0 {
 		key := s.Name + "/" + rule.Name
 		if f.caps[key] >= o.Max {
+			what := "goto " + o.Goto.Name
+			if o.Requeue {
+				what = "requeue to " + o.Goto.Name
+			}
 			r.event(r.stepEvent(f, s, Event{Type: EventCapExhausted,
-				Message: fmt.Sprintf("rule %q: goto %s taken %d times (max %d)", rule.Name, o.Goto.Name, f.caps[key], o.Max),
+				Message: fmt.Sprintf("rule %q: %s taken %d times (max %d)", rule.Name, what, f.caps[key], o.Max),
 				Details: map[string]any{"rule": rule.Name, "max": o.Max}}))
+			// The capped outcome's set still holds (the last feedback, a
+			// count); the on_exhausted outcome's own set comes after it.
+			if err := r.assign(f, o.Set); err != nil {
+				return outcome{}, nil, err
+			}
 			return r.apply(f, s, rule, o.Exhausted, next)
 		}
 		f.caps[key]++
-		if o.Goto.Index <= s.Index {
-			// Going back is a retry of the steps in between.
-			if t = r.countRetry(f, s, fmt.Sprintf("rule %q: back to %s (%d/%d)", rule.Name, o.Goto.Name, f.caps[key], o.Max)); t != nil {
+		if o.Goto.Index <= s.Index || o.Requeue {
+			// Going back (or restarting the item) is a retry of the steps
+			// in between.
+			verb := "back to"
+			if o.Requeue {
+				verb = "requeue to"
+			}
+			if t = r.countRetry(f, s, fmt.Sprintf("rule %q: %s %s (%d/%d)", rule.Name, verb, o.Goto.Name, f.caps[key], o.Max)); t != nil {
 				return goTo(o.Goto.Name), t, nil
 			}
 		}
 	}
-	if o.Set != nil {
-		v, diags := o.Set.Value(r.evalCtx(f, nil, o.Set))
-		if diags.HasErrors() {
-			return outcome{}, nil, diagsError(diags)
-		}
-		if v.IsNull() || !v.CanIterateElements() {
-			return outcome{}, nil, fmt.Errorf("%s: set needs an object", o.Set.Range())
-		}
-		for it := v.ElementIterator(); it.Next(); {
-			k, ev := it.Element()
-			name := k.AsString()
-			r.vars[name] = ev
-			b, err := builtins.CtyToJSON(ev)
-			if err != nil {
-				return outcome{}, nil, fmt.Errorf("set %s: %w", name, err)
-			}
-			r.st.Vars[name] = b
-		}
+	if err := r.assign(f, o.Set); err != nil {
+		return outcome{}, nil, err
 	}
 	ctx := r.evalCtx(f, nil, o.Log, o.Reason, o.Finish, o.Fail)
 	msg := ""
@@ -116,6 +115,10 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 		reason = v
 	}
 	switch {
+	case o.Requeue && f.item == nil:
+		return outcome{}, nil, fmt.Errorf("requeue outside a for_each item")
+	case o.Requeue:
+		return outcome{kind: outRequeue, next: o.Goto.Name}, nil, nil
 	case o.Goto != nil:
 		return goTo(o.Goto.Name), nil, nil
 	case o.Finish != nil:
@@ -137,6 +140,31 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 	return goTo(next), nil, nil
 }
 
+// assign carries out a set: each attribute of the object becomes a var.
+func (r *run) assign(f *frame, set hcl.Expression) error {
+	if set == nil {
+		return nil
+	}
+	v, diags := set.Value(r.evalCtx(f, nil, set))
+	if diags.HasErrors() {
+		return diagsError(diags)
+	}
+	if v.IsNull() || !v.CanIterateElements() {
+		return fmt.Errorf("%s: set needs an object", set.Range())
+	}
+	for it := v.ElementIterator(); it.Next(); {
+		k, ev := it.Element()
+		name := k.AsString()
+		r.vars[name] = ev
+		b, err := builtins.CtyToJSON(ev)
+		if err != nil {
+			return fmt.Errorf("set %s: %w", name, err)
+		}
+		r.st.Vars[name] = b
+	}
+	return nil
+}
+
 // decisionSummary says where a gate decision led, for the trace.
 func decisionSummary(o outcome, f *frame) string {
 	var s string
@@ -150,6 +178,8 @@ func decisionSummary(o outcome, f *frame) string {
 		s = "finish: " + o.status
 	case outFail:
 		s = "fail: " + o.recommendation
+	case outRequeue:
+		s = "requeue to " + o.next
 	default:
 		s = o.kind.String()
 	}

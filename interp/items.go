@@ -72,6 +72,7 @@ func (r *run) items(s *lang.Step) (map[string]*item, error) {
 		}
 		env := maps.Clone(base)
 		env[lang.RootItem] = lang.ExprValue(val)
+		env[lang.RootItemAttempt] = 1
 		it.rec.Key = strconv.Itoa(i)
 		if fe.Key != nil {
 			k, err := evalKey(fe.Key, env)
@@ -126,6 +127,33 @@ func (r *run) items(s *lang.Step) (map[string]*item, error) {
 		r.changes.item(s.Name, k)
 	}
 	return items, r.commit(nil, nil, true)
+}
+
+// retryItems sets a for_each step that failed for its items up to be
+// resumed: its next run keeps the items, completed ones stay so, and the
+// failed and blocked ones run again, from the nested step each was in.
+// It reports whether there were such items.
+func (r *run) retryItems(s *lang.Step) bool {
+	rec, recs := r.st.Steps[s.Name], r.st.Items[s.Name]
+	if rec == nil || recs == nil || r.st.ItemsRun[s.Name] != rec.Runs {
+		return false
+	}
+	again := false
+	for k, it := range recs {
+		if it.Status != StepFailed && it.Status != ItemBlocked {
+			continue
+		}
+		again = true
+		it.Status, it.Error, it.Recommendation = StepPending, "", ""
+		if it.Current == "" {
+			it.Current = s.ForEach.Steps[0].Name
+		}
+		r.changes.item(s.Name, k)
+	}
+	if again {
+		r.st.ItemsRun[s.Name] = rec.Runs + 1
+	}
+	return again
 }
 
 // restoreItems rebuilds items from the state; an item that was running
@@ -211,8 +239,10 @@ func finishedOK(status string) bool {
 }
 
 // forEachOutput builds the step's output and lists the items left
-// pending (a deadlock), each with what it waits on.
-func (r *run) forEachOutput(s *lang.Step, items map[string]*item) (cty.Value, []string) {
+// pending (a deadlock), each with what it waits on. halted says the
+// scheduler stopped starting items (fail_fast): pending items were not
+// started, not deadlocked.
+func (r *run) forEachOutput(s *lang.Step, items map[string]*item, halted bool) (cty.Value, []string) {
 	vals := map[string]cty.Value{}
 	var completed, failed, blocked int
 	var stuck []string
@@ -229,6 +259,7 @@ func (r *run) forEachOutput(s *lang.Step, items map[string]*item) (cty.Value, []
 			failed++
 		case it.rec.Status == ItemBlocked:
 			blocked++
+		case it.rec.Status == StepPending && halted:
 		case it.rec.Status == StepPending:
 			var waits []string
 			for _, d := range it.rec.DependsOn {

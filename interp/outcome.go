@@ -46,6 +46,9 @@ const (
 	outInterrupt
 	// outAbort stops the run because apl cannot go on.
 	outAbort
+	// outRequeue ends an item's turn: it gives up its slot and goes to
+	// the back of the ready queue, to restart at next.
+	outRequeue
 )
 
 func (k outcomeKind) String() string {
@@ -64,6 +67,8 @@ func (k outcomeKind) String() string {
 		return "interrupt"
 	case outAbort:
 		return "abort"
+	case outRequeue:
+		return "requeue"
 	}
 	return fmt.Sprintf("outcomeKind(%d)", uint8(k))
 }

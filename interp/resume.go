@@ -281,6 +281,9 @@ func (r *run) rewind(from string) error {
 		case StepFailed:
 			if !ending {
 				rec.Status = StepPending // it runs again
+				if s.ForEach != nil {
+					r.retryItems(s)
+				}
 			}
 		}
 	}

@@ -38,6 +38,9 @@ func TestHelperChild(t *testing.T) {
 	if os.Getenv("APL_TEST_ITEMS") != "" {
 		src = itemsPlaybook
 	}
+	if os.Getenv("APL_TEST_REQUEUE") != "" {
+		src = requeuePlaybook
+	}
 	if os.Getenv("APL_TEST_SLOW") != "" {
 		src = slowPlaybook
 	}

@@ -14,10 +14,12 @@ import (
 // in the state, so resume runs the same items), then schedules them as a
 // task graph. An item is ready when every item it depends on completed;
 // ready items start in order of priority (lower first), then list order,
-// while fewer than concurrency run and every limit has room. An item that
-// fails does not stop the others; items that depend on it are blocked.
-// When nothing runs, nothing is ready and items remain, the graph is
-// deadlocked: the step fails and says which items wait on what.
+// while fewer than concurrency run and every limit has room; items a gate
+// requeued start after them. An item that fails does not stop the others
+// (unless on_item_failure is fail_fast); items that depend on it are
+// blocked, and the step fails at the end (unless on_item_failure is
+// continue). When nothing runs, nothing is ready and items remain, the
+// graph is deadlocked: the step fails and says which items wait on what.
 //
 // Each item walks its own frame as a coroutine (see host) and hands its
 // outcome back to the scheduler, which alone decides what it means: the
@@ -30,9 +32,12 @@ func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) result {
 	}
 	sc := &scheduler{r: r, step: s, g: newItemGraph(items), inUse: map[string]int{},
 		done: make(chan itemDone, s.ForEach.Concurrency), stop: make(chan struct{})}
+	for _, it := range items {
+		sc.queued = max(sc.queued, it.rec.Queued)
+	}
 	sc.blockDependents(sc.g.failedKeys())
 	for {
-		if ctx.Err() == nil && sc.stopped == nil && sc.waiting == nil {
+		if ctx.Err() == nil && sc.stopped == nil && sc.waiting == nil && sc.failing == "" {
 			sc.startReady(ctx)
 		}
 		if sc.running == 0 {
@@ -40,7 +45,7 @@ func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) result {
 		}
 		var d itemDone
 		r.host.block(func() { d = <-sc.done })
-		sc.settle(d)
+		sc.settle(d, true)
 		if err := r.commit(nil, nil, true); err != nil && sc.stopped == nil {
 			// Start nothing more; let the running items end first.
 			sc.halt(abort(err))
@@ -54,16 +59,44 @@ func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) result {
 	case sc.waiting != nil:
 		return stopWith(outcome{kind: outWait, waiting: sc.waiting})
 	}
-	out, stuck := r.forEachOutput(s, items)
+	out, stuck := r.forEachOutput(s, items, sc.failing != "")
 	if sc.stopped != nil {
 		return result{out: out, stop: sc.stopped}
+	}
+	if sc.failing != "" {
+		notStarted := 0
+		for _, it := range items {
+			if it.rec.Status == StepPending {
+				notStarted++
+			}
+		}
+		return result{out: out, err: fmt.Errorf("item %q failed; %d item(s) not started (on_item_failure = %q)", sc.failing, notStarted, lang.ItemFailFast)}
 	}
 	if len(stuck) > 0 {
 		r.event(Event{Type: EventDeadlock, Step: s.Name, Message: "deadlock: " + strings.Join(stuck, "; "),
 			Details: map[string]any{"items": len(stuck)}})
 		return result{out: out, err: fmt.Errorf("deadlock: nothing runs and nothing is ready: %s (needs intervention)", strings.Join(stuck, "; "))}
 	}
+	if failed := failedItems(items); len(failed) > 0 && s.ForEach.OnItemFailure != lang.ItemFailContinue {
+		return result{out: out, err: fmt.Errorf("%d item(s) failed: %s (on_item_failure = %q)", len(failed), strings.Join(failed, "; "), s.ForEach.OnItemFailure)}
+	}
 	return result{out: out}
+}
+
+// failedItems describes the failed items, in list order: key and error.
+func failedItems(items map[string]*item) []string {
+	var its []*item
+	for _, it := range items {
+		if it.rec.Status == StepFailed {
+			its = append(its, it)
+		}
+	}
+	sort.Slice(its, func(i, j int) bool { return its[i].rec.Index < its[j].rec.Index })
+	out := make([]string, len(its))
+	for i, it := range its {
+		out[i] = fmt.Sprintf("%q: %s", it.rec.Key, it.rec.Error)
+	}
+	return out
 }
 
 // scheduler runs the items of one for_each step. It is the only writer of
@@ -84,6 +117,11 @@ type scheduler struct {
 	// waiting is the first decision an item waits for; no new item starts
 	// once one waits.
 	waiting *Waiting
+	// failing is the key of the item whose failure stopped new items from
+	// starting (on_item_failure = "fail_fast").
+	failing string
+	// queued is the last place given in the queue of requeued items.
+	queued int
 }
 
 // itemDone is an item's walk reporting how it ended.
@@ -99,6 +137,10 @@ func (sc *scheduler) startReady(ctx context.Context) {
 	for sc.running < fe.Concurrency && sc.g.ready.Len() > 0 {
 		it := heap.Pop(&sc.g.ready).(*item)
 		if it.rec.Status != StepPending {
+			continue
+		}
+		if err := sc.limitKeys(it); err != nil {
+			sc.settle(itemDone{it, outcome{kind: outFail, reason: err.Error()}}, false)
 			continue
 		}
 		if !limitsAllow(fe, it, sc.inUse) {
@@ -119,13 +161,42 @@ func (sc *scheduler) startReady(ctx context.Context) {
 	}
 }
 
+// limitKeys computes the item's value of each limit's key as it starts or
+// restarts, so that a key reading vars or the item's own steps (a model
+// escalated on a requeue) counts the item where it runs now.
+func (sc *scheduler) limitKeys(it *item) error {
+	fe := sc.step.ForEach
+	if len(fe.Limits) == 0 {
+		return nil
+	}
+	conds := make([]*lang.Condition, len(fe.Limits))
+	for i, lim := range fe.Limits {
+		conds[i] = lim.Key
+	}
+	env := sc.r.exprEnv(sc.r.itemFrame(it), conds...)
+	if it.rec.Limits == nil {
+		it.rec.Limits = map[string]string{}
+	}
+	for _, lim := range fe.Limits {
+		k, err := evalKey(lim.Key, env)
+		if err != nil {
+			return fmt.Errorf("limit %q: %w", lim.Name, err)
+		}
+		it.rec.Limits[lim.Name] = k
+	}
+	return nil
+}
+
 // settle applies an item's outcome: its status, the items it releases or
-// blocks, and whether the run stops.
-func (sc *scheduler) settle(d itemDone) {
+// blocks, and whether the run stops. ran is false for an item that never
+// started (its limit key could not be computed).
+func (sc *scheduler) settle(d itemDone, ran bool) {
 	r, it, o := sc.r, d.it, d.o
-	sc.running--
-	for name, v := range it.rec.Limits {
-		sc.inUse[name+"="+v]--
+	if ran {
+		sc.running--
+		for name, v := range it.rec.Limits {
+			sc.inUse[name+"="+v]--
+		}
 	}
 	rec := it.rec
 	switch o.kind {
@@ -143,7 +214,19 @@ func (sc *scheduler) settle(d itemDone) {
 		sc.blockDependents([]string{rec.Key})
 		if o.kind == outTrip {
 			sc.halt(o)
+		} else if sc.step.ForEach.OnItemFailure == lang.ItemFailFast && sc.failing == "" {
+			sc.failing = rec.Key
 		}
+	case outRequeue:
+		// Behind every item that never started, and every item requeued
+		// before it; it restarts at next with its records and caps.
+		sc.queued++
+		rec.Status, rec.Current, rec.Queued = StepPending, o.next, sc.queued
+		rec.Requeues++
+		r.event(Event{Type: EventItemRequeued, Step: sc.step.Name, Item: rec.Key,
+			Message: fmt.Sprintf("requeued; restarts at %s (attempt %d)", o.next, rec.Requeues+1),
+			Details: map[string]any{"attempt": rec.Requeues + 1}})
+		heap.Push(&sc.g.ready, it)
 	case outWait:
 		// It asks again when the run resumes with an answer.
 		rec.Status = StepPending
@@ -289,13 +372,21 @@ func (g *itemGraph) failedKeys() []string {
 	return out
 }
 
-// readyQueue is a heap of ready items: lower priority first, then list
-// order.
+// readyQueue is a heap of ready items: items never requeued before
+// requeued ones, which go in the order they were requeued; then lower
+// priority first, then list order.
 type readyQueue []*item
 
 func (q readyQueue) Len() int { return len(q) }
 func (q readyQueue) Less(i, j int) bool {
 	a, b := q[i].rec, q[j].rec
+	if a.Queued != b.Queued {
+		// Items never requeued (0) first, then requeued ones in order.
+		if a.Queued == 0 || b.Queued == 0 {
+			return a.Queued == 0
+		}
+		return a.Queued < b.Queued
+	}
 	if a.Priority != b.Priority {
 		return a.Priority < b.Priority
 	}

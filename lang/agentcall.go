@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
 )
 
 var agentActionSchema = &hcl.BodySchema{
@@ -30,7 +31,13 @@ type AgentCall struct {
 	Template hcl.Expression // the template to render
 	Vars     hcl.Expression // object; may be nil
 	Budget   *Budget        // the step's budget, else the agent's; may be nil
-	Model    string
+	// Model is the model the call asks for when it is known at load: the
+	// action's constant model, else the agent's; "" for the driver's own.
+	Model string
+	// ModelExpr, when set, computes the model at each call (e.g. from item
+	// or vars); Model is then "". It gives a string, checked against the
+	// driver's model setting by checkAgentModels.
+	ModelExpr hcl.Expression
 	// Session, when set, names the agent session the call continues
 	// (steps.X.session_id); evaluated at call time, a string. Nil: each
 	// attempt starts a new session.
@@ -101,15 +108,72 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 		}
 	}
 	if a := content.Attributes["model"]; a != nil {
-		v, d := constString(a)
-		diags = append(diags, d...)
-		call.Model = v
+		if len(a.Expr.Variables()) > 0 {
+			call.Model, call.ModelExpr = "", a.Expr
+			l.deferRefs(a.Expr, refScope{body: s.Parent, what: "an agent's model"})
+		} else {
+			v, d := constString(a)
+			diags = append(diags, d...)
+			call.Model = v
+		}
 	}
 	if a := content.Attributes["session"]; a != nil {
 		call.Session = a.Expr
 		l.deferRefs(a.Expr, refScope{body: s.Parent, what: "an agent's session"})
 	}
 	return call, diags
+}
+
+// checkAgentModels checks that every computed model gives what the
+// agent's driver takes as its model setting (a string), as far as the
+// expression's type is known before the run; ctx gives each section's
+// typed unknowns.
+func (l *loader) checkAgentModels(ctx func(body *Step) *hcl.EvalContext, bad map[hcl.Expression]bool) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, s := range l.pb.AllSteps() {
+		a, ok := s.Action.(*AgentCall)
+		if !ok || a.ModelExpr == nil || bad[a.ModelExpr] {
+			continue
+		}
+		v, d := a.ModelExpr.Value(ctx(s.Parent))
+		if d.HasErrors() {
+			continue // typeCheckExpr reported it
+		}
+		want := cty.String
+		dtype := l.driverType(a.Agent)
+		if l.drivers != nil && dtype != "" {
+			if t, ok := l.drivers.Settings(dtype)["model"]; ok {
+				want = t
+			}
+		}
+		if v.Type() == cty.DynamicPseudoType {
+			continue
+		}
+		cv, err := convert.Convert(v, want)
+		if err == nil && !cv.IsNull() && cv.IsWhollyKnown() && l.drivers != nil && dtype != "" {
+			err = l.drivers.Check(dtype, "model", cv)
+		}
+		if err != nil || v.IsKnown() && v.IsNull() {
+			why := "it gives " + typeString(v.Type())
+			if err != nil && v.Type() == want {
+				why = err.Error()
+			} else if err == nil {
+				why = "it gives null"
+			}
+			diags = append(diags, errDiag("Invalid model",
+				fmt.Sprintf("The model of agent %q in step %q must give a %s, the model's name; %s.", a.Agent.Name, s.Name, typeString(want), why), a.ModelExpr.Range()))
+		}
+	}
+	return diags
+}
+
+// driverType is the driver type an agent's calls go through: its driver
+// block's type, or the built-in type it names; "" when it names none.
+func (l *loader) driverType(ag *Agent) string {
+	if dr := l.pb.Drivers[ag.Driver]; dr != nil {
+		return dr.Type
+	}
+	return ag.Driver
 }
 
 // checkSessions checks that every agent action's session gives a string,

@@ -21,8 +21,11 @@ const (
 	RootRun    = "run"
 	RootVars   = "vars"
 	RootItem   = "item"
-	RootLocal  = "local"
-	RootValue  = "value" // inside an input's validation only
+	// RootItemAttempt is how many times the current for_each item has
+	// started: 1, then 2 after one requeue, and so on.
+	RootItemAttempt = "item_attempt"
+	RootLocal       = "local"
+	RootValue       = "value" // inside an input's validation only
 )
 
 // A Field is an attribute of steps.NAME (besides output) or of run, as
@@ -193,6 +196,7 @@ func (l *loader) conditionEnv(body *Step) *condEnv {
 	}
 	if body != nil {
 		m[RootItem] = exprType(body.ForEach.ItemType)
+		m[RootItemAttempt] = types.Int
 	}
 	return newCondEnv(m)
 }
@@ -253,7 +257,7 @@ func (l *loader) checkTraversal(tr hcl.Traversal, scope refScope) hcl.Diagnostic
 		scope.item = true
 	}
 	if scope.item {
-		roots = append(roots, RootItem)
+		roots = append(roots, RootItem, RootItemAttempt)
 	}
 	switch root {
 	case RootInputs:
@@ -279,7 +283,7 @@ func (l *loader) checkTraversal(tr hcl.Traversal, scope refScope) hcl.Diagnostic
 		return nil
 	case RootLocal:
 		return l.checkLocalRef(attrs, rng)
-	case RootItem:
+	case RootItem, RootItemAttempt:
 		if scope.item {
 			return nil
 		}

@@ -2,6 +2,8 @@ package lang
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/expr-lang/expr/ast"
 	"github.com/hashicorp/hcl/v2"
@@ -25,12 +27,32 @@ type ForEach struct {
 	DependsOn   *Condition // expr over item yielding keys it waits for
 	Priority    *Condition // expr over item; lower runs first
 	Concurrency int
-	Limits      []*Limit
-	Steps       []*Step
+	// OnItemFailure says what a failed item does to the step: ItemFailAtEnd
+	// (the default), ItemFailFast or ItemFailContinue.
+	OnItemFailure string
+	Limits        []*Limit
+	Steps         []*Step
 	// ItemType is the declared type of an item, when the list's type is
 	// known; cty.DynamicPseudoType otherwise.
 	ItemType cty.Type
 }
+
+// The values of a for_each step's on_item_failure.
+const (
+	// ItemFailAtEnd runs every item that can run, then fails the step if
+	// any failed.
+	ItemFailAtEnd = "at_end"
+	// ItemFailFast starts no new item once one failed; the running ones
+	// end their bodies, then the step fails.
+	ItemFailFast = "fail_fast"
+	// ItemFailContinue completes the step whatever its items came to; a
+	// gate routes on the counts.
+	ItemFailContinue = "continue"
+)
+
+// ItemFailures lists on_item_failure's values, in the order messages give
+// them.
+var ItemFailures = []string{ItemFailAtEnd, ItemFailFast, ItemFailContinue}
 
 // Limit caps how many items with the same key run at once.
 type Limit struct {
@@ -69,6 +91,19 @@ func (l *loader) decodeForEach(s *Step, content *hcl.BodyContent, outer *condEnv
 		n, d := constPositiveInt(a)
 		diags = append(diags, d...)
 		fe.Concurrency = n
+	}
+	fe.OnItemFailure = ItemFailAtEnd
+	if a := content.Attributes["on_item_failure"]; a != nil {
+		v, d := constString(a)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			if slices.Contains(ItemFailures, v) {
+				fe.OnItemFailure = v
+			} else {
+				diags = append(diags, errDiag("Invalid on_item_failure",
+					fmt.Sprintf("on_item_failure is one of %s, not %q.%s", strings.Join(ItemFailures, ", "), v, didYouMean(v, ItemFailures)), a.Expr.Range()))
+			}
+		}
 	}
 	seen := map[string]bool{}
 	for _, b := range content.Blocks {

@@ -22,6 +22,7 @@ var outcomeAttributes = []hcl.AttributeSchema{
 	{Name: "event"},
 	{Name: "set"},
 	{Name: "goto"},
+	{Name: "requeue"},
 	{Name: "max"},
 	{Name: "finish"},
 	{Name: "fail"},
@@ -61,14 +62,19 @@ type Rule struct {
 // Outcome is what a gate rule does once chosen. Goto, Finish and Fail are
 // exclusive; with none of them control goes to the step's Next.
 type Outcome struct {
-	Log    hcl.Expression // a line to log; may be nil
-	Event  string         // an event to record, with Log as its message
-	Set    hcl.Expression // an object whose attributes are assigned to vars
-	Goto   *Step
-	Max    int            // cap on taking Goto in one run; 0 = no cap
-	Finish hcl.Expression // finish the run with this status
-	Fail   hcl.Expression // fail the run with this recommendation
-	Reason hcl.Expression // why, for Finish and Fail
+	Log   hcl.Expression // a line to log; may be nil
+	Event string         // an event to record, with Log as its message
+	Set   hcl.Expression // an object whose attributes are assigned to vars
+	Goto  *Step
+	// Requeue, in a for_each body, sends the item to the back of the ready
+	// queue instead of going to Goto at once: the item gives up its slot
+	// and restarts at Goto after the items that never started. Goto is
+	// then the body step it restarts at; the graph sees a capped goto.
+	Requeue bool
+	Max     int            // cap on taking Goto in one run; 0 = no cap
+	Finish  hcl.Expression // finish the run with this status
+	Fail    hcl.Expression // fail the run with this recommendation
+	Reason  hcl.Expression // why, for Finish and Fail
 	// Exhausted runs instead of this outcome once Goto was taken Max times.
 	Exhausted *Outcome
 	DeclRange hcl.Range
@@ -171,14 +177,17 @@ func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allow
 		}
 	}
 	var routes []*hcl.Attribute
-	for _, name := range []string{"goto", "finish", "fail"} {
+	for _, name := range []string{"goto", "requeue", "finish", "fail"} {
 		if a := c.Attributes[name]; a != nil {
 			routes = append(routes, a)
 		}
 	}
 	if len(routes) > 1 {
 		diags = append(diags, errDiag("Conflicting gate actions",
-			fmt.Sprintf("%s and %s cannot both be set: an outcome goes to a step, finishes the run, or fails it.", routes[0].Name, routes[1].Name), routes[1].NameRange))
+			fmt.Sprintf("%s and %s cannot both be set: an outcome goes to a step, requeues the item, finishes the run, or fails it.", routes[0].Name, routes[1].Name), routes[1].NameRange))
+	}
+	if a := c.Attributes["requeue"]; a != nil && c.Attributes["goto"] == nil {
+		diags = append(diags, l.decodeRequeue(s, o, a, c.Attributes["max"] != nil)...)
 	}
 	if a := c.Attributes["goto"]; a != nil {
 		v, d := constString(a)
@@ -202,8 +211,8 @@ func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allow
 		if d.HasErrors() || v < 1 {
 			l.badMax[o] = true
 		}
-		if c.Attributes["goto"] == nil {
-			diags = append(diags, errDiag("max without goto", "max caps a goto; this outcome has no goto to cap.", a.NameRange))
+		if c.Attributes["goto"] == nil && c.Attributes["requeue"] == nil {
+			diags = append(diags, errDiag("max without goto", "max caps a goto or a requeue; this outcome has neither to cap.", a.NameRange))
 		}
 		o.Max = v
 	}
@@ -224,9 +233,56 @@ func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allow
 	}
 	if o.Max > 0 && o.Exhausted == nil {
 		diags = append(diags, errDiag("Cap without on_exhausted",
-			fmt.Sprintf("This goto may be taken %d times; say what happens after that with on_exhausted { fail = \"halt\" } (or finish, or goto).", o.Max), rng))
+			fmt.Sprintf("This %s may be taken %d times; say what happens after that with on_exhausted { fail = \"halt\" } (or finish, or goto).", o.route(), o.Max), rng))
 	}
 	return o, diags
+}
+
+// decodeRequeue reads requeue = true (restart at the body's first step)
+// or requeue = "STEP" (restart at that body step). It is only for a gate in
+// a for_each body, and always capped: each requeue runs the body again.
+func (l *loader) decodeRequeue(s *Step, o *Outcome, a *hcl.Attribute, capped bool) hcl.Diagnostics {
+	if s.Parent == nil {
+		return hcl.Diagnostics{errDiag("requeue outside a for_each",
+			"requeue sends a for_each item back to the queue; only a gate of a step nested in a for_each step can take it. Use goto to loop here.", a.NameRange)}
+	}
+	v, d := constValue(a)
+	if d.HasErrors() {
+		return d
+	}
+	var diags hcl.Diagnostics
+	switch {
+	case v.Type() == cty.Bool && !v.IsNull():
+		if v.False() {
+			return nil
+		}
+		o.Goto = s.Parent.ForEach.Steps[0]
+	case v.Type() == cty.String && !v.IsNull():
+		t, d := l.target(s, v.AsString(), a.Expr.Range())
+		if d.HasErrors() {
+			return d
+		}
+		o.Goto = t
+	default:
+		return hcl.Diagnostics{errDiag("Invalid requeue",
+			"requeue is true (restart the item at the body's first step) or the name of the body step to restart at.", a.Expr.Range())}
+	}
+	o.Requeue = true
+	l.gotoRanges[o] = a.Expr.Range()
+	if !capped {
+		l.badMax[o] = true // reported here, not again as a cycle
+		diags = append(diags, errDiag("requeue without max",
+			"Each requeue runs the item's body again; cap it with max = N and say what happens then with on_exhausted.", a.NameRange))
+	}
+	return diags
+}
+
+// route names how the outcome loops, for messages.
+func (o *Outcome) route() string {
+	if o.Requeue {
+		return "requeue"
+	}
+	return "goto"
 }
 
 // ReservedStatus reports whether only apl sets status, so that a gate
@@ -252,7 +308,7 @@ var AplEvents = []string{
 	"step_started", "step_completed", "step_failed", "step_skipped", "step_reused", "step_retried",
 	"gate_decision", "cap_exhausted", "budget_enforced", "log", "check_failed",
 	"circuit_breaker_opened", "circuit_breaker_closed", "human_decision",
-	"item_started", "item_completed", "item_failed", "item_blocked", "deadlock",
+	"item_started", "item_completed", "item_failed", "item_blocked", "item_requeued", "deadlock",
 	"agent_progress",
 }
 

@@ -451,12 +451,17 @@ func (p *planner) callCost(s *Step, a *AgentCall) callBound {
 		model, _ = stringSetting(cfg["model"])
 	}
 	price, ok := priceOf(cfg["prices"], model)
+	if a.ModelExpr != nil {
+		ok = false // priced by a model known only at the call
+	}
 	switch {
 	case !ok:
 		c.cost = Unbounded
 		if s.MaxCostUSD == 0 {
 			what := "the agent names no driver, so no prices"
 			switch {
+			case a.ModelExpr != nil:
+				what = "the call's model is computed at run time, so its price is not known"
 			case dname != "" && model == "":
 				what = fmt.Sprintf("the call names no model to look up in driver %q's prices", dname)
 			case dname != "":

@@ -30,6 +30,7 @@ var stepSchema = &hcl.BodySchema{
 		{Name: "depends_on"},
 		{Name: "priority"},
 		{Name: "concurrency"},
+		{Name: "on_item_failure"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "shell"},
@@ -302,7 +303,7 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 		s.ProgressWhen = c
 		l.noteConditionRefs(c)
 	}
-	forEachAttrs := []string{"for_each", "key", "depends_on", "priority", "concurrency"}
+	forEachAttrs := []string{"for_each", "key", "depends_on", "priority", "concurrency", "on_item_failure"}
 	if s.ForEach != nil {
 		diags = append(diags, l.decodeForEach(s, content, env)...)
 	} else {

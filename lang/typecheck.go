@@ -67,6 +67,7 @@ func (l *loader) checkAfterDecode() hcl.Diagnostics {
 		}
 	}
 	diags = append(diags, l.checkExitCodes()...)
+	diags = append(diags, l.checkAgentModels(tc.ctx, bad)...)
 	return diags
 }
 
@@ -112,6 +113,7 @@ func (tc *typeChecker) ctx(body *Step) *hcl.EvalContext {
 	}
 	if body != nil && body.ForEach != nil {
 		vars[RootItem] = unknownOf(body.ForEach.ItemType)
+		vars[RootItemAttempt] = cty.UnknownVal(cty.Number)
 	}
 	if len(l.pb.Locals) > 0 {
 		locals := map[string]cty.Value{}

@@ -52,6 +52,8 @@ step "tasks" {
   key         = "item.id"
   depends_on  = "item.blocked_by"
   concurrency = 3
+  # summary decides what failed tasks mean (needs_intervention).
+  on_item_failure = "continue"
 
   limit "model" {
     key = "item.model"

@@ -99,6 +99,9 @@ step "triage" {
   progress = "TRIAGE"
   for_each = "filter(split(vars.triage_text, '\\n'), # matches 'verified by: `[^`]+`')"
   key      = "item"
+  # A failing criterion is a finding, not a failure of the run: the gate
+  # routes on the counts.
+  on_item_failure = "continue"
 
   step "criterion" {
     continue_on_error = true
@@ -317,6 +320,9 @@ step "execute" {
   for_each = "vars.tasks"
   key      = "item.id"
   next     = "verify"
+  # A task FAILED after its debug attempts is logged and left to verify:
+  # the next task still runs and the run goes on.
+  on_item_failure = "continue"
 
   step "execution_log" {
     call "file.read" {
