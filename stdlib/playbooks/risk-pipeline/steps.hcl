@@ -110,6 +110,9 @@ step "pre_verify" {
   when        = "local.start <= 4"
   skip_reason = "started at ${local.start_stage}: no verification"
   for_each    = "inputs.gate_commands"
+  # Every gate runs even when one fails; the gate below turns any failure
+  # into exit 4 with all of them in the reason.
+  on_item_failure = "continue"
 
   step "gate_command" {
     timeout = "10m"
