@@ -20,6 +20,7 @@ var gateSchema = &hcl.BodySchema{
 var outcomeAttributes = []hcl.AttributeSchema{
 	{Name: "log"},
 	{Name: "event"},
+	{Name: "details"},
 	{Name: "set"},
 	{Name: "goto"},
 	{Name: "max"},
@@ -61,14 +62,16 @@ type Rule struct {
 // Outcome is what a gate rule does once chosen. Goto, Finish and Fail are
 // exclusive; with none of them control goes to the step's Next.
 type Outcome struct {
-	Log    hcl.Expression // a line to log; may be nil
-	Event  string         // an event to record, with Log as its message
-	Set    hcl.Expression // an object whose attributes are assigned to vars
-	Goto   *Step
-	Max    int            // cap on taking Goto in one run; 0 = no cap
-	Finish hcl.Expression // finish the run with this status
-	Fail   hcl.Expression // fail the run with this recommendation
-	Reason hcl.Expression // why, for Finish and Fail
+	Log   hcl.Expression // a line to log; may be nil
+	Event string         // an event to record, with Log as its message
+	// Details is an object written into the event's details; nil: none.
+	Details hcl.Expression
+	Set     hcl.Expression // an object whose attributes are assigned to vars
+	Goto    *Step
+	Max     int            // cap on taking Goto in one run; 0 = no cap
+	Finish  hcl.Expression // finish the run with this status
+	Fail    hcl.Expression // fail the run with this recommendation
+	Reason  hcl.Expression // why, for Finish and Fail
 	// Exhausted runs instead of this outcome once Goto was taken Max times.
 	Exhausted *Outcome
 	DeclRange hcl.Range
@@ -146,6 +149,18 @@ func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allow
 				fmt.Sprintf("apl records %q events itself, and the event log could not tell this one from them. Name the playbook's event otherwise, e.g. rollback_initiated.", v), a.Expr.Range()))
 		}
 		o.Event = v
+	}
+	if a := c.Attributes["details"]; a != nil {
+		o.Details = a.Expr
+		l.deferRefs(a.Expr, scope)
+		if _, d := hcl.ExprMap(a.Expr); d.HasErrors() {
+			diags = append(diags, errDiag("Invalid details",
+				"details is an object written into the event, e.g. details = { task = item.id, commit = steps.commit.output.sha }.", a.Expr.Range()))
+		}
+		if c.Attributes["event"] == nil {
+			diags = append(diags, errDiag("details without event",
+				"details belong to the event this outcome records; name it with event = \"task_completed\".", a.NameRange))
+		}
 	}
 	if a := c.Attributes["set"]; a != nil {
 		o.Set = a.Expr
@@ -253,7 +268,7 @@ var AplEvents = []string{
 	"gate_decision", "cap_exhausted", "budget_enforced", "log", "check_failed",
 	"circuit_breaker_opened", "circuit_breaker_closed", "human_decision",
 	"item_started", "item_completed", "item_failed", "item_blocked", "deadlock",
-	"agent_progress",
+	"agent_progress", "document_failed",
 }
 
 // IsAplEvent reports whether apl records events named name itself.
