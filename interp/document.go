@@ -48,7 +48,35 @@ func (r *run) openDocuments() error {
 		}
 		r.st.Meta.Documents[d.Name] = f
 	}
+	// No two files the run writes may be one: a document over another,
+	// or over apl's own state.
+	taken := map[string]string{}
+	if r.pb.StatePath != "" {
+		taken[r.inProject(r.pb.StatePath)] = "the state file"
+	}
+	for _, d := range r.pb.Documents {
+		f := r.st.Meta.Documents[d.Name]
+		for _, p := range []string{f.Path, f.Backup} {
+			if p == "" {
+				continue
+			}
+			abs := r.inProject(p)
+			if other, ok := taken[abs]; ok {
+				return fmt.Errorf("document %q: %s is also %s", d.Name, p, other)
+			}
+			taken[abs] = fmt.Sprintf("document %q's file", d.Name)
+		}
+	}
 	return nil
+}
+
+// inProject is p, relative to the project directory or absolute, as an
+// absolute path.
+func (r *run) inProject(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(r.workdir, p)
 }
 
 // documentPath evaluates a document's path (or its backup's, or its

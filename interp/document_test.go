@@ -454,3 +454,35 @@ step "env" {
 		}
 	}
 }
+
+// Two documents, or a document and apl's state, cannot share a file.
+func TestDocumentPathsMustDiffer(t *testing.T) {
+	pb := load(t, `
+playbook "twice" {}
+input "name" {
+  type = string
+}
+state {
+  path = ".st/state.json"
+}
+document "a" {
+  path    = "${inputs.name}.json"
+  content = {}
+}
+document "b" {
+  path    = "b.json"
+  backup  = "${inputs.name}.json"
+  content = {}
+}
+step "s" {
+  shell { script = "true" }
+}
+`)
+	for name, want := range map[string]string{"a": `document "b": a.json is also document "a"'s file`, ".st/state": `document "a": .st/state.json is also the state file`} {
+		_, err := Start(context.Background(), pb, "twice", Options{Workdir: t.TempDir(), NoSync: true,
+			Inputs: map[string]cty.Value{"name": cty.StringVal(name)}})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("name %s: err %v, want %q", name, err, want)
+		}
+	}
+}

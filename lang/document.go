@@ -63,6 +63,10 @@ func (l *loader) decodeDocumentBlock(b *hcl.Block) hcl.Diagnostics {
 		*p.dst = a.Expr
 		l.deferRefs(a.Expr, refScope{vars: true, what: "a document's " + p.name})
 		diags = append(diags, checkDocumentPath(a, p.name == "backup")...)
+		if v, whole := literalPrefix(a.Expr); whole && l.pb.StatePath != "" && path.Clean(v) == path.Clean(l.pb.StatePath) {
+			diags = append(diags, errDiag("Document path is the state file",
+				fmt.Sprintf("%q is where the state block keeps apl's own state; a document is written beside it, not over it. Choose another %s.", v, p.name), a.Expr.Range()))
+		}
 	}
 	if a := content.Attributes["content"]; a != nil {
 		doc.Content = a.Expr

@@ -39,3 +39,12 @@ step "rate" {
     parse   = "json"
   }
 }
+
+state {
+  path = ".apl-state/state.json"
+}
+
+document "clobber" {
+  path    = ".apl-state/state.json" # ERROR: Document path is the state file
+  content = {}
+}
