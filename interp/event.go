@@ -37,6 +37,9 @@ const (
 	// the time since the call began. These reach the Observer only; the
 	// event log does not keep them.
 	EventAgentProgress = "agent_progress"
+	// EventDocumentFailed says a playbook document could not be projected
+	// or written; the last one written stays in place.
+	EventDocumentFailed = "document_failed"
 )
 
 // Event is one entry of a run's event log.

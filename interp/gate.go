@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/apl-lang/apl/builtins"
@@ -104,7 +105,18 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 		r.event(r.stepEvent(f, s, Event{Type: EventLog, Message: msg}))
 	}
 	if o.Event != "" {
-		r.event(r.stepEvent(f, s, Event{Type: o.Event, Message: msg, Details: map[string]any{"rule": rule.Name}}))
+		details := map[string]any{}
+		if o.Details != nil {
+			d, err := r.eventDetails(f, o.Details)
+			if err != nil {
+				return outcome{}, nil, err
+			}
+			details = d
+		}
+		if _, ok := details["rule"]; !ok {
+			details["rule"] = rule.Name
+		}
+		r.event(r.stepEvent(f, s, Event{Type: o.Event, Message: msg, Details: details}))
 	}
 	reason := ""
 	if o.Reason != nil {
@@ -187,4 +199,25 @@ func decisionSummary(o outcome, f *frame) string {
 		return "item " + s
 	}
 	return s
+}
+
+// eventDetails evaluates a gate event's details object into what the
+// event log holds: JSON values, secrets removed.
+func (r *run) eventDetails(f *frame, e hcl.Expression) (map[string]any, error) {
+	v, diags := e.Value(r.evalCtx(f, nil, e))
+	if diags.HasErrors() {
+		return nil, diagsError(diags)
+	}
+	if v.IsNull() || !(v.Type().IsObjectType() || v.Type().IsMapType()) {
+		return nil, fmt.Errorf("%s: details needs an object, not %s", e.Range(), v.Type().FriendlyName())
+	}
+	b, err := builtins.CtyToJSON(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: details: %w", e.Range(), err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(r.redact.Bytes(b), &m); err != nil {
+		return nil, fmt.Errorf("%s: details: %w", e.Range(), err)
+	}
+	return m, nil
 }

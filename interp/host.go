@@ -42,6 +42,11 @@ type host interface {
 	// power cut. snapshot writes the whole state.
 	checkpoint(st *State, ch *changes, durable bool) error
 	snapshot(st *State, ch *changes) error
+	// writeDocument writes a playbook's document, f.Path under the
+	// project root, atomically, keeping the previous one as f.Backup;
+	// moveDocument moves one to its archive.
+	writeDocument(root string, f DocumentFile, data []byte) error
+	moveDocument(root, from, to string) error
 	// heartbeat calls beat every `every` until stop is called; beat runs
 	// outside the walk's turn, so it may only emit. It keeps a long agent
 	// call visibly alive.
@@ -58,6 +63,7 @@ type host interface {
 // between them, and the run's store for persistence.
 type localHost struct {
 	clock    func() time.Time
+	sync     bool // fsync documents (Options.NoSync unset)
 	store    *store
 	observer Observer
 
@@ -65,7 +71,7 @@ type localHost struct {
 }
 
 func newLocalHost(opts Options) *localHost {
-	return &localHost{clock: clock(opts), observer: opts.Observer}
+	return &localHost{clock: clock(opts), sync: !opts.NoSync, observer: opts.Observer}
 }
 
 // clock is the clock a run on this machine uses: Options.Clock, or the
@@ -133,6 +139,14 @@ func (h *localHost) checkpoint(st *State, ch *changes, durable bool) error {
 }
 
 func (h *localHost) snapshot(st *State, ch *changes) error { return h.store.snapshot(st, ch) }
+
+func (h *localHost) writeDocument(root string, f DocumentFile, data []byte) error {
+	return writeDocumentFile(root, f, data, h.sync)
+}
+
+func (h *localHost) moveDocument(root, from, to string) error {
+	return moveDocumentFile(root, from, to, h.sync)
+}
 
 func (h *localHost) emit(e Event) {
 	if h.observer != nil {

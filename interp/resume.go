@@ -113,6 +113,7 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 	}
 	h.store = newStore(stateFiles(dir), !opts.NoSync)
 	h.store.redact, d.redact = r.redact, r.redact
+	d.attrs = r.redact.Bytes(st.Meta.TraceAttributes)
 	if _, err := os.Stat(filepath.Join(dir, statePointer)); err == nil {
 		if err := h.store.lock(st.Meta.RunID); err != nil {
 			return nil, err

@@ -44,6 +44,9 @@ func TestHelperChild(t *testing.T) {
 	if os.Getenv("APL_TEST_SLOW") != "" {
 		src = slowPlaybook
 	}
+	if os.Getenv("APL_TEST_DOCUMENT") != "" {
+		src = docChainPlaybook()
+	}
 	pb := load(t, src)
 	_, err := Start(context.Background(), pb, "chain", Options{Workdir: work, RunID: "killed"})
 	if err != nil {
@@ -57,6 +60,19 @@ func TestHelperChild(t *testing.T) {
 // with extra env, kills it with SIGKILL up to window after its first step
 // began, resumes it in this process and returns the run's log.txt.
 func killAndResume(t *testing.T, pb *lang.Playbook, window time.Duration, env ...string) string {
+	t.Helper()
+	work := killAndResumeWith(t, pb, window, nil, env...)
+	log, err := os.ReadFile(filepath.Join(work, "log.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(log)
+}
+
+// killAndResumeWith is killAndResume that calls between, if not nil,
+// after the kill and before the resume, and returns the project
+// directory.
+func killAndResumeWith(t *testing.T, pb *lang.Playbook, window time.Duration, between func(work string), env ...string) string {
 	t.Helper()
 	work := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
@@ -75,6 +91,9 @@ func killAndResume(t *testing.T, pb *lang.Playbook, window time.Duration, env ..
 	time.Sleep(time.Duration(rand.Int64N(int64(window))))
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
+	if between != nil {
+		between(work)
+	}
 
 	res, err := Resume(context.Background(), pb, filepath.Join(work, ".apl", "runs", "killed"), Options{NoSync: true})
 	if err != nil {
@@ -83,11 +102,7 @@ func killAndResume(t *testing.T, pb *lang.Playbook, window time.Duration, env ..
 	if res.Status != StatusCompleted {
 		t.Fatalf("status %s: %s", res.Status, res.Reason)
 	}
-	log, err := os.ReadFile(filepath.Join(work, "log.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(log)
+	return work
 }
 
 // ranOnce checks that each of names appears once in log, except at most

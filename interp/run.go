@@ -68,6 +68,9 @@ type run struct {
 	started  time.Time // this process's start, for elapsed time
 	elapsed0 time.Duration
 
+	// docs are the playbook's documents as last written.
+	docs docs
+
 	serial      map[string]*sync.Mutex
 	itemOutputs map[string]map[string]map[string]cty.Value // for_each step → key → step → output
 }
@@ -105,6 +108,31 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (re
 			}
 		}()
 	}
+	r.st = &State{
+		Meta: Meta{
+			Version: stateVersion, RunID: id, Playbook: pb.Name, PlaybookRef: ref,
+			PlaybookHash: pb.Hash, Mode: opts.Mode, Workdir: r.workdir, Status: StatusRunning,
+			StartedAt: now, Inputs: map[string]json.RawMessage{}, AgentCommand: opts.AgentCommand,
+		},
+		Steps: map[string]*StepRecord{},
+		Caps:  map[string]int{},
+		Vars:  map[string]json.RawMessage{},
+	}
+	for name, v := range inputs.AsValueMap() {
+		b, err := builtins.CtyToJSON(v)
+		if err != nil {
+			return nil, fmt.Errorf("input %q: %w", name, err)
+		}
+		r.st.Meta.Inputs[name] = b
+	}
+	for _, s := range r.topSteps() {
+		r.st.Steps[s.Name] = &StepRecord{Status: StepPending}
+	}
+	r.st.Breaker.State = BreakerClosed
+	if err := r.openDocuments(); err != nil {
+		return nil, err
+	}
+	r.traceAttributes(&warnings)
 	if pb.StatePath != "" && opts.DryRun == nil {
 		// The playbook keeps its state where its protocol says (seed 001:
 		// .autopilot/state.json); the run directory points at it.
@@ -140,27 +168,7 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (re
 		h.store = newStore(filesFor(filepath.Join(dir.path, stateFile)), !opts.NoSync)
 	}
 	h.store.redact, dir.redact = r.redact, r.redact
-	r.st = &State{
-		Meta: Meta{
-			Version: stateVersion, RunID: id, Playbook: pb.Name, PlaybookRef: ref,
-			PlaybookHash: pb.Hash, Mode: opts.Mode, Workdir: r.workdir, Status: StatusRunning,
-			StartedAt: now, Inputs: map[string]json.RawMessage{}, AgentCommand: opts.AgentCommand,
-		},
-		Steps: map[string]*StepRecord{},
-		Caps:  map[string]int{},
-		Vars:  map[string]json.RawMessage{},
-	}
-	for name, v := range inputs.AsValueMap() {
-		b, err := builtins.CtyToJSON(v)
-		if err != nil {
-			return nil, fmt.Errorf("input %q: %w", name, err)
-		}
-		r.st.Meta.Inputs[name] = b
-	}
-	for _, s := range r.topSteps() {
-		r.st.Steps[s.Name] = &StepRecord{Status: StepPending}
-	}
-	r.st.Breaker.State = BreakerClosed
+	dir.attrs = r.redact.Bytes(r.st.Meta.TraceAttributes)
 	if len(pb.Steps) > 0 {
 		r.st.Meta.CurrentStep = pb.Steps[0].Name
 	}
@@ -300,6 +308,7 @@ func (r *run) commit(f *frame, s *lang.Step, durable bool) error {
 	r.touch(f, s)
 	r.st.Meta.LastCheckpoint = r.now()
 	r.st.Metrics.DurationS = r.elapsed().Seconds()
+	r.writeDocuments()
 	if err := r.host.checkpoint(r.st, &r.changes, durable); err != nil {
 		return fmt.Errorf("checkpoint run %s: %w", r.st.Meta.RunID, err)
 	}
@@ -311,6 +320,7 @@ func (r *run) commit(f *frame, s *lang.Step, durable bool) error {
 func (r *run) snapshot() error {
 	r.st.Meta.LastCheckpoint = r.now()
 	r.st.Metrics.DurationS = r.elapsed().Seconds()
+	r.writeDocuments()
 	if err := r.host.snapshot(r.st, &r.changes); err != nil {
 		return fmt.Errorf("checkpoint run %s: %w", r.st.Meta.RunID, err)
 	}

@@ -28,6 +28,9 @@ type runDir struct {
 	lock  *os.File
 	// redact removes secrets from traces and artifacts.
 	redact *builtins.Redactor
+	// attrs is the playbook's trace attributes, a JSON object whose
+	// fields every span gets.
+	attrs []byte
 	// procs is procs.log, opened on first use.
 	procs     *os.File
 	procsOnce sync.Once
@@ -237,6 +240,11 @@ func (d *runDir) span(s Span) error {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return err
+	}
+	if len(d.attrs) > 2 {
+		// The playbook's attributes join apl's own fields, whose names
+		// lang keeps them from taking.
+		b = append(append(b[:len(b)-1], ','), d.attrs[1:]...)
 	}
 	b = d.redact.Bytes(b)
 	d.mu.Lock()

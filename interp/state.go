@@ -87,6 +87,20 @@ type Meta struct {
 	// EventsArchived counts the oldest events moved out of the state into
 	// the events archive (ReadEvents reads both).
 	EventsArchived int `json:"events_archived,omitempty"`
+	// Documents are where the playbook's documents go, by name, as their
+	// path templates gave them when the run started: resume writes the
+	// same files.
+	Documents map[string]DocumentFile `json:"documents,omitempty"`
+	// TraceAttributes are the playbook's trace attributes, evaluated when
+	// the run started: a JSON object added to every span.
+	TraceAttributes json.RawMessage `json:"trace_attributes,omitempty"`
+}
+
+// DocumentFile names a playbook document's file and its backup (""
+// when it keeps none), relative to the project directory.
+type DocumentFile struct {
+	Path   string `json:"path"`
+	Backup string `json:"backup,omitempty"`
 }
 
 // StepRecord is what the run knows about one step.

@@ -213,6 +213,12 @@ func (r *run) finish() (*Result, error) {
 	if err := r.snapshot(); err != nil {
 		return nil, err
 	}
+	if r.archiveDocuments() {
+		// The archiving's events are part of how the run ended.
+		if err := r.snapshot(); err != nil {
+			return nil, err
+		}
+	}
 	r.dir.ended = true
 	out := append(append([]byte(nil), res.OutputJSON...), '\n')
 	if err := os.WriteFile(filepath.Join(r.dir.path, "output.json"), out, 0o644); err != nil {

@@ -26,6 +26,8 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "limits"},
 		{Type: "circuit_breaker"},
 		{Type: "state"},
+		{Type: "document", LabelNames: []string{"name"}},
+		{Type: "trace"},
 	},
 }
 
@@ -74,6 +76,10 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 	diags = append(diags, l.decodeLimitsBlocks(byType["limits"])...)
 	diags = append(diags, l.decodeCircuitBreakerBlocks(byType["circuit_breaker"])...)
 	diags = append(diags, l.decodeStateBlocks(byType["state"])...)
+	diags = append(diags, l.decodeTraceBlocks(byType["trace"])...)
+	for _, b := range byType["document"] {
+		diags = append(diags, l.decodeDocumentBlock(b)...)
+	}
 
 	// Steps: declare all (names, returns), then decode bodies.
 	for _, b := range byType["step"] {

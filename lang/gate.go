@@ -20,6 +20,7 @@ var gateSchema = &hcl.BodySchema{
 var outcomeAttributes = []hcl.AttributeSchema{
 	{Name: "log"},
 	{Name: "event"},
+	{Name: "details"},
 	{Name: "set"},
 	{Name: "goto"},
 	{Name: "requeue"},
@@ -64,8 +65,10 @@ type Rule struct {
 type Outcome struct {
 	Log   hcl.Expression // a line to log; may be nil
 	Event string         // an event to record, with Log as its message
-	Set   hcl.Expression // an object whose attributes are assigned to vars
-	Goto  *Step
+	// Details is an object written into the event's details; nil: none.
+	Details hcl.Expression
+	Set     hcl.Expression // an object whose attributes are assigned to vars
+	Goto    *Step
 	// Requeue, in a for_each body, sends the item to the back of the ready
 	// queue instead of going to Goto at once: the item gives up its slot
 	// and restarts at Goto after the items that never started. Goto is
@@ -152,6 +155,18 @@ func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allow
 				fmt.Sprintf("apl records %q events itself, and the event log could not tell this one from them. Name the playbook's event otherwise, e.g. rollback_initiated.", v), a.Expr.Range()))
 		}
 		o.Event = v
+	}
+	if a := c.Attributes["details"]; a != nil {
+		o.Details = a.Expr
+		l.deferRefs(a.Expr, scope)
+		if _, d := hcl.ExprMap(a.Expr); d.HasErrors() {
+			diags = append(diags, errDiag("Invalid details",
+				"details is an object written into the event, e.g. details = { task = item.id, commit = steps.commit.output.sha }.", a.Expr.Range()))
+		}
+		if c.Attributes["event"] == nil {
+			diags = append(diags, errDiag("details without event",
+				"details belong to the event this outcome records; name it with event = \"task_completed\".", a.NameRange))
+		}
 	}
 	if a := c.Attributes["set"]; a != nil {
 		o.Set = a.Expr
@@ -309,7 +324,7 @@ var AplEvents = []string{
 	"gate_decision", "cap_exhausted", "budget_enforced", "log", "check_failed",
 	"circuit_breaker_opened", "circuit_breaker_closed", "human_decision",
 	"item_started", "item_completed", "item_failed", "item_blocked", "item_requeued", "deadlock",
-	"agent_progress",
+	"agent_progress", "document_failed",
 }
 
 // IsAplEvent reports whether apl records events named name itself.

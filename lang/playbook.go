@@ -52,6 +52,11 @@ type Playbook struct {
 	// StatePath, when set, is where the run's state file lives (relative
 	// to the working directory), instead of the run directory.
 	StatePath string
+	// Documents are the JSON files the protocol keeps, projected from
+	// the run at every checkpoint, in declared order.
+	Documents []*Document
+	// Trace adds the playbook's attributes to every span; nil: none.
+	Trace *Trace
 
 	// ProgressTotal is how many main steps have a progress label (the M of
 	// "Step: PLAN (N/M)").

@@ -1,0 +1,360 @@
+package interp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/lang"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// A playbook's documents (lang.Document) are projections of the run: at
+// every checkpoint each document's content is evaluated against the run's
+// records and, when it changed, written to its file. apl never reads them
+// back; the run's own state is what resume reads, and resume writes the
+// documents again from it. A projection that fails leaves the last good
+// file in place and says so once in the event log.
+
+// docs is what the run remembers of its documents between checkpoints.
+type docs struct {
+	last map[string][]byte // the bytes last written, by document
+	err  map[string]string // the failure last reported, by document
+}
+
+// openDocuments evaluates the paths of the playbook's documents, once,
+// when the run starts, and keeps them in the state. A path that leads
+// outside the project stops the run before it begins.
+func (r *run) openDocuments() error {
+	if r.opts.DryRun != nil || len(r.pb.Documents) == 0 {
+		return nil
+	}
+	r.st.Meta.Documents = map[string]DocumentFile{}
+	for _, d := range r.pb.Documents {
+		p, err := r.documentPath(d.Path)
+		if err != nil {
+			return fmt.Errorf("document %q: %w", d.Name, err)
+		}
+		f := DocumentFile{Path: p, Backup: p + ".bak"}
+		if d.Backup != nil {
+			if f.Backup, err = r.documentPath(d.Backup); err != nil {
+				return fmt.Errorf("document %q: backup: %w", d.Name, err)
+			}
+		}
+		r.st.Meta.Documents[d.Name] = f
+	}
+	// No two files the run writes may be one: a document over another,
+	// or over apl's own state.
+	taken := map[string]string{}
+	if r.pb.StatePath != "" {
+		taken[r.inProject(r.pb.StatePath)] = "the state file"
+	}
+	for _, d := range r.pb.Documents {
+		f := r.st.Meta.Documents[d.Name]
+		for _, p := range []string{f.Path, f.Backup} {
+			if p == "" {
+				continue
+			}
+			abs := r.inProject(p)
+			if other, ok := taken[abs]; ok {
+				return fmt.Errorf("document %q: %s is also %s", d.Name, p, other)
+			}
+			taken[abs] = fmt.Sprintf("document %q's file", d.Name)
+		}
+	}
+	return nil
+}
+
+// inProject is p, relative to the project directory or absolute, as an
+// absolute path.
+func (r *run) inProject(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(r.workdir, p)
+}
+
+// documentPath evaluates a document's path (or its backup's, or its
+// archive's) and checks that it lies in the project. "" is allowed, for
+// a backup that is not kept.
+func (r *run) documentPath(e hcl.Expression) (string, error) {
+	p, err := evalString(e, r.evalCtx(nil, nil, e))
+	if err != nil {
+		return "", err
+	}
+	if p == "" {
+		return "", nil
+	}
+	if _, err := builtins.ResolvePath(r.workdir, p); err != nil {
+		return "", fmt.Errorf("%s: %w", e.Range(), err)
+	}
+	return p, nil
+}
+
+// writeDocuments projects and writes every document of the run whose
+// content changed since it was last written.
+func (r *run) writeDocuments() {
+	if r.opts.DryRun != nil {
+		return
+	}
+	for _, d := range r.pb.Documents {
+		f, ok := r.st.Meta.Documents[d.Name]
+		if !ok {
+			continue // added to the playbook after the run began
+		}
+		data, err := r.projectDocument(d)
+		if err == nil && bytes.Equal(data, r.docs.last[d.Name]) {
+			continue
+		}
+		if err == nil {
+			err = r.host.writeDocument(r.workdir, f, data)
+		}
+		if err != nil {
+			r.documentFailed(d, err)
+			continue
+		}
+		if r.docs.last == nil {
+			r.docs.last = map[string][]byte{}
+		}
+		r.docs.last[d.Name] = data
+		delete(r.docs.err, d.Name)
+	}
+}
+
+// projectDocument evaluates a document's content and encodes it as
+// indented JSON, without secrets.
+func (r *run) projectDocument(d *lang.Document) ([]byte, error) {
+	var refs stepRefs
+	for _, tr := range d.Content.Variables() {
+		if tr.RootName() == lang.RootSteps {
+			refs.addTraversal(tr)
+		}
+	}
+	extra := map[string]cty.Value{lang.RootSteps: r.documentSteps(refs)}
+	v, diags := d.Content.Value(r.evalCtx(nil, extra, d.Content))
+	if diags.HasErrors() {
+		return nil, diagsError(diags)
+	}
+	b, err := builtins.CtyToJSON(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", d.Content.Range(), err)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return r.redact.Bytes(out.Bytes()), nil
+}
+
+// documentSteps is steps as a document sees it: as everywhere, except
+// that a for_each step still running shows the items it has so far
+// (their keys, statuses, errors and outputs) where other expressions see
+// no output yet, so that a document can show a task table as it fills.
+func (r *run) documentSteps(refs stepRefs) cty.Value {
+	m := map[string]cty.Value{}
+	r.visitSteps(nil, refs, func(name string, rec *StepRecord, out cty.Value) {
+		if s := r.pb.Step(name); s != nil && s.ForEach != nil && rec.Status == StepRunning && len(r.st.Items[name]) > 0 {
+			items := map[string]*item{}
+			for k, ir := range r.st.Items[name] {
+				items[k] = &item{rec: ir}
+			}
+			out, _ = r.forEachOutput(s, items)
+			// Items still pending are waiting, not deadlocked.
+			out = setAttr(out, "deadlocked", cty.ListValEmpty(cty.String))
+		}
+		m[name] = stepValue(rec, out, r.rawValue(rec))
+	})
+	return cty.ObjectVal(m)
+}
+
+// setAttr returns the object v with attribute name set to x.
+func setAttr(v cty.Value, name string, x cty.Value) cty.Value {
+	m := v.AsValueMap()
+	m[name] = x
+	return cty.ObjectVal(m)
+}
+
+// documentFailed reports a document that could not be written, once for
+// each different failure in a row.
+func (r *run) documentFailed(d *lang.Document, err error) {
+	msg := fmt.Sprintf("document %q not written (the last one written stays): %v", d.Name, err)
+	if r.docs.err[d.Name] == msg {
+		return
+	}
+	if r.docs.err == nil {
+		r.docs.err = map[string]string{}
+	}
+	r.docs.err[d.Name] = msg
+	r.event(Event{Type: EventDocumentFailed, Message: msg,
+		Details: map[string]any{"document": d.Name, "range": d.DeclRange.String()}})
+}
+
+// archiveDocuments moves the documents that have an archive to it, once
+// the run has ended well (a failed run leaves its documents in place for
+// inspection, seed 001's lifecycle). It reports whether it added events.
+func (r *run) archiveDocuments() bool {
+	if r.opts.DryRun != nil {
+		return false
+	}
+	switch r.st.Meta.Status {
+	case StatusFailed, StatusInterrupted, StatusWaiting, StatusRunning:
+		return false
+	}
+	events := len(r.st.Events)
+	for _, d := range r.pb.Documents {
+		f, ok := r.st.Meta.Documents[d.Name]
+		if !ok || d.Archive == nil {
+			continue
+		}
+		to, err := r.documentPath(d.Archive)
+		if err == nil && to == "" {
+			err = errors.New("the archive path is empty")
+		}
+		if err == nil {
+			err = r.host.moveDocument(r.workdir, f.Path, to)
+		}
+		if err != nil {
+			r.documentFailed(d, fmt.Errorf("archive: %w", err))
+			continue
+		}
+		r.event(Event{Type: EventLog, Message: fmt.Sprintf("document %q archived to %s", d.Name, to)})
+	}
+	return len(r.st.Events) > events
+}
+
+// writeDocumentFile writes data to f.Path under root atomically: a
+// temporary file beside it, synced when sync is set, the current file
+// copied to the backup (atomically too), then the temporary file renamed
+// into place, so that readers see the old document or the new one,
+// never part of one, and never no document.
+func writeDocumentFile(root string, f DocumentFile, data []byte, sync bool) error {
+	p, err := confinedFile(root, f.Path)
+	if err != nil {
+		return err
+	}
+	tmp, err := writeTemp(filepath.Dir(p), filepath.Base(p), data, sync)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if f.Backup != "" {
+		old, err := os.ReadFile(p)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			return err
+		default:
+			b, err := confinedFile(root, f.Backup)
+			if err != nil {
+				return err
+			}
+			btmp, err := writeTemp(filepath.Dir(b), filepath.Base(b), old, sync)
+			if err != nil {
+				return err
+			}
+			if err := os.Rename(btmp, b); err != nil {
+				os.Remove(btmp)
+				return err
+			}
+		}
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return err
+	}
+	if sync {
+		syncDir(filepath.Dir(p))
+	}
+	return nil
+}
+
+// moveDocumentFile moves a document to its archive, both under root.
+func moveDocumentFile(root, from, to string, sync bool) error {
+	src, err := confinedFile(root, from)
+	if err != nil {
+		return err
+	}
+	dst, err := confinedFile(root, to)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(src, dst); err != nil {
+		return err
+	}
+	if sync {
+		syncDir(filepath.Dir(dst))
+		syncDir(filepath.Dir(src))
+	}
+	return nil
+}
+
+// confinedFile resolves a document's path in the project and makes its
+// directory.
+func confinedFile(root, p string) (string, error) {
+	real, err := builtins.ResolvePath(root, p)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
+		return "", err
+	}
+	return real, nil
+}
+
+// writeTemp writes data to a new temporary file in dir and returns its
+// name.
+func writeTemp(dir, base string, data []byte, sync bool) (string, error) {
+	t, err := os.CreateTemp(dir, "."+base+"-*.tmp")
+	if err != nil {
+		return "", err
+	}
+	_, err = t.Write(data)
+	if err == nil && sync {
+		err = t.Sync()
+	}
+	if cerr := t.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(t.Name())
+		return "", err
+	}
+	return t.Name(), nil
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// traceAttributes evaluates the playbook's trace attributes, once, when
+// the run starts, into the state (resume uses them again). An attribute
+// that fails to evaluate is null, and the event log says why.
+func (r *run) traceAttributes(warnings *[]error) {
+	t := r.pb.Trace
+	if t == nil || len(t.Attributes) == 0 {
+		return
+	}
+	m := map[string]json.RawMessage{}
+	for _, a := range t.Attributes {
+		v, diags := a.Expr.Value(r.evalCtx(nil, nil, a.Expr))
+		b, err := []byte("null"), error(nil)
+		if diags.HasErrors() {
+			err = diagsError(diags)
+		} else if b, err = builtins.CtyToJSON(v); err != nil {
+			b = []byte("null")
+		}
+		if err != nil {
+			*warnings = append(*warnings, fmt.Errorf("trace attribute %q is null: %w", a.Name, err))
+		}
+		m[a.Name] = b
+	}
+	r.st.Meta.TraceAttributes, _ = json.Marshal(m)
+}
