@@ -164,9 +164,8 @@ func (r *run) documentSteps(refs stepRefs) cty.Value {
 			for k, ir := range r.st.Items[name] {
 				items[k] = &item{rec: ir}
 			}
-			out, _ = r.forEachOutput(s, items)
-			// Items still pending are waiting, not deadlocked.
-			out = setAttr(out, "deadlocked", cty.ListValEmpty(cty.String))
+			// halted: items still pending are waiting, not deadlocked.
+			out, _ = r.forEachOutput(s, items, true)
 		}
 		m[name] = stepValue(rec, out, r.rawValue(rec))
 	})
