@@ -84,34 +84,16 @@ func (c *diffCmd) Run(e *env) error {
 	return nil
 }
 
-// playbookBlocks flattens a loaded playbook's files into its blocks, by
-// address, in the order they are first met.
+// playbookBlocks flattens a loaded playbook into its blocks, by address,
+// in the order they are first met. It reads the effective playbook: for
+// one that extends another, the upstream's blocks with its overrides.
 func playbookBlocks(pb *lang.Playbook) ([]*block, error) {
-	var names []string
-	for n := range pb.Sources {
-		if strings.HasSuffix(n, ".hcl") {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
 	var out []*block
-	seen := map[string]bool{}
-	for _, n := range names {
-		src := pb.Sources[n]
-		_, f, diags := lang.ParseConfig(src, n)
-		if diags.HasErrors() || f == nil {
-			return nil, fmt.Errorf("%s does not parse: %s", n, diags.Error())
-		}
-		body, ok := f.Body.(*hclsyntax.Body)
-		if !ok {
-			return nil, fmt.Errorf("%s: not HCL native syntax", n)
-		}
-		flatten(pb, src, n, body, "", &out, seen)
-	}
+	flatten(pb, pb.Body(), "", &out, map[string]bool{})
 	return out, nil
 }
 
-func flatten(pb *lang.Playbook, src []byte, file string, body *hclsyntax.Body, prefix string, out *[]*block, seen map[string]bool) {
+func flatten(pb *lang.Playbook, body *hclsyntax.Body, prefix string, out *[]*block, seen map[string]bool) {
 	for _, b := range body.Blocks {
 		addr := b.Type
 		for _, l := range b.Labels {
@@ -136,7 +118,7 @@ func flatten(pb *lang.Playbook, src []byte, file string, body *hclsyntax.Body, p
 		}
 		slices.SortFunc(attrs, func(x, y *hclsyntax.Attribute) int { return x.SrcRange.Start.Byte - y.SrcRange.Start.Byte })
 		for _, a := range attrs {
-			bl.attrs = append(bl.attrs, attr{a.Name, exprText(pb, src, file, a.Expr)})
+			bl.attrs = append(bl.attrs, attr{a.Name, exprText(pb, a.Expr)})
 		}
 		if b.Type == "gate" {
 			for _, r := range b.Body.Blocks {
@@ -146,13 +128,15 @@ func flatten(pb *lang.Playbook, src []byte, file string, body *hclsyntax.Body, p
 			}
 		}
 		*out = append(*out, bl)
-		flatten(pb, src, file, b.Body, addr, out, seen)
+		flatten(pb, b.Body, addr, out, seen)
 	}
 }
 
 // exprText is an expression's source as apl fmt writes it; for file("x")
 // the text of x, which the playbook loaded.
-func exprText(pb *lang.Playbook, src []byte, file string, expr hclsyntax.Expression) string {
+func exprText(pb *lang.Playbook, expr hclsyntax.Expression) string {
+	file := expr.Range().Filename
+	src := pb.Sources[file]
 	if call, ok := expr.(*hclsyntax.FunctionCallExpr); ok && call.Name == "file" && len(call.Args) == 1 {
 		if v, d := call.Args[0].Value(nil); !d.HasErrors() && v.Type().FriendlyName() == "string" && !v.IsNull() {
 			if text, ok := sourceOf(pb, file, v.AsString()); ok {
