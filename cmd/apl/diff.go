@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"path/filepath"
 	"slices"
@@ -369,4 +370,59 @@ func writeTable(w io.Writer, kind string, changes []change, a, b []*block) {
 			fmt.Fprintln(w, strings.TrimRight(l, " \n"))
 		}
 	}
+}
+
+// sourceChanges says what changed between two versions of a playbook's
+// sources (as a run recorded them, and as they are now), file by file:
+// playbook files block by block as apl diff compares them, other files (the
+// prompt files file() read) as unified diffs. It returns "" when nothing
+// differs.
+func sourceChanges(was, now map[string][]byte) string {
+	names := map[string]bool{}
+	for n := range was {
+		names[n] = true
+	}
+	for n := range now {
+		names[n] = true
+	}
+	var sb strings.Builder
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		a, inA := was[n]
+		b, inB := now[n]
+		switch {
+		case !inA:
+			fmt.Fprintf(&sb, "+ %s (a new file)\n", n)
+		case !inB:
+			fmt.Fprintf(&sb, "- %s (no longer read)\n", n)
+		case string(a) == string(b):
+		case strings.HasSuffix(n, ".hcl"):
+			ba, okA := fileBlocks(was, n)
+			bb, okB := fileBlocks(now, n)
+			if !okA || !okB {
+				fmt.Fprintf(&sb, "--- %s\n%s", n, textDiff(string(a), string(b)))
+				continue
+			}
+			if changes := diffBlocks(ba, bb); len(changes) > 0 {
+				writeDiff(&sb, n+" (when the run began)", n+" (now)", changes, ba, bb)
+			}
+		default:
+			fmt.Fprintf(&sb, "--- %s (when the run began)\n+++ %s (now)\n%s", n, n, textDiff(string(a), string(b)))
+		}
+	}
+	return sb.String()
+}
+
+// fileBlocks flattens one playbook file of srcs into its blocks.
+func fileBlocks(srcs map[string][]byte, name string) ([]*block, bool) {
+	_, f, diags := lang.ParseConfig(srcs[name], name)
+	if diags.HasErrors() || f == nil {
+		return nil, false
+	}
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		return nil, false
+	}
+	var out []*block
+	flatten(&lang.Playbook{Sources: srcs}, body, "", &out, map[string]bool{})
+	return out, true
 }
