@@ -283,12 +283,9 @@ func (l *loader) hashSources() string {
 		}
 		files = append(files, keyed{k, n})
 	}
-	sort.Slice(files, func(i, j int) bool {
-		if files[i].key != files[j].key {
-			return files[i].key < files[j].key
-		}
-		return files[i].name < files[j].name
-	})
+	// By file name, as apl has always hashed, so that a run begun before
+	// extends existed still resumes.
+	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
 	h := sha256.New()
 	for _, f := range files {
 		src := l.sources[f.name]
