@@ -13,6 +13,7 @@ import (
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/interp/playtest"
 	"github.com/apl-lang/apl/lang"
+	"github.com/apl-lang/apl/stdlib"
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -31,7 +32,7 @@ func TestExamplesLoad(t *testing.T) {
 		}
 		n++
 		t.Run(d, func(t *testing.T) {
-			_, diags := lang.Load(d)
+			_, diags := (&lang.Loader{Stdlib: stdlib.FS()}).Load(d)
 			for _, dg := range diags {
 				if dg.Severity == hcl.DiagError {
 					t.Errorf("%s", dg)
@@ -51,7 +52,7 @@ func TestExampleTestFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ld := &lang.Loader{Builtins: builtins.Funcs().Names(), Signatures: builtins.Funcs(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}
+	ld := &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names(), Signatures: builtins.Funcs(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}
 	for _, d := range dirs {
 		if st, err := os.Stat(d); err != nil || !st.IsDir() {
 			continue

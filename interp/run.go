@@ -157,6 +157,9 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (re
 	if warning != nil {
 		warnings = append(warnings, warning)
 	}
+	if err := dir.writeSources(pb.Sources); err != nil {
+		warnings = append(warnings, fmt.Errorf("recording the playbook's sources: %w", err))
+	}
 	r.dir = dir
 	if shared != "" {
 		if err := os.WriteFile(filepath.Join(dir.path, statePointer), []byte(shared+"\n"), 0o644); err != nil {

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/apl-lang/apl/builtins"
+	"github.com/rogpeppe/go-internal/txtar"
 )
 
 // runDir is a run's directory: state file and backup, trace.jsonl,
@@ -270,4 +273,34 @@ func summarize(s string) string {
 	}
 	r := []rune(s)
 	return string(r[:197]) + "..."
+}
+
+// sourcesFile holds, in the run directory, the text of every file the
+// playbook was loaded from when the run began, so that a resume that finds
+// the playbook changed can say what changed.
+const sourcesFile = "playbook.txtar"
+
+// writeSources records the playbook's sources in the run directory.
+func (d *runDir) writeSources(srcs map[string][]byte) error {
+	names := slices.Sorted(maps.Keys(srcs))
+	ar := &txtar.Archive{Comment: []byte("The files the playbook was loaded from when the run began.\n")}
+	for _, n := range names {
+		ar.Files = append(ar.Files, txtar.File{Name: n, Data: srcs[n]})
+	}
+	return os.WriteFile(filepath.Join(d.path, sourcesFile), txtar.Format(ar), 0o644)
+}
+
+// RunSources returns the playbook's sources as they were when the run in
+// dir began, by file name; an error if the run did not record them (runs
+// of older versions of apl).
+func RunSources(dir string) (map[string][]byte, error) {
+	ar, err := txtar.ParseFile(filepath.Join(dir, sourcesFile))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	for _, f := range ar.Files {
+		out[f.Name] = f.Data
+	}
+	return out, nil
 }

@@ -4,13 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/zclconf/go-cty/cty"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -177,7 +178,10 @@ func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hc
 		drivers:     ld.Drivers,
 		stack:       ld.stack,
 		subs:        ld.subs,
+		ld:          ld,
 		sources:     map[string][]byte{},
+		fileDirs:    map[string]string{},
+		fileDepth:   map[string]int{},
 		pb: &Playbook{
 			Modes:   map[string]*Mode{},
 			Budgets: map[string]*Budget{},
@@ -188,27 +192,17 @@ func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hc
 			steps:   map[string]*Step{},
 			inputs:  map[string]*Input{},
 
+			overrides: map[hcl.Range][]hcl.Range{},
+
 			decodeAnswer: ld.DecodeAnswer,
 		},
 	}
-	names := make([]string, 0, len(srcs))
-	for n := range srcs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var diags hcl.Diagnostics
-	var bodies []*hcl.BodyContent
-	for _, n := range names {
-		l.sources[n] = srcs[n]
-		_, f, d := ParseConfig(srcs[n], n)
-		diags = append(diags, d...)
-		if f == nil || f.Body == nil {
-			continue
-		}
-		content, d := f.Body.Content(fileSchema)
-		diags = append(diags, d...)
-		bodies = append(bodies, content)
-	}
+	body, diags := l.layer(srcs, dir, 0, ld.stack)
+	diags = append(diags, l.diags...)
+	l.pb.body = body
+	content, d := body.Content(fileSchema)
+	diags = append(diags, d...)
+	bodies := []*hcl.BodyContent{content}
 	decoded := l.decode(bodies)
 	if diags.HasErrors() {
 		// A syntax error leaves blocks half read: what looks unused or
@@ -217,7 +211,7 @@ func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hc
 	}
 	diags = append(diags, decoded...)
 	l.pb.Sources = l.sources
-	l.pb.Hash = hashSources(l.sources)
+	l.pb.Hash = l.hashSources()
 	return l.pb, dedupe(diags)
 }
 
@@ -236,8 +230,15 @@ func errorsOnly(diags hcl.Diagnostics) hcl.Diagnostics {
 type loader struct {
 	dir     string
 	stdlib  fs.FS
+	ld      *Loader
 	sources map[string][]byte
-	pb      *Playbook
+	// fileDirs is the directory of the playbook each source belongs to,
+	// where its file() and sub-playbook paths resolve; fileDepth how far
+	// down the extends chain that playbook is (0: the one loaded).
+	fileDirs  map[string]string
+	fileDepth map[string]int
+	diags     hcl.Diagnostics // found while merging layers
+	pb        *Playbook
 
 	stepBlocks map[*Step]*hcl.Block
 	used       map[string]bool // "prompt.x", "budget.y", "agent.z", "input.w"
@@ -267,18 +268,46 @@ func (p *Playbook) Files() map[string]*hcl.File {
 	return files
 }
 
-func hashSources(srcs map[string][]byte) string {
-	names := make([]string, 0, len(srcs))
-	for n := range srcs {
-		names = append(names, n)
+// hashSources hashes every source the playbook was loaded from: its files,
+// the prompt files they read and, through extends, its upstreams' (the
+// stdlib's as this apl embeds them). A file is named by its base name, so
+// that a playbook moved elsewhere keeps its hash; an upstream's, by its
+// depth in the extends chain too.
+func (l *loader) hashSources() string {
+	type keyed struct{ key, name string }
+	files := make([]keyed, 0, len(l.sources))
+	for n := range l.sources {
+		k := filepath.Base(n)
+		if d := l.fileDepth[n]; d > 0 {
+			k = fmt.Sprintf("extends.%d/%s", d, k)
+		}
+		files = append(files, keyed{k, n})
 	}
-	sort.Strings(names)
+	// By file name, as apl has always hashed, so that a run begun before
+	// extends existed still resumes.
+	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
 	h := sha256.New()
-	for _, n := range names {
-		fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(n), len(srcs[n]))
-		h.Write(srcs[n])
+	for _, f := range files {
+		src := l.sources[f.name]
+		fmt.Fprintf(h, "%s\x00%d\x00", f.key, len(src))
+		h.Write(src)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// addSource records a file of the playbook or of an upstream.
+func (l *loader) addSource(name string, src []byte, dir string, depth int) {
+	l.sources[name] = src
+	l.fileDirs[name] = dir
+	l.fileDepth[name] = depth
+}
+
+// dirOf is the directory paths written in a file resolve against.
+func (l *loader) dirOf(filename string) string {
+	if d, ok := l.fileDirs[filename]; ok {
+		return d
+	}
+	return l.dir
 }
 
 // dedupe drops repeated diagnostics (same summary at the same place) and

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -69,6 +70,16 @@ type Playbook struct {
 	Hash string
 	// Dir is the directory file() paths resolve against.
 	Dir string
+	// Extends lists the upstream playbooks, nearest first; Removed the
+	// blocks the playbook removed from them.
+	Extends []string
+	Removed []Removal
+
+	// body is the effective playbook's body, upstreams merged in;
+	// overrides maps each winning attribute's range to those of the
+	// definitions it overrode, nearest first.
+	body      *hclsyntax.Body
+	overrides map[hcl.Range][]hcl.Range
 
 	DeclRange hcl.Range
 

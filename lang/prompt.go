@@ -75,27 +75,29 @@ func (l *loader) templateExpr(expr hcl.Expression) (hcl.Expression, hcl.Diagnost
 		return nil, hcl.Diagnostics{errDiag("Invalid file call", "The path given to file must be a constant string.", call.Args[0].Range())}
 	}
 	rel := pv.AsString()
-	src, name, err := l.readRelative(rel)
+	from := call.Args[0].Range().Filename
+	dir := l.dirOf(from)
+	src, name, err := readRelative(l.stdlib, dir, rel)
 	if err != nil {
 		return nil, hcl.Diagnostics{errDiag("Cannot read prompt file", err.Error(), call.Args[0].Range())}
 	}
-	l.sources[name] = src
+	l.addSource(name, src, dir, l.fileDepth[from])
 	tmpl, diags := hclsyntax.ParseTemplate(src, name, hcl.Pos{Line: 1, Column: 1, Byte: 0})
 	return tmpl, diags
 }
 
-// readRelative reads a file next to the playbook, refusing paths that leave
-// the playbook's directory.
-func (l *loader) readRelative(rel string) ([]byte, string, error) {
+// readRelative reads a file of the playbook in dir, refusing paths that
+// leave that directory.
+func readRelative(stdlib fs.FS, dir, rel string) ([]byte, string, error) {
 	if filepath.IsAbs(rel) || strings.HasPrefix(path.Clean(filepath.ToSlash(rel)), "../") {
 		return nil, "", fmt.Errorf("the path %q must be relative to the playbook and stay inside its directory", rel)
 	}
-	if name, ok := strings.CutPrefix(l.dir, StdlibPrefix); ok && l.stdlib != nil {
+	if name, ok := strings.CutPrefix(dir, StdlibPrefix); ok && stdlib != nil {
 		p := path.Join(name, filepath.ToSlash(rel))
-		b, err := fs.ReadFile(l.stdlib, p)
-		return b, l.dir + "/" + filepath.ToSlash(rel), err
+		b, err := fs.ReadFile(stdlib, p)
+		return b, dir + "/" + filepath.ToSlash(rel), err
 	}
-	p := filepath.Join(l.dir, rel)
+	p := filepath.Join(dir, rel)
 	b, err := os.ReadFile(p)
 	return b, p, err
 }

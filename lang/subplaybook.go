@@ -57,10 +57,10 @@ func (l *loader) decodeSubPlaybookBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 	}
 	ref := src
 	if !strings.HasPrefix(src, StdlibPrefix) && !filepath.IsAbs(src) {
-		if strings.HasPrefix(l.dir, StdlibPrefix) {
-			ref = l.dir + "/" + filepath.ToSlash(src)
+		if dir := l.dirOf(at.Expr.Range().Filename); strings.HasPrefix(dir, StdlibPrefix) {
+			ref = dir + "/" + filepath.ToSlash(src)
 		} else {
-			ref = filepath.Join(l.dir, src)
+			ref = filepath.Join(dir, src)
 		}
 	}
 	a.Source = src

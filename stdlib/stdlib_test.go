@@ -11,7 +11,6 @@ import (
 	"github.com/apl-lang/apl/interp/playtest"
 	"github.com/apl-lang/apl/lang"
 	"github.com/apl-lang/apl/stdlib"
-	"github.com/hashicorp/hcl/v2/hclwrite"
 )
 
 func loader() *lang.Loader {
@@ -87,12 +86,12 @@ func TestFormatted(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		text, _, diags := lang.ParseConfig(src, p)
+		out, diags := lang.Format(src, p)
 		if diags.HasErrors() {
 			t.Errorf("%s: %s", p, diags)
 			return nil
 		}
-		if out := hclwrite.Format(text); string(out) != string(src) {
+		if string(out) != string(src) {
 			t.Errorf("%s is not formatted: run apl fmt stdlib/playbooks", p)
 		}
 		return nil

@@ -48,6 +48,7 @@ type cli struct {
 	Diff       diffCmd       `cmd:"" help:"Compare two playbooks block by block: blocks added, removed and changed, prompts as unified diffs; exit 1 if they differ."`
 	Fork       forkCmd       `cmd:"" help:"Copy a stdlib playbook into a directory of your own, recording where it came from."`
 	Plan       planCmd       `cmd:"" help:"Show the worst case of a run before it runs: agent calls, tokens, cost and time, per step and in total."`
+	Explain    explainCmd    `cmd:"" help:"Say where an attribute of a playbook comes from: its file and line and, for a playbook that extends another, what it overrides."`
 	Init       initCmd       `cmd:"" help:"Start a playbook: write main.hcl, an example agent and a test file into a directory."`
 	Stdlib     stdlibCmd     `cmd:"" help:"List or show the playbooks built into apl."`
 	Doctor     doctorCmd     `cmd:"" help:"Check the agent drivers a playbook uses (default: every preset): installed, version, key or login; --call tries one."`

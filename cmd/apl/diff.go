@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"path/filepath"
 	"slices"
@@ -84,34 +85,16 @@ func (c *diffCmd) Run(e *env) error {
 	return nil
 }
 
-// playbookBlocks flattens a loaded playbook's files into its blocks, by
-// address, in the order they are first met.
+// playbookBlocks flattens a loaded playbook into its blocks, by address,
+// in the order they are first met. It reads the effective playbook: for
+// one that extends another, the upstream's blocks with its overrides.
 func playbookBlocks(pb *lang.Playbook) ([]*block, error) {
-	var names []string
-	for n := range pb.Sources {
-		if strings.HasSuffix(n, ".hcl") {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
 	var out []*block
-	seen := map[string]bool{}
-	for _, n := range names {
-		src := pb.Sources[n]
-		_, f, diags := lang.ParseConfig(src, n)
-		if diags.HasErrors() || f == nil {
-			return nil, fmt.Errorf("%s does not parse: %s", n, diags.Error())
-		}
-		body, ok := f.Body.(*hclsyntax.Body)
-		if !ok {
-			return nil, fmt.Errorf("%s: not HCL native syntax", n)
-		}
-		flatten(pb, src, n, body, "", &out, seen)
-	}
+	flatten(pb, pb.Body(), "", &out, map[string]bool{})
 	return out, nil
 }
 
-func flatten(pb *lang.Playbook, src []byte, file string, body *hclsyntax.Body, prefix string, out *[]*block, seen map[string]bool) {
+func flatten(pb *lang.Playbook, body *hclsyntax.Body, prefix string, out *[]*block, seen map[string]bool) {
 	for _, b := range body.Blocks {
 		addr := b.Type
 		for _, l := range b.Labels {
@@ -136,7 +119,7 @@ func flatten(pb *lang.Playbook, src []byte, file string, body *hclsyntax.Body, p
 		}
 		slices.SortFunc(attrs, func(x, y *hclsyntax.Attribute) int { return x.SrcRange.Start.Byte - y.SrcRange.Start.Byte })
 		for _, a := range attrs {
-			bl.attrs = append(bl.attrs, attr{a.Name, exprText(pb, src, file, a.Expr)})
+			bl.attrs = append(bl.attrs, attr{a.Name, exprText(pb, a.Expr)})
 		}
 		if b.Type == "gate" {
 			for _, r := range b.Body.Blocks {
@@ -146,13 +129,15 @@ func flatten(pb *lang.Playbook, src []byte, file string, body *hclsyntax.Body, p
 			}
 		}
 		*out = append(*out, bl)
-		flatten(pb, src, file, b.Body, addr, out, seen)
+		flatten(pb, b.Body, addr, out, seen)
 	}
 }
 
 // exprText is an expression's source as apl fmt writes it; for file("x")
 // the text of x, which the playbook loaded.
-func exprText(pb *lang.Playbook, src []byte, file string, expr hclsyntax.Expression) string {
+func exprText(pb *lang.Playbook, expr hclsyntax.Expression) string {
+	file := expr.Range().Filename
+	src := pb.Sources[file]
 	if call, ok := expr.(*hclsyntax.FunctionCallExpr); ok && call.Name == "file" && len(call.Args) == 1 {
 		if v, d := call.Args[0].Value(nil); !d.HasErrors() && v.Type().FriendlyName() == "string" && !v.IsNull() {
 			if text, ok := sourceOf(pb, file, v.AsString()); ok {
@@ -385,4 +370,59 @@ func writeTable(w io.Writer, kind string, changes []change, a, b []*block) {
 			fmt.Fprintln(w, strings.TrimRight(l, " \n"))
 		}
 	}
+}
+
+// sourceChanges says what changed between two versions of a playbook's
+// sources (as a run recorded them, and as they are now), file by file:
+// playbook files block by block as apl diff compares them, other files (the
+// prompt files file() read) as unified diffs. It returns "" when nothing
+// differs.
+func sourceChanges(was, now map[string][]byte) string {
+	names := map[string]bool{}
+	for n := range was {
+		names[n] = true
+	}
+	for n := range now {
+		names[n] = true
+	}
+	var sb strings.Builder
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		a, inA := was[n]
+		b, inB := now[n]
+		switch {
+		case !inA:
+			fmt.Fprintf(&sb, "+ %s (a new file)\n", n)
+		case !inB:
+			fmt.Fprintf(&sb, "- %s (no longer read)\n", n)
+		case string(a) == string(b):
+		case strings.HasSuffix(n, ".hcl"):
+			ba, okA := fileBlocks(was, n)
+			bb, okB := fileBlocks(now, n)
+			if !okA || !okB {
+				fmt.Fprintf(&sb, "--- %s\n%s", n, textDiff(string(a), string(b)))
+				continue
+			}
+			if changes := diffBlocks(ba, bb); len(changes) > 0 {
+				writeDiff(&sb, n+" (when the run began)", n+" (now)", changes, ba, bb)
+			}
+		default:
+			fmt.Fprintf(&sb, "--- %s (when the run began)\n+++ %s (now)\n%s", n, n, textDiff(string(a), string(b)))
+		}
+	}
+	return sb.String()
+}
+
+// fileBlocks flattens one playbook file of srcs into its blocks.
+func fileBlocks(srcs map[string][]byte, name string) ([]*block, bool) {
+	_, f, diags := lang.ParseConfig(srcs[name], name)
+	if diags.HasErrors() || f == nil {
+		return nil, false
+	}
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		return nil, false
+	}
+	var out []*block
+	flatten(&lang.Playbook{Sources: srcs}, body, "", &out, map[string]bool{})
+	return out, true
 }

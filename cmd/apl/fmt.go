@@ -10,7 +10,6 @@ import (
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/lang"
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
@@ -40,13 +39,12 @@ func (c *fmtCmd) Run(e *env) error {
 		// lang.ParseConfig accepts apl's one-line blocks that hold a nested
 		// block; formatting the text it parsed puts the nested block on its
 		// own lines, the canonical form.
-		text, _, diags := lang.ParseConfig(src, f)
+		out, diags := lang.Format(src, f)
 		if diags.HasErrors() {
 			writeDiagsSrc(e, f, src, diags)
 			broken = append(broken, f)
 			continue
 		}
-		out := hclwrite.Format(text)
 		if string(out) == string(src) {
 			continue
 		}

@@ -85,14 +85,14 @@ func (c *resumeCmd) Run(e *env) error {
 	res, err := interp.Resume(ctx, pb, dir, ropts)
 	prog.close()
 	if err != nil && res == nil {
-		return exitWith(exitUsage, resumeError(err))
+		return exitWith(exitUsage, resumeError(err, dir, pb))
 	}
 	return report(e, pb, res, err, c.JSON)
 }
 
 // resumeError puts interp's refusal to resume into words that name the
 // flags that get past it.
-func resumeError(err error) error {
+func resumeError(err error, dir string, pb *lang.Playbook) error {
 	var (
 		ch *interp.ChangedError
 		bo *interp.BreakerOpenError
@@ -101,6 +101,14 @@ func resumeError(err error) error {
 	)
 	switch {
 	case errors.As(err, &ch):
+		// Say what changed, from the sources the run recorded; runs of
+		// older apls recorded none, and only the hashes are known.
+		if was, rerr := interp.RunSources(dir); rerr == nil {
+			if changes := sourceChanges(was, pb.Sources); changes != "" {
+				return fmt.Errorf("the playbook changed since the run began:\n%s"+
+					"resume with --force to run the new version", indent(changes))
+			}
+		}
 		return fmt.Errorf("%v; resume with --force to run the new version", err)
 	case errors.As(err, &bo):
 		return fmt.Errorf("%v; resume after that, or with --force", err)
@@ -112,6 +120,17 @@ func resumeError(err error) error {
 		return fmt.Errorf("--from %s: %v", ns.Step, err)
 	}
 	return err
+}
+
+// indent indents every line of s by two spaces.
+func indent(s string) string {
+	var sb strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if l != "" {
+			sb.WriteString("  " + l)
+		}
+	}
+	return sb.String()
 }
 
 // checkFrom checks --from before the run is touched: it names a main step

@@ -1,0 +1,280 @@
+package lang
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// A playbook that says extends = "stdlib:NAME" (or a path) holds only what
+// it changes. Its files and its upstream's are merged into one body before
+// anything is decoded, so the effective playbook is checked as a whole:
+//
+//   - a block with the same type and labels as an upstream block overrides
+//     it attribute by attribute, and its nested blocks likewise (labelled
+//     ones by their labels, unlabelled ones by type and position);
+//   - playbook, output, on_failure, finally, limits, circuit_breaker and
+//     state appear at most once and merge whatever their labels;
+//   - a locals attribute overrides the upstream local of the same name;
+//   - a block with removed = true removes its upstream block;
+//   - any other block is added after the upstream's.
+//
+// Every attribute keeps the hclsyntax node of the file that wins, and so
+// its range: a diagnostic about it points at the overriding file.
+
+// extendsAttr is the top-level attribute that names the upstream.
+const extendsAttr = "extends"
+
+// removedAttr in an overriding block removes the upstream block.
+const removedAttr = "removed"
+
+// singletons are the top-level blocks a playbook holds at most once, merged
+// with the upstream's whatever their labels.
+var singletons = map[string]bool{
+	"playbook": true, "output": true, "on_failure": true, "finally": true,
+	"limits": true, "circuit_breaker": true, "state": true,
+}
+
+// Removal records a block an extending playbook removed.
+type Removal struct {
+	// Block is the removed block's address: step.research.
+	Block string
+	// Range is the removing block's header; Upstream the removed one's.
+	Range, Upstream hcl.Range
+}
+
+// layer reads the files of one playbook of an extends chain (depth 0 is
+// the playbook loaded), resolves its extends, and returns its body merged
+// over its upstream's. chain holds the canonical refs of the playbooks
+// below it, to refuse a cycle.
+func (l *loader) layer(srcs map[string][]byte, dir string, depth int, chain []string) (*hclsyntax.Body, hcl.Diagnostics) {
+	names := make([]string, 0, len(srcs))
+	for n := range srcs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var diags hcl.Diagnostics
+	own := &hclsyntax.Body{Attributes: hclsyntax.Attributes{}}
+	var ext *hclsyntax.Attribute
+	for _, n := range names {
+		l.addSource(n, srcs[n], dir, depth)
+		_, f, d := ParseConfig(srcs[n], n)
+		diags = append(diags, d...)
+		if f == nil {
+			continue
+		}
+		body, ok := f.Body.(*hclsyntax.Body)
+		if !ok {
+			continue
+		}
+		if len(names) == 1 || own.SrcRange.Filename == "" {
+			own.SrcRange, own.EndRange = body.SrcRange, body.EndRange
+		}
+		for name, a := range body.Attributes {
+			if name != extendsAttr {
+				own.Attributes[name] = a
+				continue
+			}
+			if ext != nil {
+				diags = append(diags, errDiag("Duplicate extends",
+					fmt.Sprintf("The playbook already extends another at %s; a playbook extends at most one.", ext.SrcRange), a.NameRange))
+				continue
+			}
+			ext = a
+		}
+		own.Blocks = append(own.Blocks, body.Blocks...)
+	}
+	if ext == nil {
+		return own, diags
+	}
+	ref, d := l.upstreamRef(ext, dir)
+	diags = append(diags, d...)
+	if d.HasErrors() {
+		return own, diags
+	}
+	canon := canonicalRef(ref)
+	if slices.Contains(chain, canon) {
+		return own, append(diags, errDiag("Playbook extends itself",
+			fmt.Sprintf("The chain of extends comes back to %q: %s.", ref, strings.Join(append(chain, canon), " → ")), ext.Expr.Range()))
+	}
+	upSrcs, upDir, err := l.ld.read(ref)
+	if err != nil {
+		return own, append(diags, errDiag("Cannot read upstream playbook",
+			fmt.Sprintf("The playbook extends %q, which cannot be read: %s.", ref, err), ext.Expr.Range()))
+	}
+	l.pb.Extends = append(l.pb.Extends, ref)
+	up, d := l.layer(upSrcs, upDir, depth+1, append(chain, canon))
+	diags = append(diags, d...)
+	return l.merge(up, own, "", true), diags
+}
+
+// upstreamRef resolves an extends value: stdlib:NAME as it is, a path
+// relative to the directory of the playbook that says it.
+func (l *loader) upstreamRef(a *hclsyntax.Attribute, dir string) (string, hcl.Diagnostics) {
+	v, d := a.Expr.Value(nil)
+	if d.HasErrors() || v.IsNull() || !v.Type().Equals(ctyString) || !v.IsKnown() {
+		return "", hcl.Diagnostics{errDiag("Invalid extends",
+			`extends takes a constant string: "stdlib:NAME", or a playbook file or directory relative to this playbook.`, a.Expr.Range())}
+	}
+	ref := v.AsString()
+	switch {
+	case strings.HasPrefix(ref, StdlibPrefix):
+		return ref, nil
+	case strings.HasPrefix(dir, StdlibPrefix):
+		return "", hcl.Diagnostics{errDiag("Invalid extends",
+			fmt.Sprintf("A stdlib playbook extends only stdlib:NAME, not %q.", ref), a.Expr.Range())}
+	case filepath.IsAbs(ref):
+		return ref, nil
+	}
+	return filepath.Join(dir, ref), nil
+}
+
+// merge returns upstream body up overridden by own. addr is the address
+// of the block they are the bodies of ("" at the top level); top says
+// they are playbooks' top-level bodies.
+func (l *loader) merge(up, own *hclsyntax.Body, addr string, top bool) *hclsyntax.Body {
+	out := &hclsyntax.Body{Attributes: hclsyntax.Attributes{}, SrcRange: own.SrcRange, EndRange: own.EndRange}
+	if up != nil {
+		for n, a := range up.Attributes {
+			out.Attributes[n] = a
+		}
+	}
+	for n, a := range own.Attributes {
+		if n == removedAttr && addr != "" {
+			continue
+		}
+		if prev := out.Attributes[n]; prev != nil {
+			l.pb.overrides[a.SrcRange] = append([]hcl.Range{prev.SrcRange}, l.pb.overrides[prev.SrcRange]...)
+		}
+		out.Attributes[n] = a
+	}
+	var ups []*hclsyntax.Block
+	if up != nil {
+		ups = up.Blocks
+	}
+	blocks := slices.Clone(ups)
+	seen := map[string]int{} // unlabelled blocks of own by type, for matching by position
+	for _, ob := range own.Blocks {
+		baddr := blockAddr(addr, ob)
+		removed := l.removedFlag(ob)
+		if top && ob.Type == "locals" {
+			l.overrideLocals(blocks, ob)
+			blocks = append(blocks, withBody(ob, l.merge(nil, ob.Body, baddr, false)))
+			continue
+		}
+		i := matchBlock(ups, ob, seen, top)
+		if i < 0 || blocks[i] == nil {
+			if removed {
+				l.diags = append(l.diags, errDiag("Nothing to remove",
+					fmt.Sprintf("The upstream playbook has no %s to remove.", strings.TrimPrefix(baddr, ".")), ob.DefRange()))
+				continue
+			}
+			blocks = append(blocks, withBody(ob, l.merge(nil, ob.Body, baddr, false)))
+			continue
+		}
+		if removed {
+			l.pb.Removed = append(l.pb.Removed, Removal{Block: baddr, Range: ob.DefRange(), Upstream: blocks[i].DefRange()})
+			blocks[i] = nil
+			continue
+		}
+		blocks[i] = withBody(ob, l.merge(blocks[i].Body, ob.Body, baddr, false))
+	}
+	for _, b := range blocks {
+		if b != nil {
+			out.Blocks = append(out.Blocks, b)
+		}
+	}
+	return out
+}
+
+// withBody is a block with hdr's header and the body given.
+func withBody(hdr *hclsyntax.Block, body *hclsyntax.Body) *hclsyntax.Block {
+	nb := *hdr
+	nb.Body = body
+	return &nb
+}
+
+// overrideLocals drops from the upstream locals blocks the locals that
+// ob declares again, recording the overrides.
+func (l *loader) overrideLocals(blocks []*hclsyntax.Block, ob *hclsyntax.Block) {
+	for i, b := range blocks {
+		if b == nil || b.Type != "locals" {
+			continue
+		}
+		for n, a := range ob.Body.Attributes {
+			prev := b.Body.Attributes[n]
+			if prev == nil {
+				continue
+			}
+			l.pb.overrides[a.SrcRange] = append([]hcl.Range{prev.SrcRange}, l.pb.overrides[prev.SrcRange]...)
+			body := *b.Body
+			body.Attributes = hclsyntax.Attributes{}
+			for m, x := range b.Body.Attributes {
+				if m != n {
+					body.Attributes[m] = x
+				}
+			}
+			nb := *b
+			nb.Body = &body
+			blocks[i] = &nb
+			b = &nb
+		}
+	}
+}
+
+// matchBlock finds the upstream block ob overrides: the same type and
+// labels, or for unlabelled blocks the one at the same place among those
+// of its type; at the top level, the single block of a singleton type.
+func matchBlock(ups []*hclsyntax.Block, ob *hclsyntax.Block, seen map[string]int, top bool) int {
+	if top && singletons[ob.Type] {
+		return slices.IndexFunc(ups, func(u *hclsyntax.Block) bool { return u.Type == ob.Type })
+	}
+	if len(ob.Labels) > 0 {
+		return slices.IndexFunc(ups, func(u *hclsyntax.Block) bool {
+			return u.Type == ob.Type && slices.Equal(u.Labels, ob.Labels)
+		})
+	}
+	k := seen[ob.Type]
+	seen[ob.Type]++
+	for i, u := range ups {
+		if u.Type != ob.Type || len(u.Labels) > 0 {
+			continue
+		}
+		if k == 0 {
+			return i
+		}
+		k--
+	}
+	return -1
+}
+
+// removedFlag reads a block's removed attribute.
+func (l *loader) removedFlag(b *hclsyntax.Block) bool {
+	a := b.Body.Attributes[removedAttr]
+	if a == nil {
+		return false
+	}
+	v, d := a.Expr.Value(nil)
+	if d.HasErrors() || v.IsNull() || !v.IsKnown() || !v.Type().Equals(cty.Bool) {
+		l.diags = append(l.diags, errDiag("Invalid removed",
+			"removed takes a constant bool: removed = true removes the upstream block.", a.Expr.Range()))
+		return false
+	}
+	return v.True()
+}
+
+// blockAddr is a block's address under its parent's: step.verify.gate.
+func blockAddr(parent string, b *hclsyntax.Block) string {
+	parts := append([]string{b.Type}, b.Labels...)
+	a := strings.Join(parts, ".")
+	if parent == "" {
+		return a
+	}
+	return parent + "." + a
+}

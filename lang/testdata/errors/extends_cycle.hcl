@@ -1,0 +1,3 @@
+extends = "extends_cycle.hcl" # ERROR: Playbook extends itself
+
+playbook "cycle" {}
