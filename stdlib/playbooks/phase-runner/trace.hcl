@@ -49,11 +49,17 @@ finally {
       call "file.read" {
         path = item
       }
+      gate {
+        rule "known" {
+          when   = "steps.trace_read.output.content == '' || (steps.trace_existing.output?.content ?? '') contains steps.trace_read.output.content"
+          finish = "skipped"
+          reason = "empty, or already in TRACE.jsonl"
+        }
+        otherwise {}
+      }
     }
 
     step "trace_write" {
-      when        = "steps.trace_read.output.content != '' && !((steps.trace_existing.output?.content ?? '') contains steps.trace_read.output.content)"
-      skip_reason = "empty, or already in TRACE.jsonl"
       call "file.append" {
         path    = local.trace_path
         content = endswith(steps.trace_read.output.content, "\n") ? steps.trace_read.output.content : "${steps.trace_read.output.content}\n"
