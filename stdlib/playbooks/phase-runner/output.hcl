@@ -4,27 +4,38 @@
 output {
   phase           = inputs.phase_id
   status          = run.status
-  alignment_score = try(steps.rate.output.alignment_score, null)
-  tasks_completed = (steps.execute.status == "completed" ? "${steps.execute.output.completed}/${length(vars.tasks)}"
+  alignment_score = run.status == "needs_human_verification" && local.pure_human_verify ? null : try(steps.rate.output.alignment_score, null)
+  tasks_completed = (steps.execute.status == "completed" ? "${steps.execute.output.completed}/${length(local.auto_tasks)}"
   : try(steps.execute_batch.output.tasks_completed, "0/0"))
-  tasks_failed = (steps.execute.status == "completed" ? "${steps.execute.output.failed}/${length(vars.tasks)}"
+  tasks_failed = (steps.execute.status == "completed" ? "${steps.execute.output.failed}/${length(local.auto_tasks)}"
   : try(steps.execute_batch.output.tasks_failed, "0/0"))
   commit_shas = concat(
     flatten([for k, it in try(steps.execute.output.items, {}) : try(it.outputs.execute_task.commit_shas, [])]),
     try(steps.execute_batch.output.commit_shas, []),
-    try(steps.debug.output.commits, []),
+    flatten([for e in local.history : e.commits]),
   )
-  automated_checks = try({ for k, c in steps.verify.output.automated_checks : k => try(c.status, null) }, {})
+  # A tuple indexed, not a conditional: a conditional would unify the
+  # three object types and turn true into "true".
+  automated_checks = [
+    { compile = "n/a", build = "n/a", lint = "n/a" },
+    {},
+    try({ for k, c in steps.verify.output.automated_checks : k => try(c.status, null) }, {}),
+  ][run.status == "split_request" ? 0 : run.status == "needs_human_verification" && local.pure_human_verify ? 1 : 2]
+  # Chronological: the pre-flight's or the plan check's, the failed tasks,
+  # then each verify round's and debug attempt's; then a post-mortem or
+  # learnings write that failed.
   issues = concat(
     try(vars.issues, []),
     [for k, it in try(steps.execute.output.items, {}) : "Task ${k} FAILED: ${it.error}" if it.status == "failed"],
-    try(steps.verify.output.failures, []),
-    try(steps.debug.output.remaining_issues, []),
+    [for k, it in try(steps.batch_verify.output.items, {}) : "Task ${k} FAILED: ${it.error}" if it.status == "failed"],
+    run.status == "completed" ? [] : flatten([for e in local.history : e.issues]),
+    steps.postmortem.status == "failed" ? ["post-mortem write failed: ${steps.postmortem.error}"] : [],
+    steps.learnings.status == "failed" ? ["learnings write failed: ${steps.learnings.error}"] : [],
   )
-  debug_attempts  = steps.debug.attempts + steps.debug_fallback.attempts
+  debug_attempts  = steps.debug.attempts
   replan_attempts = try(vars.replans, 0)
   recommendation  = run.recommendation != "" ? run.recommendation : "proceed"
-  summary = (run.status == "split_request" ? "Phase scope too large. Recommending split."
+  summary = (run.status == "split_request" ? "Phase scope too large. Recommending split into ${length(local.sub_phases)} sub-phases."
     : run.status == "failed" ? "Phase ${inputs.phase_id} failed: ${run.reason}"
   : "Phase ${inputs.phase_id} ${run.status} at ${try(steps.rate.output.alignment_score, "n/a")}/10.")
   checkpoint_sha                = try(steps.result.output.sha, null)
@@ -38,13 +49,17 @@ output {
     git_diff_summary = try(trimspace(element(reverse(split("\n", trimspace(steps.diff_stat.output.summary))), 0)), "")
   }
   pipeline_steps = merge(
-    { for s in ["preflight", "research", "plan", "plan_check", "verify", "judge", "rate"] : s => {
-      status        = steps[s].status == "completed" ? (s == "preflight" ? "pass" : "completed") : steps[s].status == "failed" ? "fail" : "skipped"
+    { for s in ["research", "plan", "plan_check", "verify", "judge", "rate"] : s => {
+      status        = steps[s].status == "completed" ? "completed" : steps[s].status == "failed" ? "fail" : "skipped"
       agent_spawned = steps[s].attempts > 0
     } },
     {
-      triage  = { status = try(vars.routing, "full_pipeline"), agent_spawned = false, pass_ratio = try(vars.pass_ratio, 0) }
-      execute = { status = steps.execute.status == "completed" || steps.execute_batch.status == "completed" ? "completed" : "skipped", agent_spawned = steps.execute.attempts + steps.execute_batch.attempts > 0 }
+      preflight = { status = steps.preflight.attempts == 0 ? "skipped" : length(try(vars.issues, [])) > 0 && steps.triage.attempts == 0 ? "fail" : "pass", agent_spawned = false }
+      triage    = { status = local.routing, agent_spawned = false, pass_ratio = local.pass_ratio }
+      execute = {
+        status        = (steps.execute.attempts > 0 && length(local.auto_tasks) > 0) || steps.execute_batch.status == "completed" ? "completed" : "skipped"
+        agent_spawned = (steps.execute.attempts > 0 && length(local.auto_tasks) > 0) || steps.execute_batch.attempts > 0
+      }
     },
   )
   rollback_performed = steps.rollback.status == "completed"
@@ -52,15 +67,16 @@ output {
   rollback_to        = try(steps.rollback.output.commit, null)
   diagnostic_branch  = try(steps.rollback.output.branch, null)
   human_verify_justification = run.status == "needs_human_verification" ? {
-    checkpoint_task_id = [for t in vars.tasks : t.id if t.type == "checkpoint:human-verify"][0]
-    task_description   = [for t in vars.tasks : t.description if t.type == "checkpoint:human-verify"][0]
-    auto_tasks_passed  = steps.execute.output.completed
-    auto_tasks_total   = length([for t in vars.tasks : t if t.type == "auto"])
+    checkpoint_task_id = local.checkpoint_tasks[0].id
+    task_description   = local.checkpoint_tasks[0].description
+    auto_tasks_passed  = try(steps.execute.output.completed, 0)
+    auto_tasks_total   = length(local.auto_tasks)
   } : null
+  deferral_evidence = run.status == "needs_human_verification" ? try(steps.verify.output.deferral_evidence, []) : null
   split_details = run.status == "split_request" ? {
-    reason                 = try(vars.split_reason, "")
-    recommended_sub_phases = []
-    total_sub_phases       = 0
-    original_issue_count   = length(inputs.remediation_feedback)
+    reason                 = local.split_reason
+    recommended_sub_phases = local.sub_phases
+    total_sub_phases       = length(local.sub_phases)
+    original_issue_count   = local.remediation ? length(inputs.remediation_feedback) : length(local.tasks)
   } : null
 }

@@ -162,16 +162,15 @@ mode "quality" {
 # "Read JSON return only" keep the JSON block; "Read SUMMARY only" keeps
 # the last max_summary_lines lines.
 
-# 0 - Pre-flight, general-purpose: JSON return only.
-budget "preflight" {
-  max_response_lines = 15
-  max_summary_lines  = 5
-  enforcement        = "json"
-}
+# 0 - Pre-flight, general-purpose: 15 / 5, JSON return only. The seed
+# lets the phase runner "perform these checks directly since they are
+# quick", and its split-request example reports preflight with
+# agent_spawned false: steps spec_hash, dependencies, debug_files and
+# preflight do, so there is no response to budget.
 
 # 0.5 - Triage, self (phase-runner): 30 / 5, JSON return only. Triage is
-# no agent here: the phase runner runs the criteria's commands itself
-# (step "triage"), so there is no response to budget.
+# no agent here either: the phase runner runs the criteria's commands
+# itself (step "triage").
 
 # 1 - Research, gsd-phase-researcher: Read SUMMARY only.
 budget "research" {
@@ -237,11 +236,6 @@ budget "mini_verify" {
 }
 
 # The agent types of the seed's Agent Spawn Table.
-
-agent "preflight" {
-  type   = "general-purpose"
-  budget = budget.preflight
-}
 
 agent "researcher" {
   type   = "gsd-phase-researcher"

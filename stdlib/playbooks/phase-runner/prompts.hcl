@@ -1,10 +1,6 @@
-# Every prompt template of seed 000, one file each in prompts/. The seed's
+# Every prompt template of seed 000 but STEP 0's (the phase runner does
+# the pre-flight checks itself), one file each in prompts/. The seed's
 # {placeholders} are the inputs, and vars the steps pass.
-
-prompt "preflight" {
-  description = "STEP 0: the pre-flight checker."
-  template    = file("prompts/preflight.md")
-}
 
 prompt "research" {
   description = "STEP 1: the researcher; on a re-plan, the previous score and issues."

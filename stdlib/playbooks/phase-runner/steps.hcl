@@ -1,31 +1,19 @@
 # Section 2: the pipeline, in the seed's order. Each agent step declares
 # the JSON its prompt asks for (returns) and the answer a dry run gives it
-# (example): the happy path.
+# (example): the happy path. What the steps read out of files is in
+# locals.hcl.
 
 # Phase Directory Resolution: Glob('.planning/phases/*{phase_id}*'), never
-# a fixed directory name. The vars set here are what every prompt reads.
+# a fixed directory name (local.phase_dir).
 step "locate" {
-  description = "Find the phase directory and set the run's starting vars."
+  description = "Find the phase directory."
   call "glob" {
     pattern = ".planning/phases/*${inputs.phase_id}*"
   }
-  gate {
-    otherwise {
-      set = {
-        phase_dir   = try(steps.locate.output.matches[0], ".planning/phases/${inputs.phase_id}")
-        phase_type  = "ui, protocol, data or mixed: classify the phase from its goal and description"
-        remediation = inputs.remediation_cycle > 0 && length(inputs.remediation_feedback) > 0
-        triage_text = ""
-        routing     = "full_pipeline"
-        pass_ratio  = 0
-        tasks       = []
-        replans     = 0
-      }
-    }
-  }
 }
 
-# STEP 0: the spec's hash, computed here so that a mismatch can name both.
+# STEP 0: PRE-FLIGHT, by the phase runner itself: the spec's hash, the
+# dependencies' EXECUTION-LOG.md, unresolved debug files and git status.
 step "spec_hash" {
   when              = "inputs.spec_path != ''"
   skip_reason       = "no spec_path given"
@@ -35,61 +23,54 @@ step "spec_hash" {
   }
 }
 
-step "preflight" {
-  progress = "PREFLIGHT"
-  returns = object({
-    all_clear          = bool
-    spec_hash_match    = bool
-    working_tree_clean = bool
-    dependencies_met   = bool
-    unresolved_debug   = list(string)
-    issues             = list(string)
-  })
-  example = { all_clear = true, spec_hash_match = true, working_tree_clean = true, dependencies_met = true, unresolved_debug = [], issues = [] }
-  agent "preflight" {
-    prompt = prompt.preflight
+step "dependencies" {
+  when        = "len(inputs.completed_phase_dirs) > 0"
+  skip_reason = "no completed phases"
+  call "glob" {
+    pattern = ".planning/phases/*/EXECUTION-LOG.md"
   }
+}
+
+step "debug_files" {
+  call "glob" {
+    pattern = ".planning/debug/*.md"
+  }
+}
+
+step "preflight" {
+  progress          = "PREFLIGHT"
+  continue_on_error = true
+  call "git.status" {}
   gate {
-    # Special case: a spec hash mismatch fails with both hashes.
+    # Special case: a spec hash mismatch fails at once, with both hashes.
     rule "spec_hash_mismatch" {
-      when = <<-EXPR
-        !steps.preflight.output.spec_hash_match
-        || (inputs.spec_hash != '' && steps.spec_hash.status == 'completed' && steps.spec_hash.output.sha256 != inputs.spec_hash)
-      EXPR
+      when = "inputs.spec_hash != '' && steps.spec_hash.status == 'completed' && steps.spec_hash.output?.sha256 != inputs.spec_hash"
       set = {
-        issues = ["spec_hash_mismatch", "expected: ${inputs.spec_hash}", "actual: ${try(steps.spec_hash.output.sha256, "unknown")}"]
+        issues = ["spec_hash_mismatch", "expected: ${inputs.spec_hash}", "actual: ${steps.spec_hash.output.sha256}"]
       }
       fail   = "halt"
-      reason = "Preflight failed: spec_hash_mismatch (expected ${inputs.spec_hash}, actual ${try(steps.spec_hash.output.sha256, "unknown")})"
+      reason = "Preflight failed: spec_hash_mismatch (expected ${inputs.spec_hash}, actual ${steps.spec_hash.output.sha256})"
     }
     rule "all_clear" {
-      when = "steps.preflight.output.all_clear"
+      when = "len(local.preflight_issues) == 0"
+      log  = "%{if length(local.unresolved_debug) > 0}Unresolved debug files: ${join(", ", local.unresolved_debug)}.%{endif}"
     }
     otherwise {
-      set    = { issues = [for i in steps.preflight.output.issues : "Preflight failed: ${i}"] }
+      set    = { issues = [for i in local.preflight_issues : "Preflight failed: ${i}"] }
       fail   = "halt"
-      reason = "Preflight failed: ${join("; ", steps.preflight.output.issues)}"
+      reason = "Preflight failed: ${join("; ", local.preflight_issues)}"
     }
   }
 }
 
-# STEP 0.5: TRIAGE. The criteria with verification commands come from
-# PLAN.md (existing_plan) or the roadmap's entry for this phase: the text
-# after "Phase {phase_id}" up to the next heading.
+# STEP 0.5: TRIAGE, by the phase runner itself. The criteria come from
+# PLAN.md (existing_plan, remediation) or the roadmap's entry for this
+# phase (local.criteria).
 step "triage_source" {
-  when        = "inputs.existing_plan || inputs.roadmap_path != ''"
+  when        = "local.use_plan || inputs.roadmap_path != ''"
   skip_reason = "no PLAN.md and no roadmap_path: no verifiable criteria"
   call "file.read" {
-    path = inputs.existing_plan ? "${vars.phase_dir}/PLAN.md" : inputs.roadmap_path
-  }
-  gate {
-    otherwise {
-      set = {
-        criteria_source = inputs.existing_plan ? "plan" : "roadmap"
-        triage_text = (inputs.existing_plan ? steps.triage_source.output.content
-        : try(split("\n#", split("Phase ${inputs.phase_id}", steps.triage_source.output.content)[1])[0], ""))
-      }
-    }
+    path = local.use_plan ? "${local.phase_dir}/PLAN.md" : inputs.roadmap_path
   }
 }
 
@@ -97,8 +78,7 @@ step "triage_source" {
 # default); an item that passes completes, one that fails fails.
 step "triage" {
   progress = "TRIAGE"
-  for_each = "filter(split(vars.triage_text, '\\n'), # matches 'verified by: `[^`]+`')"
-  key      = "item"
+  for_each = "local.criteria"
   # A failing criterion is a finding, not a failure of the run: the gate
   # routes on the counts.
   on_item_failure = "continue"
@@ -106,7 +86,7 @@ step "triage" {
   step "criterion" {
     continue_on_error = true
     shell {
-      command = ["bash", "-c", regex("verified by: `([^`]+)`", item)[0]]
+      command = ["bash", "-c", item.command]
     }
     gate {
       rule "pass" {
@@ -114,43 +94,22 @@ step "triage" {
       }
       otherwise {
         fail   = "fail"
-        reason = substr(try(steps.criterion.error, ""), 0, 200)
+        reason = substr(steps.criterion.error, 0, 200)
       }
     }
   }
 
   gate {
     rule "verify_only" {
-      when = <<-EXPR
-        steps.triage.output.completed + steps.triage.output.failed > 0
-        && steps.triage.output.completed / (steps.triage.output.completed + steps.triage.output.failed) > 0.8
-      EXPR
-      set = {
-        routing            = "verify_only"
-        likely_implemented = true
-        pass_ratio         = steps.triage.output.completed / (steps.triage.output.completed + steps.triage.output.failed)
-        note               = ""
-      }
-      log = "Routing: verify_only (pass ratio ${steps.triage.output.completed}/${steps.triage.output.completed + steps.triage.output.failed})."
+      when = "local.routing == 'verify_only'"
+      log  = "Routing: verify_only (pass ratio ${steps.triage.output.completed}/${local.triage_total})."
     }
     rule "no_criteria" {
-      when = "steps.triage.output.completed + steps.triage.output.failed == 0"
-      set = {
-        routing            = "full_pipeline"
-        likely_implemented = false
-        pass_ratio         = 0
-        note               = "no verifiable criteria for triage"
-      }
-      log = "No verifiable criteria for triage -- routing to full pipeline."
+      when = "local.triage_total == 0"
+      log  = "No verifiable criteria for triage -- routing to full pipeline."
     }
     otherwise {
-      set = {
-        routing            = "full_pipeline"
-        likely_implemented = false
-        pass_ratio         = steps.triage.output.completed / (steps.triage.output.completed + steps.triage.output.failed)
-        note               = ""
-      }
-      log = "Routing: full_pipeline."
+      log = "Routing: full_pipeline (pass ratio ${steps.triage.output.completed}/${local.triage_total})."
     }
   }
 }
@@ -158,38 +117,32 @@ step "triage" {
 # TRIAGE.json, written on both routes.
 step "triage_log" {
   call "file.write" {
-    path = "${vars.phase_dir}/TRIAGE.json"
+    path = "${local.phase_dir}/TRIAGE.json"
     content = jsonencode({
-      phase_id        = inputs.phase_id
-      timestamp       = null
-      criteria_source = vars.triage_text == "" ? "none" : vars.criteria_source
-      criteria_checked = [for k, it in steps.triage.output.items : {
-        criterion = trimspace(split("-- verified by:", k)[0])
-        command   = regex("verified by: `([^`]+)`", k)[0]
-        result    = it.status == "completed" ? "pass" : "fail"
-        output    = substr(trimspace(try(it.outputs.criterion, "")), 0, 200)
-      }]
-      total_criteria   = steps.triage.output.completed + steps.triage.output.failed
+      phase_id         = inputs.phase_id
+      timestamp        = timestamp()
+      criteria_source  = local.triage_source
+      criteria_checked = local.criteria_checked
+      total_criteria   = local.triage_total
       passed_criteria  = steps.triage.output.completed
-      pass_ratio       = vars.pass_ratio
-      routing_decision = vars.routing
-      skipped_steps    = vars.routing == "verify_only" ? ["research", "plan", "plan_check", "execute"] : []
-      note             = vars.note
+      pass_ratio       = local.pass_ratio
+      routing_decision = local.routing
+      skipped_steps    = local.routing == "verify_only" ? ["research", "plan", "plan_check", "execute"] : []
+      note             = local.triage_total == 0 ? "no verifiable criteria for triage" : local.routing == "verify_only" ? "likely_implemented" : ""
     })
   }
   gate {
     rule "verify_only" {
-      when = "vars.routing == 'verify_only'"
+      when = "local.routing == 'verify_only'"
       goto = "verify"
     }
     otherwise {}
   }
 }
 
-# STEP 1: RESEARCH. On a re-plan the prompt gets the previous score.
 step "research" {
   progress    = "RESEARCH"
-  when        = "!inputs.existing_plan && !inputs.skip_research && !vars.remediation"
+  when        = "!inputs.existing_plan && !inputs.skip_research && !local.remediation"
   skip_reason = "existing_plan, skip_research or remediation mode"
   returns = object({
     key_findings         = list(string)
@@ -211,7 +164,7 @@ step "research" {
 # STEP 2: PLAN; again after a failed plan check, with its issues.
 step "plan" {
   progress    = "PLAN"
-  when        = "!vars.remediation && (!inputs.existing_plan || steps.plan_check.attempts > 0)"
+  when        = "!local.remediation && (!inputs.existing_plan || steps.plan_check.attempts > 0)"
   skip_reason = "existing_plan or remediation mode"
   returns = object({
     plans_created = number
@@ -268,56 +221,54 @@ step "plan_check" {
   }
 }
 
-# STEP 3 reads the task list from PLAN.md:
-# <task id="XX-YY" type="auto" complexity="simple|medium|complex">.
+# STEP 3 reads the task list from PLAN.md (local.tasks).
 step "plan_tasks" {
   call "file.read" {
-    path = "${vars.phase_dir}/PLAN.md"
-  }
-  gate {
-    otherwise {
-      set = {
-        tasks = [for c in slice(split("<task ", steps.plan_tasks.output.content), 1, length(split("<task ", steps.plan_tasks.output.content))) : {
-          id          = try(regex("^id=\"([^\"]+)\"", c)[0], "")
-          type        = try(regex("type=\"([^\"]+)\"", split(">", c)[0])[0], "auto")
-          complexity  = try(regex("complexity=\"([^\"]+)\"", split(">", c)[0])[0], "")
-          description = try(trimspace(regex("<name>([^<]*)</name>", c)[0]), "")
-          files       = try(trimspace(regex("<files>([^<]*)</files>", c)[0]), "")
-          criteria    = join("\n", [for l in split("\n", split("</task>", c)[0]) : trimspace(l) if can(regex("verified by:", l))])
-        }]
-      }
-    }
+    path = "${local.phase_dir}/PLAN.md"
   }
 }
 
-# STEP 4.7 after planning, and STEP 3's choice of loop: more than 5
-# complex tasks is a split request; more than 8 tasks (or none parsed)
-# falls back to one executor for the batch.
+# STEP 4.7 after planning, and STEP 3's choice of loop. Too large a scope
+# is a split request; remediation executes the feedback in one executor;
+# more than 8 tasks (or none parsed) falls back to one executor for the
+# batch; a plan of checkpoint tasks only (human-verify Case 2) has
+# nothing to execute.
 step "scope" {
   gate {
     rule "split" {
-      when   = "len(filter(vars.tasks, .complexity == 'complex')) > 5"
-      log    = "Phase scope too large: ${length([for t in vars.tasks : t if t.complexity == "complex"])} complex tasks. Recommending a split."
-      set    = { split_reason = "the plan has more than 5 complex tasks" }
+      when   = "local.split_reason != ''"
+      log    = "Phase scope too large: ${local.split_reason}. Recommending split into ${length(local.sub_phases)} sub-phases."
       finish = "split_request"
-      reason = "Phase scope too large. Recommending split."
+      reason = "Phase scope too large: ${local.split_reason}."
     }
-    rule "batch" {
-      when = "len(vars.tasks) == 0 || len(vars.tasks) > 8"
-      log  = "${length(vars.tasks)} tasks parsed from PLAN.md: batch execution."
+    rule "remediation" {
+      when = "local.remediation"
+      log  = "Remediation cycle ${inputs.remediation_cycle}: executing ${length(inputs.remediation_feedback)} feedback items."
       goto = "execute_batch"
     }
+    rule "batch" {
+      when = "len(local.tasks) == 0 || len(local.tasks) > 8"
+      log  = "${length(local.tasks)} tasks parsed from PLAN.md: batch execution."
+      goto = "execute_batch"
+    }
+    rule "checkpoints_only" {
+      when = "local.pure_human_verify"
+      log  = "Only checkpoint:human-verify tasks: nothing to execute."
+      goto = "verify"
+    }
     otherwise {
-      log = "-- ${length(vars.tasks)} tasks"
+      log = "-- ${length(local.auto_tasks)} tasks"
     }
   }
 }
 
 # STEP 3: EXECUTE, one task at a time (PVRF-01): executor, mini-verifier,
-# at most 2 debug attempts, then FAILED and on to the next task.
+# at most 2 debug attempts (autopilot-debugger, gsd-debugger when it is
+# unavailable), then FAILED and on to the next task. APL_ITEM_KEY is the
+# task id.
 step "execute" {
   progress = "EXECUTE"
-  for_each = "vars.tasks"
+  for_each = "local.auto_tasks"
   key      = "item.id"
   next     = "verify"
   # A task FAILED after its debug attempts is logged and left to verify:
@@ -326,7 +277,12 @@ step "execute" {
 
   step "execution_log" {
     call "file.read" {
-      path = "${vars.phase_dir}/EXECUTION-LOG.md"
+      path = "${local.phase_dir}/EXECUTION-LOG.md"
+    }
+    gate {
+      otherwise {
+        log = "Task ${item.id} (${item.position}/${length(local.auto_tasks)}): ${item.description}"
+      }
     }
   }
 
@@ -373,8 +329,8 @@ step "execute" {
       vars = {
         task_id          = item.id
         task_description = item.description
-        files            = join(", ", try(steps.execute_task.output.evidence[0].criteria_met, []))
-        criteria         = item.criteria
+        files            = length(item.files) > 0 ? join(", ", item.files) : "see the task's commit: git show --stat HEAD"
+        criteria         = join("\n", item.criteria)
       }
     }
     check "evidence" {
@@ -399,6 +355,38 @@ step "execute" {
   }
 
   step "task_debug" {
+    continue_on_error = true
+    returns = object({
+      fixed            = bool
+      changes          = list(string)
+      commits          = list(string)
+      remaining_issues = list(string)
+      failure_categories = list(object({
+        failure  = string
+        category = string
+      }))
+    })
+    example = { fixed = true, changes = ["fixed the criterion"], commits = ["b2c3d4e"], remaining_issues = [], failure_categories = [] }
+    agent "debugger" {
+      prompt = prompt.debug
+      vars = {
+        issues         = [for r in steps.mini_verify.output.criteria_results : "${r.criterion}: ${try(coalesce(r.evidence, ""), "")}" if r.status != "pass"]
+        failing_checks = []
+      }
+    }
+    gate {
+      rule "fallback" {
+        when = "steps.task_debug.error_kind in ['unavailable', 'exit_status', 'other']"
+        log  = "autopilot-debugger is not available (${steps.task_debug.error_kind}: ${steps.task_debug.error}); falling back to gsd-debugger."
+        goto = "task_debug_fallback"
+      }
+      otherwise {
+        goto = "mini_verify"
+      }
+    }
+  }
+
+  step "task_debug_fallback" {
     returns = object({
       fixed            = bool
       changes          = list(string)
@@ -411,7 +399,7 @@ step "execute" {
     })
     example = { fixed = true, changes = ["fixed the criterion"], commits = ["b2c3d4e"], remaining_issues = [], failure_categories = [] }
     next    = "mini_verify"
-    agent "debugger" {
+    agent "gsd_debugger" {
       prompt = prompt.debug
       vars = {
         issues         = [for r in steps.mini_verify.output.criteria_results : "${r.criterion}: ${try(coalesce(r.evidence, ""), "")}" if r.status != "pass"]
@@ -420,13 +408,13 @@ step "execute" {
     }
   }
 
-  # EXECUTION-LOG.md's mini_verification section (autopilot-schemas.md
-  # Section 5, PVRF-01).
+  # The mini_verification section of the task's EXECUTION-LOG.md entry
+  # (autopilot-schemas.md Section 5, PVRF-01), after the executor's own.
   step "task_log" {
     call "file.append" {
-      path    = "${vars.phase_dir}/EXECUTION-LOG.md"
+      path    = "${local.phase_dir}/EXECUTION-LOG.md"
       content = <<-EOT
-        - **Mini-Verification (task ${item.id}):**
+        - **Mini-Verification:**
           - **Result:** PASS
           - **Criteria checked:** ${length(steps.mini_verify.output.criteria_results)}
           - **Criteria passed:** ${length([for r in steps.mini_verify.output.criteria_results : r if r.status == "pass"])}
@@ -443,7 +431,7 @@ step "execute" {
 
   step "task_failed" {
     call "file.append" {
-      path    = "${vars.phase_dir}/EXECUTION-LOG.md"
+      path    = "${local.phase_dir}/EXECUTION-LOG.md"
       content = <<-EOT
         ### Task ${item.id}: ${item.description}
         - **Status:** FAILED
@@ -464,7 +452,8 @@ step "execute" {
   }
 }
 
-# STEP 3's batch fallback: one executor for all tasks.
+# STEP 3's batch fallback (and remediation): one executor for all tasks,
+# then a mini-verifier per task of PLAN.md.
 step "execute_batch" {
   returns = object({
     tasks_completed = string
@@ -484,6 +473,70 @@ step "execute_batch" {
       task_id          = ""
       task_description = ""
       prior_tasks      = ""
+    }
+  }
+}
+
+step "batch_verify" {
+  when     = "!local.remediation"
+  for_each = "local.auto_tasks"
+  key      = "item.id"
+  # A task failing its mini-verification is a finding for verify, not a
+  # failure of the run.
+  on_item_failure = "continue"
+
+  step "batch_mini_verify" {
+    returns = object({
+      task_id = string
+      pass    = bool
+      criteria_results = list(object({
+        criterion      = string
+        status         = string
+        evidence       = optional(string)
+        command        = optional(string)
+        command_output = optional(string)
+      }))
+      concerns     = list(string)
+      commands_run = list(string)
+    })
+    example = { task_id = "01-01", pass = true, criteria_results = [{ criterion = "tests pass", status = "pass" }], concerns = [], commands_run = ["go test ./... -> ok"] }
+    agent "mini_verifier" {
+      prompt = prompt.mini_verify
+      vars = {
+        task_id          = item.id
+        task_description = item.description
+        files            = length(item.files) > 0 ? join(", ", item.files) : "see the task's entry in EXECUTION-LOG.md"
+        criteria         = join("\n", item.criteria)
+      }
+    }
+    check "evidence" {
+      condition = "len(steps.batch_mini_verify.output.commands_run) > 0"
+      message   = "commands_run is empty: run every verification command yourself and list it with its result."
+    }
+  }
+
+  step "batch_task_log" {
+    call "file.append" {
+      path    = "${local.phase_dir}/EXECUTION-LOG.md"
+      content = <<-EOT
+        - **Mini-Verification (task ${item.id}):**
+          - **Result:** ${steps.batch_mini_verify.output.pass ? "PASS" : "FAIL"}
+          - **Criteria checked:** ${length(steps.batch_mini_verify.output.criteria_results)}
+          - **Criteria passed:** ${length([for r in steps.batch_mini_verify.output.criteria_results : r if r.status == "pass"])}
+          - **Failures:** ${steps.batch_mini_verify.output.pass ? "None" : join("; ", [for r in steps.batch_mini_verify.output.criteria_results : r.criterion if r.status != "pass"])}
+          - **Debug attempts:** 0
+      EOT
+    }
+    gate {
+      rule "verified" {
+        when = "steps.batch_mini_verify.output.pass"
+        log  = "Task ${item.id}: VERIFIED"
+      }
+      otherwise {
+        log    = "Task ${item.id}: FAILED -- ${join("; ", [for r in steps.batch_mini_verify.output.criteria_results : r.criterion if r.status != "pass"])}"
+        fail   = "task_failed"
+        reason = "Task ${item.id} fails its mini-verification: ${join("; ", [for r in steps.batch_mini_verify.output.criteria_results : r.criterion if r.status != "pass"])}"
+      }
     }
   }
 }
@@ -535,8 +588,8 @@ step "verify" {
   agent "verifier" {
     prompt = prompt.verify
     vars = {
-      verify_only      = vars.routing == "verify_only"
-      criteria_checked = [for k, it in steps.triage.output.items : { criterion = k, result = it.status == "completed" ? "pass" : "fail" }]
+      verify_only      = local.routing == "verify_only"
+      criteria_checked = local.criteria_checked
     }
   }
 }
@@ -585,13 +638,40 @@ step "rate" {
   agent "rater" {
     prompt = prompt.rate
   }
+  # "If it is an integer (no decimal point), reject the rating": 9.0 and 9
+  # decode to the same number, so the answer's text is read.
   check "decimal" {
-    condition = "steps.rate.output.alignment_score != floor(steps.rate.output.alignment_score)"
-    message   = "All scores MUST use decimal precision (x.x/10 format); ${steps.rate.output.alignment_score} is an integer."
+    condition = "steps.rate.raw matches '\"alignment_score\"[[:space:]]*:[[:space:]]*-?[0-9]+[.][0-9]'"
+    message   = "All scores MUST use decimal precision (x.x/10 format): write alignment_score as ${steps.rate.output.alignment_score}.0 or with its decimal, not as an integer."
+    max       = 2
   }
   check "evidence" {
     condition = "len(steps.rate.output.commands_run) > 0"
-    message   = "An empty commands_run list is rejected: run every verification command and list it."
+    message   = "An empty commands_run list is rejected as rubber-stamping: run every verification command and list it."
+  }
+  # The round's record, for the issues and the post-mortem.
+  gate {
+    otherwise {
+      set = {
+        history = concat(local.history, [{
+          timestamp = steps.verify.started_at
+          step      = "verify"
+          attempt   = steps.verify.attempts
+          event     = "Verify round ${steps.verify.attempts}: checks ${local.checks_pass ? "pass" : "fail"}, alignment ${steps.rate.output.alignment_score}/10, judge: ${steps.judge.output.recommendation}"
+          status    = local.checks_pass && length(steps.verify.output.failures) == 0 && steps.judge.output.recommendation == "proceed" ? "success" : "failure"
+          issues = concat(
+            local.failing_checks,
+            steps.verify.output.failures,
+            steps.judge.output.recommendation == "proceed" ? [] : ["judge recommends ${steps.judge.output.recommendation}: ${join("; ", steps.judge.output.concerns)}"],
+          )
+          category  = try(steps.verify.output.failure_categories[0].category, "")
+          given     = []
+          changes   = []
+          commits   = []
+          remaining = []
+        }])
+      }
+    }
   }
 }
 
@@ -600,31 +680,31 @@ step "gate" {
   gate {
     rule "rollback" {
       when = "steps.judge.output.recommendation == 'rollback'"
-      log  = "Phase ${inputs.phase_id} rollback recommended by judge. Reason: ${try(coalesce(steps.judge.output.notes, ""), "")}"
+      log  = "Phase ${inputs.phase_id} rollback recommended by judge. Reason: ${try(coalesce(steps.judge.output.notes, ""), join("; ", steps.judge.output.concerns))}"
       set  = { recommendation = "rollback" }
       goto = "rollback"
     }
     rule "halt" {
       when = "steps.judge.output.recommendation == 'halt'"
-      log  = "Phase ${inputs.phase_id} HALTED by judge. Reason: ${try(coalesce(steps.judge.output.notes, ""), "")}"
+      log  = "Phase ${inputs.phase_id} HALTED by judge. Reason: ${try(coalesce(steps.judge.output.notes, ""), join("; ", steps.judge.output.concerns))}"
       set  = { recommendation = "halt" }
       goto = "rollback"
     }
-    # Human-verify checkpoint, Case 1: checkpoint tasks the verifier could
-    # not resolve autonomously.
+    # Human-verify checkpoint, Cases 1 and 2: checkpoint tasks the
+    # verifier could not resolve autonomously (autonomous_confidence < 6).
     rule "human_verify" {
       when   = <<-EXPR
-        any(vars.tasks, .type == 'checkpoint:human-verify')
+        len(local.checkpoint_tasks) > 0
         && (steps.verify.output.autonomous_confidence ?? 10) < 6
         && len(steps.verify.output.deferral_evidence ?? []) > 0
       EXPR
       log    = "Phase ${inputs.phase_id} needs human verification."
       finish = "needs_human_verification"
-      reason = "autonomous_confidence ${steps.verify.output.autonomous_confidence} < 6"
+      reason = "autonomous_confidence ${steps.verify.output.autonomous_confidence} < 6 for ${join(", ", [for t in local.checkpoint_tasks : t.id])}"
     }
     rule "pass" {
       when = <<-EXPR
-        (steps.verify.output.automated_checks.compile.status != false && steps.verify.output.automated_checks.lint.status != false && (steps.verify.output.automated_checks.build?.status ?? true) != false)
+        local.checks_pass
         && len(steps.verify.output.commands_run) > 0
         && steps.rate.output.alignment_score >= inputs.pass_threshold
         && steps.judge.output.recommendation == 'proceed'
@@ -634,7 +714,7 @@ step "gate" {
     }
     rule "below_threshold" {
       when = <<-EXPR
-        (steps.verify.output.automated_checks.compile.status != false && steps.verify.output.automated_checks.lint.status != false && (steps.verify.output.automated_checks.build?.status ?? true) != false)
+        local.checks_pass
         && len(steps.verify.output.commands_run) > 0
         && steps.rate.output.alignment_score >= 7
         && steps.rate.output.alignment_score < inputs.pass_threshold
@@ -644,14 +724,12 @@ step "gate" {
       goto = "result"
     }
     # An empty commands_run is rubber-stamping: a warning, and the debug
-    # loop re-runs verification.
+    # loop re-runs verification. "1 re-plan + 1 debug" is a cap too.
     rule "debug" {
       when = <<-EXPR
-        (!(steps.verify.output.automated_checks.compile.status != false && steps.verify.output.automated_checks.lint.status != false && (steps.verify.output.automated_checks.build?.status ?? true) != false)
-         || steps.judge.output.recommendation == 'debug'
-         || len(steps.verify.output.commands_run) == 0)
-        && steps.debug.attempts + steps.debug_fallback.attempts < inputs.max_debug_attempts
-        && !(vars.replans >= 1 && steps.debug.attempts + steps.debug_fallback.attempts >= 1)
+        (!local.checks_pass || steps.judge.output.recommendation == 'debug' || len(steps.verify.output.commands_run) == 0)
+        && steps.debug.attempts < inputs.max_debug_attempts
+        && !((vars.replans ?? 0) >= 1 && steps.debug.attempts >= 1)
       EXPR
       log  = "Phase ${inputs.phase_id} has failing checks. Entering debug loop.%{if length(steps.verify.output.commands_run) == 0} (warning: the verifier's commands_run is empty)%{endif}"
       goto = "debug"
@@ -665,11 +743,11 @@ step "gate" {
     rule "replan" {
       when = <<-EXPR
         steps.rate.output.alignment_score < 7
-        && (steps.verify.output.automated_checks.compile.status != false && steps.verify.output.automated_checks.lint.status != false && (steps.verify.output.automated_checks.build?.status ?? true) != false)
-        && vars.replans < inputs.max_replan_attempts
+        && local.checks_pass
+        && (vars.replans ?? 0) < inputs.max_replan_attempts
       EXPR
       log  = "Phase ${inputs.phase_id} alignment too low (${steps.rate.output.alignment_score}). Re-planning."
-      set  = { replans = vars.replans + 1 }
+      set  = { replans = try(vars.replans, 0) + 1 }
       goto = "research"
       max  = 1
       on_exhausted {
@@ -687,7 +765,10 @@ step "gate" {
 }
 
 # STEP 5a: DEBUG, then VERIFY again. Attempt 1 gets the verifier's
-# failures, later ones the previous attempt's remaining_issues.
+# failures, later ones the previous attempt's remaining_issues. When
+# autopilot-debugger is not available (its call could not run: the kinds
+# unavailable, exit_status or other), gsd-debugger makes the same attempt;
+# a debugger that ran and failed (timeout, budget, schema, ...) spends it.
 step "debug" {
   continue_on_error = true
   returns = object({
@@ -704,18 +785,32 @@ step "debug" {
   agent "debugger" {
     prompt = prompt.debug
     vars = {
-      issues         = length(try(steps.debug.output.remaining_issues, [])) > 0 ? steps.debug.output.remaining_issues : steps.verify.output.failures
-      failing_checks = [for k, c in steps.verify.output.automated_checks : "${k}: ${try(coalesce(c.detail, ""), "")}" if try(c.status == false, false)]
+      issues         = local.debug_issues
+      failing_checks = local.failing_checks
     }
   }
-  # autopilot-debugger not available (the call failed): gsd-debugger.
   gate {
     rule "fallback" {
-      when = "steps.debug.status == 'failed'"
-      log  = "autopilot-debugger failed (${steps.debug.error}); falling back to gsd-debugger."
+      when = "steps.debug.error_kind in ['unavailable', 'exit_status', 'other']"
+      log  = "autopilot-debugger is not available (${steps.debug.error_kind}: ${steps.debug.error}); falling back to gsd-debugger."
       goto = "debug_fallback"
     }
     otherwise {
+      set = {
+        history = concat(local.history, [{
+          timestamp = steps.debug.started_at
+          step      = "debug"
+          attempt   = steps.debug.attempts
+          event     = "Debug attempt ${steps.debug.attempts} (autopilot-debugger): %{if steps.debug.status == "failed"}failed: ${steps.debug.error}%{else}fixed=${try(steps.debug.output.fixed, false)}, ${length(try(steps.debug.output.remaining_issues, []))} remaining%{endif}"
+          status    = steps.debug.status == "failed" ? "failure" : try(steps.debug.output.fixed && length(steps.debug.output.remaining_issues) == 0, false) ? "success" : "partial"
+          issues    = steps.debug.status == "failed" ? ["Debug attempt ${steps.debug.attempts} failed: ${steps.debug.error}"] : [for i in try(steps.debug.output.remaining_issues, []) : "Debug attempt ${steps.debug.attempts} left: ${i}"]
+          category  = try(steps.debug.output.failure_categories[0].category, "")
+          given     = local.debug_issues
+          changes   = try(steps.debug.output.changes, [])
+          commits   = try(steps.debug.output.commits, [])
+          remaining = try(steps.debug.output.remaining_issues, local.debug_issues)
+        }])
+      }
       goto = "verify"
     }
   }
@@ -733,12 +828,31 @@ step "debug_fallback" {
     }))
   })
   example = { fixed = true, changes = ["fixed the failing check"], commits = ["c3d4e5f"], remaining_issues = [], failure_categories = [] }
-  next    = "verify"
   agent "gsd_debugger" {
     prompt = prompt.debug
     vars = {
-      issues         = steps.verify.output.failures
-      failing_checks = [for k, c in steps.verify.output.automated_checks : "${k}: ${try(coalesce(c.detail, ""), "")}" if try(c.status == false, false)]
+      issues         = local.debug_issues
+      failing_checks = local.failing_checks
+    }
+  }
+  gate {
+    otherwise {
+      set = {
+        history = concat(local.history, [{
+          timestamp = steps.debug_fallback.started_at
+          step      = "debug"
+          attempt   = steps.debug.attempts
+          event     = "Debug attempt ${steps.debug.attempts} (gsd-debugger): fixed=${steps.debug_fallback.output.fixed}, ${length(steps.debug_fallback.output.remaining_issues)} remaining"
+          status    = steps.debug_fallback.output.fixed && length(steps.debug_fallback.output.remaining_issues) == 0 ? "success" : "partial"
+          issues    = [for i in steps.debug_fallback.output.remaining_issues : "Debug attempt ${steps.debug.attempts} left: ${i}"]
+          category  = try(steps.debug_fallback.output.failure_categories[0].category, "")
+          given     = local.debug_issues
+          changes   = steps.debug_fallback.output.changes
+          commits   = steps.debug_fallback.output.commits
+          remaining = steps.debug_fallback.output.remaining_issues
+        }])
+      }
+      goto = "verify"
     }
   }
 }

@@ -3,7 +3,7 @@
 # path, as in pipeline.hcl; PLAN.md and the roadmap are mocked reads.
 
 mock "preflight" {
-  output = { all_clear = true, spec_hash_match = true, working_tree_clean = true, dependencies_met = true, unresolved_debug = [], issues = [] }
+  output = { clean = true, files = [] }
 }
 
 mock "research" {
@@ -32,6 +32,14 @@ mock "mini_verify" {
 
 mock "task_debug" {
   output = { fixed = false, changes = [], commits = [], remaining_issues = ["still failing"], failure_categories = [] }
+}
+
+mock "task_debug_fallback" {
+  output = { fixed = true, changes = ["fixed it"], commits = ["f1"], remaining_issues = [], failure_categories = [] }
+}
+
+mock "batch_mini_verify" {
+  output = { task_id = "01-01", pass = true, criteria_results = [{ criterion = "tests pass", status = "pass" }], concerns = [], commands_run = ["go test ./... -> ok"] }
 }
 
 mock "verify" {
@@ -75,7 +83,7 @@ test "triage routes to verify_only above 80 percent" {
     status = "completed"
     visits = { criterion = 5, research = 0, plan = 0, plan_check = 0, execute = 0, execute_batch = 0, verify = 1, judge = 1, rate = 1 }
     output = { pipeline_steps = {
-      preflight  = { status = "pass", agent_spawned = true }
+      preflight  = { status = "pass", agent_spawned = false }
       triage     = { status = "verify_only", agent_spawned = false, pass_ratio = 1 }
       research   = { status = "skipped", agent_spawned = false }
       plan       = { status = "skipped", agent_spawned = false }
@@ -143,7 +151,7 @@ test "more than 5 complex tasks is a split request" {
   expect {
     status = "split_request"
     visits = { execute = 0, execute_batch = 0, verify = 0, postmortem = 0 }
-    output = { status = "split_request", recommendation = "proceed", summary = "Phase scope too large. Recommending split." }
+    output = { status = "split_request", recommendation = "proceed", summary = "Phase scope too large. Recommending split into 2 sub-phases." }
   }
 }
 
@@ -177,6 +185,177 @@ test "unresolved human-verify checkpoint needs a person" {
   }
   expect {
     status = "needs_human_verification"
-    output = { human_verify_justification = { checkpoint_task_id = "02-02", task_description = "Check the drag", auto_tasks_passed = 2, auto_tasks_total = 1 } }
+    output = { human_verify_justification = { checkpoint_task_id = "02-02", task_description = "Check the drag", auto_tasks_passed = 1, auto_tasks_total = 1 } }
+  }
+}
+
+test "triage reads the criteria of an existing PLAN.md" {
+  inputs = { phase_id = "6.3", existing_plan = true }
+  mock "triage_source" {
+    output = { exists = true, content = "<task id=\"01-01\" type=\"auto\" complexity=\"simple\">\n  - [x] Shell exists -- verified by: `true`\n  1. Dir exists -- verified by: `test -d .`\n</task>\n" }
+  }
+  expect {
+    status = "completed"
+    visits = { criterion = 2, research = 0, plan = 0, plan_check = 0, verify = 1 }
+    output = { pipeline_steps = {
+      preflight  = { status = "pass", agent_spawned = false }
+      triage     = { status = "verify_only", agent_spawned = false, pass_ratio = 1 }
+      research   = { status = "skipped", agent_spawned = false }
+      plan       = { status = "skipped", agent_spawned = false }
+      plan_check = { status = "skipped", agent_spawned = false }
+      execute    = { status = "skipped", agent_spawned = false }
+      verify     = { status = "completed", agent_spawned = true }
+      judge      = { status = "completed", agent_spawned = true }
+      rate       = { status = "completed", agent_spawned = true }
+    } }
+  }
+}
+
+test "a roadmap without verifiable criteria runs the full pipeline" {
+  inputs = { phase_id = "6.3", roadmap_path = "ROADMAP.md" }
+  mock "triage_source" {
+    output = { exists = true, content = "## Phase 6.31: other\n- a -- verified by: `true`\n## Phase 6.3: loader\n- The loader works.\n" }
+  }
+  expect {
+    status = "completed"
+    visits = { criterion = 0, research = 1 }
+  }
+}
+
+test "a plan touching more than 10 files is a split request" {
+  inputs = { phase_id = "6.3", phase_name = "loader" }
+  mock "plan_tasks" {
+    output = { exists = true, content = "<task id=\"01-01\" type=\"auto\" complexity=\"simple\">\n  <name>One</name>\n  <files>a.go, b.go, c.go, d.go, e.go, f.go</files>\n</task>\n<task id=\"01-02\" type=\"auto\" complexity=\"medium\">\n  <name>Two</name>\n  <files>g.go h.go i.go j.go k.go</files>\n</task>\n" }
+  }
+  expect {
+    status = "split_request"
+    visits = { execute = 0, verify = 0 }
+    output = {
+      alignment_score = null
+      split_details = {
+        reason = "the plan touches 11 files (more than 10)"
+        recommended_sub_phases = [{
+          sub_phase_id         = "6.3a"
+          name                 = "loader (part 1 of 1)"
+          scope                = "01-01: One; 01-02: Two"
+          issues               = ["01-01", "01-02"]
+          estimated_complexity = "medium"
+        }]
+        total_sub_phases     = 1
+        original_issue_count = 2
+      }
+    }
+  }
+}
+
+test "remediation feedback over 4 files is a split request" {
+  inputs = {
+    phase_id          = "6.3"
+    remediation_cycle = 1
+    remediation_feedback = [
+      "src/loader.go:12 ignores errors", "cache.go:40 leaks", "src/api/handler.ts misses a check",
+      "README.md:3 is stale", "docs/usage.md has no example",
+    ]
+  }
+  expect {
+    status = "split_request"
+    visits = { research = 0, plan = 0, execute_batch = 0 }
+    output = {
+      summary = "Phase scope too large. Recommending split into 2 sub-phases."
+      split_details = { reason = "remediation feedback has 5 issues spanning 5 files", total_sub_phases = 2, original_issue_count = 5, recommended_sub_phases = [
+        { sub_phase_id = "6.3a", name = "Phase 6.3 (part 1 of 2)", scope = "src/loader.go:12 ignores errors; cache.go:40 leaks; src/api/handler.ts misses a check", issues = ["src/loader.go:12 ignores errors", "cache.go:40 leaks", "src/api/handler.ts misses a check"], estimated_complexity = "medium" },
+        { sub_phase_id = "6.3b", name = "Phase 6.3 (part 2 of 2)", scope = "README.md:3 is stale; docs/usage.md has no example", issues = ["README.md:3 is stale", "docs/usage.md has no example"], estimated_complexity = "medium" },
+      ] }
+    }
+  }
+}
+
+test "a task's debug falls back to gsd-debugger" {
+  inputs = { phase_id = "6.3" }
+  mock "plan_tasks" {
+    output = { exists = true, content = "<task id=\"01-01\" type=\"auto\" complexity=\"simple\">\n  <name>Add the loader</name>\n</task>\n" }
+  }
+  mock "mini_verify" {
+    outputs = [
+      { task_id = "01-01", pass = false, criteria_results = [{ criterion = "Loader compiles", status = "fail" }], concerns = [], commands_run = ["go build ./... -> error"] },
+      { task_id = "01-01", pass = true, criteria_results = [{ criterion = "Loader compiles", status = "pass" }], concerns = [], commands_run = ["go build ./... -> ok"] },
+    ]
+  }
+  mock "task_debug" {
+    error = "autopilot-debugger: not installed"
+  }
+  expect {
+    status = "completed"
+    visits = { task_debug = 1, task_debug_fallback = 1, mini_verify = 2, task_log = 1, task_failed = 0 }
+    output = { tasks_completed = "1/1", tasks_failed = "0/1" }
+  }
+}
+
+# Mocked answers are numbered per item: every task gets the failing one.
+test "batch execution mini-verifies each task after" {
+  inputs = { phase_id = "6.3" }
+  mock "plan_tasks" {
+    output = { exists = true, content = join("", [for i in range(1, 10) : "<task id=\"01-0${i}\" type=\"auto\" complexity=\"simple\">\n  <name>Task ${i}</name>\n</task>\n"]) }
+  }
+  mock "batch_mini_verify" {
+    output = { task_id = "t", pass = false, criteria_results = [{ criterion = "file exists", status = "fail" }], concerns = [], commands_run = ["test -f a -> 1"] }
+  }
+  expect {
+    status = "completed"
+    visits = { execute = 0, execute_batch = 1, batch_verify = 1, batch_mini_verify = 9, batch_task_log = 9 }
+    output = { issues = [for i in range(1, 10) : "Task 01-0${i} FAILED: Task 01-0${i} fails its mini-verification: file exists"] }
+  }
+}
+
+test "a checkpoint the verifier resolves completes" {
+  inputs = { phase_id = "6.3" }
+  mock "plan_tasks" {
+    output = { exists = true, content = "<task id=\"02-01\" type=\"auto\" complexity=\"simple\">\n  <name>Add the panel</name>\n</task>\n<task id=\"02-02\" type=\"checkpoint:human-verify\" complexity=\"simple\">\n  <name>Check the drag</name>\n</task>\n" }
+  }
+  mock "verify" {
+    output = {
+      pass                  = true
+      automated_checks      = { compile = { status = true }, lint = { status = true } }
+      criteria_results      = []
+      commands_run          = ["npm run build -> ok"]
+      failures              = []
+      failure_categories    = []
+      autonomous_confidence = 7
+      deferral_evidence     = []
+    }
+  }
+  expect {
+    status = "completed"
+    visits = { execute_task = 1 }
+    output = { human_verify_justification = null }
+  }
+}
+
+test "a plan of checkpoints only needs a person, with no score" {
+  inputs = { phase_id = "6.3" }
+  mock "plan_tasks" {
+    output = { exists = true, content = "<task id=\"03-01\" type=\"checkpoint:human-verify\" complexity=\"simple\">\n  <name>Check the colours</name>\n</task>\n" }
+  }
+  mock "verify" {
+    output = {
+      pass                  = true
+      automated_checks      = { compile = { status = "n/a" }, lint = { status = "n/a" } }
+      criteria_results      = []
+      commands_run          = ["ls -> ok"]
+      failures              = []
+      failure_categories    = []
+      autonomous_confidence = 3
+      deferral_evidence     = [{ criterion = "colours match", why_insufficient = "needs eyes" }]
+    }
+  }
+  expect {
+    status = "needs_human_verification"
+    visits = { execute = 0, execute_batch = 0, verify = 1 }
+    output = {
+      alignment_score            = null
+      automated_checks           = {}
+      commit_shas                = []
+      human_verify_justification = { checkpoint_task_id = "03-01", task_description = "Check the colours", auto_tasks_passed = 0, auto_tasks_total = 0 }
+    }
   }
 }

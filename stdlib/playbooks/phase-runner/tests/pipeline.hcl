@@ -6,7 +6,7 @@
 # is mocked).
 
 mock "preflight" {
-  output = { all_clear = true, spec_hash_match = true, working_tree_clean = true, dependencies_met = true, unresolved_debug = [], issues = [] }
+  output = { clean = true, files = [] }
 }
 
 mock "research" {
@@ -74,8 +74,9 @@ test "pass path" {
   inputs = { phase_id = "6.3", phase_name = "config loader" }
   expect {
     status = "completed"
-    path = ["locate", "preflight", "triage", "triage_log", "research", "plan", "plan_check",
-    "plan_tasks", "scope", "execute_batch", "verify", "judge", "rate", "gate", "result"]
+    path = ["locate", "debug_files", "preflight", "triage", "triage_log", "research", "plan", "plan_check",
+      "plan_tasks", "scope", "execute_batch", "batch_verify", "verify", "judge", "rate", "gate", "result",
+    "trace_files", "trace_existing", "trace_append", "trace_spans"]
     output = {
       phase              = "6.3"
       status             = "completed"
@@ -295,7 +296,7 @@ test "autopilot-debugger falls back to gsd-debugger" {
   expect {
     status = "completed"
     visits = { debug = 1, debug_fallback = 1, verify = 2 }
-    output = { debug_attempts = 2 }
+    output = { debug_attempts = 1, commit_shas = ["a1b2c3d", "b2c3d4e", "d4e5f6a"] }
   }
 }
 
@@ -310,9 +311,9 @@ test "judge rollback reverts to the checkpoint" {
   expect {
     status         = "failed"
     recommendation = "rollback"
-    path = ["locate", "preflight", "triage", "triage_log", "research", "plan", "plan_check",
-      "plan_tasks", "scope", "execute_batch", "verify", "judge", "rate", "gate", "rollback", "rolled_back",
-    "root_cause", "postmortem", "learnings_file", "learnings"]
+    path = ["locate", "debug_files", "preflight", "triage", "triage_log", "research", "plan", "plan_check",
+      "plan_tasks", "scope", "execute_batch", "batch_verify", "verify", "judge", "rate", "gate", "rollback", "rolled_back",
+    "postmortem", "learnings_file", "learnings", "trace_files", "trace_existing", "trace_append", "trace_spans"]
     output = { rollback_performed = true, diagnostic_branch = "autopilot-diagnostic-phase-6.3", recommendation = "rollback" }
   }
 }
@@ -347,29 +348,76 @@ test "integer score is rejected and re-rated" {
 test "preflight failure returns at once" {
   inputs = { phase_id = "6.3" }
   mock "preflight" {
-    output = { all_clear = false, spec_hash_match = true, working_tree_clean = false, dependencies_met = true, unresolved_debug = [], issues = ["working tree not clean"] }
+    output = { clean = false, files = [{ path = "main.go", status = " M" }, { path = "notes.txt", status = "??" }] }
   }
   expect {
     status         = "failed"
     recommendation = "halt"
-    path           = ["locate", "preflight", "root_cause", "postmortem", "learnings_file", "learnings"]
+    path           = ["locate", "debug_files", "preflight", "postmortem", "learnings_file", "learnings", "trace_files", "trace_existing", "trace_append", "trace_spans"]
     output = {
-      issues          = ["Preflight failed: working tree not clean"]
+      issues          = ["Preflight failed: working tree not clean: main.go"]
       alignment_score = null
       tasks_completed = "0/0"
+      pipeline_steps = {
+        preflight  = { status = "fail", agent_spawned = false }
+        triage     = { status = "full_pipeline", agent_spawned = false, pass_ratio = 0 }
+        research   = { status = "skipped", agent_spawned = false }
+        plan       = { status = "skipped", agent_spawned = false }
+        plan_check = { status = "skipped", agent_spawned = false }
+        execute    = { status = "skipped", agent_spawned = false }
+        verify     = { status = "skipped", agent_spawned = false }
+        judge      = { status = "skipped", agent_spawned = false }
+        rate       = { status = "skipped", agent_spawned = false }
+      }
     }
   }
 }
 
-test "spec hash mismatch names both hashes" {
-  inputs = { phase_id = "6.3", spec_hash = "abc123" }
+test "untracked files leave the tree clean" {
+  inputs = { phase_id = "6.3" }
   mock "preflight" {
-    output = { all_clear = false, spec_hash_match = false, working_tree_clean = true, dependencies_met = true, unresolved_debug = [], issues = ["spec_hash_mismatch"] }
+    output = { clean = false, files = [{ path = "notes.txt", status = "??" }] }
+  }
+  expect {
+    status = "completed"
+    visits = { triage = 1, research = 1 }
+  }
+}
+
+test "a completed phase without EXECUTION-LOG.md fails the preflight" {
+  inputs = { phase_id = "6.3", completed_phase_dirs = [".planning/phases/06.1-parser/", ".planning/phases/06.2-lexer"] }
+  mock "dependencies" {
+    output = { matches = [".planning/phases/06.1-parser/EXECUTION-LOG.md"] }
   }
   expect {
     status         = "failed"
     recommendation = "halt"
-    output         = { issues = ["spec_hash_mismatch", "expected: abc123", "actual: unknown"] }
+    visits         = { triage = 0, research = 0 }
+    output         = { issues = ["Preflight failed: dependency not complete: .planning/phases/06.2-lexer has no EXECUTION-LOG.md"] }
+  }
+}
+
+# No agent is called: the hash is the playbook's own (file.sha256).
+test "spec hash mismatch names both hashes" {
+  inputs = { phase_id = "6.3", spec_path = "SPEC.md", spec_hash = "abc123" }
+  mock "spec_hash" {
+    output = { sha256 = "def456", size = 10 }
+  }
+  expect {
+    status         = "failed"
+    recommendation = "halt"
+    path           = ["locate", "spec_hash", "debug_files", "preflight", "postmortem", "learnings_file", "learnings", "trace_files", "trace_existing", "trace_append", "trace_spans"]
+    output         = { issues = ["spec_hash_mismatch", "expected: abc123", "actual: def456"] }
+  }
+}
+
+test "matching spec hash passes" {
+  inputs = { phase_id = "6.3", spec_path = "SPEC.md", spec_hash = "abc123" }
+  mock "spec_hash" {
+    output = { sha256 = "abc123", size = 10 }
+  }
+  expect {
+    status = "completed"
   }
 }
 
@@ -421,5 +469,119 @@ test "remediation mode skips research and planning" {
   expect {
     status = "completed"
     visits = { research = 0, plan = 0, plan_check = 1, execute_batch = 1 }
+  }
+}
+
+# STEP 4.6's checks: an integer alignment_score is rejected by the
+# answer's text (a mock is sent as JSON, so 9 is written "9" and 8.5
+# "8.5"; "9.0" is in the end-to-end test), and so is an empty commands_run.
+test "a decimal score passes the first time" {
+  inputs = { phase_id = "6.3" }
+  mock "rate" {
+    outputs = [
+      { alignment_score = 8.5, scorecard = [], commands_run = ["go test ./... -> ok"] },
+      { alignment_score = 9.9, scorecard = [], commands_run = ["go test ./... -> ok"] },
+    ]
+  }
+  expect {
+    status = "completed"
+    output = { alignment_score = 8.5 }
+  }
+}
+
+test "an integer score three times fails the rating" {
+  inputs = { phase_id = "6.3" }
+  mock "rate" {
+    output = { alignment_score = 9, scorecard = [], commands_run = ["go test ./... -> ok"] }
+  }
+  expect {
+    status = "failed"
+    visits = { gate = 0, postmortem = 1, learnings = 1, trace_spans = 1 }
+  }
+}
+
+test "empty commands_run in the rating is rejected" {
+  inputs = { phase_id = "6.3" }
+  mock "rate" {
+    outputs = [
+      { alignment_score = 9.5, scorecard = [], commands_run = [] },
+      { alignment_score = 9.4, scorecard = [], commands_run = ["go test ./... -> ok"] },
+    ]
+  }
+  expect {
+    status = "completed"
+    output = { alignment_score = 9.4 }
+  }
+}
+
+test "quality mode debugs nothing at 9.2 but does not pass it" {
+  mode   = "quality"
+  inputs = { phase_id = "6.3" }
+  expect {
+    status = "completed"
+    visits = { debug = 0, research = 1 }
+    output = { alignment_score = 9.2, recommendation = "proceed" }
+  }
+}
+
+test "a failed run lists its issues in order" {
+  inputs = { phase_id = "6.3", max_debug_attempts = 2 }
+  mock "verify" {
+    output = {
+      pass               = false
+      automated_checks   = { compile = { status = false, detail = "loader.go:3" }, lint = { status = true } }
+      criteria_results   = []
+      commands_run       = ["go build ./... -> error"]
+      failures           = ["compile error in loader.go"]
+      failure_categories = [{ failure = "compile error", category = "compilation_failure" }]
+    }
+  }
+  mock "debug" {
+    outputs = [
+      { fixed = false, changes = ["added the import"], commits = ["c1"], remaining_issues = ["loader.go:3 type mismatch"], failure_categories = [] },
+      { fixed = false, changes = ["changed the type"], commits = ["c2"], remaining_issues = ["loader.go:9 unused variable"], failure_categories = [] },
+    ]
+  }
+  expect {
+    status         = "failed"
+    recommendation = "halt"
+    visits         = { debug = 2, verify = 3 }
+    output = {
+      debug_attempts = 2
+      commit_shas    = ["a1b2c3d", "b2c3d4e", "c1", "c2"]
+      issues = [
+        "compile: loader.go:3", "compile error in loader.go",
+        "Debug attempt 1 left: loader.go:3 type mismatch",
+        "compile: loader.go:3", "compile error in loader.go",
+        "Debug attempt 2 left: loader.go:9 unused variable",
+        "compile: loader.go:3", "compile error in loader.go",
+      ]
+    }
+  }
+}
+
+test "the gsd-debugger fallback makes the same attempt" {
+  inputs = { phase_id = "6.3", max_debug_attempts = 1 }
+  mock "verify" {
+    output = {
+      pass               = false
+      automated_checks   = { compile = { status = false }, lint = { status = true } }
+      criteria_results   = []
+      commands_run       = ["go build ./... -> error"]
+      failures           = ["compile error"]
+      failure_categories = []
+    }
+  }
+  mock "debug" {
+    error = "autopilot-debugger: no such agent type"
+  }
+  mock "debug_fallback" {
+    output = { fixed = false, changes = [], commits = [], remaining_issues = ["compile error"], failure_categories = [] }
+  }
+  expect {
+    status         = "failed"
+    recommendation = "halt"
+    visits         = { debug = 1, debug_fallback = 1, verify = 2 }
+    output         = { debug_attempts = 1 }
   }
 }
