@@ -399,3 +399,28 @@ output { out = steps.echo.output }
 		t.Errorf("bash printed\n%q\nwant\n%q", out.Out, want)
 	}
 }
+
+// run.dir is the run's own directory, so a step can leave files there
+// that belong to this run only.
+func TestRunDirIsTheRunDirectory(t *testing.T) {
+	pb := load(t, `
+playbook "d" {}
+step "note" {
+  shell {
+    script = "echo hello > ${run.dir}/note.txt && echo ${run.dir}"
+  }
+}
+output { dir = trimspace(steps.note.output) }
+`)
+	res, _, _ := start(t, pb, nil)
+	if res.Status != StatusCompleted {
+		t.Fatalf("status %s: %s", res.Status, res.Reason)
+	}
+	want, _ := filepath.Abs(res.Dir)
+	if got := res.Output.GetAttr("dir").AsString(); got != want {
+		t.Errorf("run.dir = %q, want %q", got, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(res.Dir, "note.txt")); err != nil || string(b) != "hello\n" {
+		t.Errorf("note.txt: %q, %v", b, err)
+	}
+}

@@ -62,6 +62,7 @@ var RunFields = map[string]Field{
 	"tokens":         {Type: cty.Number, Whole: true},
 	"cost_usd":       {Type: cty.Number},
 	"workdir":        {Type: cty.String},
+	"dir":            {Type: cty.String},
 }
 
 func (f Field) exprType() types.Type {
