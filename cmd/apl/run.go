@@ -271,7 +271,7 @@ func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON boo
 		}
 		reason := res.Reason
 		if w := res.Waiting; w != nil {
-			reason += "; continue with " + resumeCommand(res) + " --answer " + answerKey(w) + "=CHOICE"
+			reason += "; continue with " + resumeCommand(res) + " --answer " + answerKey(w) + "=" + answerPlaceholder(w)
 		}
 		fmt.Fprintf(e.stderr, "apl: %s\n", reason)
 		return exitWith(exitWaiting, nil)
@@ -303,6 +303,15 @@ func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON boo
 
 // answerKey names a decision for --answer: STEP, or STEP[ITEM] inside a
 // for_each.
+// answerPlaceholder stands for the answer in hints: a choice, or text a
+// person types (quoted for the shell, as it may hold spaces).
+func answerPlaceholder(w *interp.Waiting) string {
+	if w.Text {
+		return "'ANSWER'"
+	}
+	return "CHOICE"
+}
+
 func answerKey(w *interp.Waiting) string {
 	if w.Item != "" {
 		return w.Step + "[" + w.Item + "]"
