@@ -200,6 +200,9 @@ func (c *runCmd) argError(extra string) error {
 			return fmt.Errorf("unexpected argument %q: --%s is a bool input; give its value after =, e.g. --%s=%s", extra, name, name, boolExample(extra))
 		}
 	}
+	if in := c.pb.PositionalInput(); in != nil {
+		return fmt.Errorf("unexpected argument %q: apl run takes one argument after the playbook, input %q; other inputs are given as flags, e.g. --%s VALUE (quote an argument that holds spaces)", extra, in.Name, c.flags.first())
+	}
 	return fmt.Errorf("unexpected argument %q: inputs are given as flags, e.g. --%s VALUE", extra, c.flags.first())
 }
 
