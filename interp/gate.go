@@ -5,6 +5,8 @@ import (
 
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/lang"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
 )
 
 // route evaluates a step's gate: rules in order, first match wins, then
@@ -86,6 +88,10 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 		for it := v.ElementIterator(); it.Next(); {
 			k, ev := it.Element()
 			name := k.AsString()
+			ev, err := r.varValue(name, ev)
+			if err != nil {
+				return outcome{}, nil, fmt.Errorf("%s: set %s: %w", o.Set.Range(), name, err)
+			}
 			r.vars[name] = ev
 			b, err := builtins.CtyToJSON(ev)
 			if err != nil {
@@ -157,4 +163,18 @@ func decisionSummary(o outcome, f *frame) string {
 		return "item " + s
 	}
 	return s
+}
+
+// varValue is v converted to the type of the declared var name; v itself
+// for a var no var block declares.
+func (r *run) varValue(name string, v cty.Value) (cty.Value, error) {
+	dv := r.pb.Var(name)
+	if dv == nil {
+		return v, nil
+	}
+	cv, err := convert.Convert(v, dv.Type)
+	if err != nil {
+		return v, fmt.Errorf("var %q is declared %s: %v", name, dv.Type.FriendlyNameForConstraint(), err)
+	}
+	return cv, nil
 }

@@ -334,6 +334,9 @@ func (r *run) restore() error {
 		if err != nil {
 			return fmt.Errorf("var %q in the state: %w", name, err)
 		}
+		if v, err = r.varValue(name, v); err != nil {
+			return fmt.Errorf("var %q in the state: %w", name, err)
+		}
 		r.vars[name] = v
 	}
 	return nil

@@ -23,6 +23,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "on_failure"},
 		{Type: "finally"},
 		{Type: "locals"},
+		{Type: "var", LabelNames: []string{"name"}},
 		{Type: "limits"},
 		{Type: "circuit_breaker"},
 		{Type: "state"},
@@ -74,6 +75,9 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 	diags = append(diags, l.decodeLimitsBlocks(byType["limits"])...)
 	diags = append(diags, l.decodeCircuitBreakerBlocks(byType["circuit_breaker"])...)
 	diags = append(diags, l.decodeStateBlocks(byType["state"])...)
+	for _, b := range byType["var"] {
+		diags = append(diags, l.decodeVarBlock(b)...)
+	}
 
 	// Steps: declare all (names, returns), then decode bodies.
 	for _, b := range byType["step"] {

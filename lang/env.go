@@ -189,13 +189,24 @@ func (l *loader) conditionEnv(body *Step) *condEnv {
 		RootInputs: inputs,
 		RootSteps:  steps,
 		RootRun:    run,
-		RootVars:   types.Map{types.Extra: types.Any},
+		RootVars:   l.varTypes(),
 		RootLocal:  locals,
 	}
 	if body != nil {
 		m[RootItem] = exprType(body.ForEach.ItemType)
 	}
 	return newCondEnv(m)
+}
+
+// varTypes is vars as conditions see it: the declared vars with their
+// types, any other name as any (whether something sets it is checked on
+// its own, checkConditionRefs).
+func (l *loader) varTypes() types.Map {
+	m := types.Map{types.Extra: types.Any}
+	for _, v := range l.pb.Vars {
+		m[v.Name] = exprType(v.Type)
+	}
+	return m
 }
 
 // refScope says which roots an HCL expression may use.
@@ -277,7 +288,7 @@ func (l *loader) checkTraversal(tr hcl.Traversal, scope refScope) hcl.Diagnostic
 		}
 		return nil
 	case RootVars:
-		return nil
+		return l.checkVarRef(attrs, rng)
 	case RootLocal:
 		return l.checkLocalRef(attrs, rng)
 	case RootItem:
