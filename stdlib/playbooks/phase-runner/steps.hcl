@@ -229,7 +229,8 @@ step "plan" {
 
 # STEP 2.5: PLAN CHECK: pass and confidence >= 7, at most 3 checks.
 step "plan_check" {
-  progress = "PLAN-CHECK"
+  progress      = "PLAN-CHECK"
+  progress_done = "Confidence: ${steps.plan_check.output.confidence}/10"
   returns = object({
     pass = bool
     issues = list(object({
@@ -250,7 +251,6 @@ step "plan_check" {
   gate {
     rule "pass" {
       when = "steps.plan_check.output.pass && steps.plan_check.output.confidence >= 7"
-      log  = "Confidence: ${steps.plan_check.output.confidence}/10"
     }
     otherwise {
       log  = "Plan check failed (confidence ${steps.plan_check.output.confidence}/10). Re-planning with the checker's issues."
@@ -304,19 +304,19 @@ step "scope" {
       log  = "${length(vars.tasks)} tasks parsed from PLAN.md: batch execution."
       goto = "execute_batch"
     }
-    otherwise {
-      log = "-- ${length(vars.tasks)} tasks"
-    }
+    otherwise {}
   }
 }
 
 # STEP 3: EXECUTE, one task at a time (PVRF-01): executor, mini-verifier,
 # at most 2 debug attempts, then FAILED and on to the next task.
 step "execute" {
-  progress = "EXECUTE"
-  for_each = "vars.tasks"
-  key      = "item.id"
-  next     = "verify"
+  progress       = "EXECUTE"
+  progress_start = "-- ${length(vars.tasks)} tasks"
+  progress_done  = "${steps.execute.output.completed}/${length(vars.tasks)} tasks."
+  for_each       = "vars.tasks"
+  key            = "item.id"
+  next           = "verify"
 
   step "execution_log" {
     call "file.read" {
