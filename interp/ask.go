@@ -25,6 +25,9 @@ type Question struct {
 	Options  []string
 	Text     bool
 	Default  string
+	// Example is a text answer the step's returns accepts ("0" for a
+	// number), which a dry run gives a text question without a default.
+	Example string
 }
 
 // askAction gets a human decision: a given answer (apl resume --answer
@@ -43,6 +46,12 @@ func (r *run) askAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask
 func (r *run) ask(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty.Value, *Waiting, error) {
 	ectx := r.evalCtx(f, nil, a.Question, a.Options, a.Default)
 	q := Question{Step: s.Name, Item: f.key(), Text: a.Text}
+	if a.Text {
+		q.Example = "example"
+		if ex, err := toString(Example(s.Returns)); err == nil && s.Returns.IsPrimitiveType() {
+			q.Example = ex
+		}
+	}
 	var err error
 	if q.Question, err = evalString(a.Question, ectx); err != nil {
 		return cty.NilVal, nil, err
