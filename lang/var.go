@@ -61,7 +61,7 @@ func (l *loader) decodeVarBlock(b *hcl.Block) hcl.Diagnostics {
 		dv, d := constValue(a)
 		diags = append(diags, d...)
 		if !d.HasErrors() {
-			if v.Type == cty.DynamicPseudoType && !dv.IsNull() {
+			if content.Attributes["type"] == nil && !dv.IsNull() {
 				v.Type = dv.Type()
 			}
 			cv, err := convert.Convert(dv, v.Type)
