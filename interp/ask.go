@@ -16,13 +16,18 @@ type Asker interface {
 	Ask(ctx context.Context, q Question) (string, error)
 }
 
-// Question is a decision a step needs from a person.
+// Question is a decision a step needs from a person: a choice among
+// Options or, with Text, an answer typed in words.
 type Question struct {
 	Step     string
 	Item     string
 	Question string
 	Options  []string
+	Text     bool
 	Default  string
+	// Example is a text answer the step's returns accepts ("0" for a
+	// number), which a dry run gives a text question without a default.
+	Example string
 }
 
 // askAction gets a human decision: a given answer (apl resume --answer
@@ -40,23 +45,31 @@ func (r *run) askAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask
 // ask gets the decision, or says what the run must wait for.
 func (r *run) ask(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty.Value, *Waiting, error) {
 	ectx := r.evalCtx(f, nil, a.Question, a.Options, a.Default)
-	q := Question{Step: s.Name, Item: f.key()}
+	q := Question{Step: s.Name, Item: f.key(), Text: a.Text}
+	if a.Text {
+		q.Example = "example"
+		if ex, err := toString(Example(s.Returns)); err == nil && s.Returns.IsPrimitiveType() {
+			q.Example = ex
+		}
+	}
 	var err error
 	if q.Question, err = evalString(a.Question, ectx); err != nil {
 		return cty.NilVal, nil, err
 	}
-	ov, diags := a.Options.Value(ectx)
-	if diags.HasErrors() {
-		return cty.NilVal, nil, diagsError(diags)
-	}
-	if q.Options, err = stringList(ov); err != nil || len(q.Options) == 0 {
-		return cty.NilVal, nil, fmt.Errorf("%s: options must be a non-empty list of strings", a.Options.Range())
+	if !a.Text {
+		ov, diags := a.Options.Value(ectx)
+		if diags.HasErrors() {
+			return cty.NilVal, nil, diagsError(diags)
+		}
+		if q.Options, err = stringList(ov); err != nil || len(q.Options) == 0 {
+			return cty.NilVal, nil, fmt.Errorf("%s: options must be a non-empty list of strings", a.Options.Range())
+		}
 	}
 	if a.Default != nil {
 		if q.Default, err = evalString(a.Default, ectx); err != nil {
 			return cty.NilVal, nil, err
 		}
-		if !slices.Contains(q.Options, q.Default) {
+		if !a.Text && !slices.Contains(q.Options, q.Default) {
 			return cty.NilVal, nil, fmt.Errorf("%s: default %q is not one of the options: %s", a.Default.Range(), q.Default, strings.Join(q.Options, ", "))
 		}
 	}
@@ -73,13 +86,25 @@ func (r *run) ask(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty
 		}
 		how = "answered at the terminal"
 	} else {
-		return cty.NilVal, &Waiting{Step: s.Name, Item: q.Item, Question: q.Question, Options: q.Options}, nil
+		return cty.NilVal, &Waiting{Step: s.Name, Item: q.Item, Question: q.Question, Options: q.Options, Text: q.Text}, nil
 	}
-	if !slices.Contains(q.Options, answer) {
+	if !a.Text && !slices.Contains(q.Options, answer) {
 		return cty.NilVal, nil, fmt.Errorf("answer %q is not one of the options: %s", answer, strings.Join(q.Options, ", "))
 	}
 	r.trace(Span{Step: s.Name, Item: q.Item, Action: "decision", InputSummary: q.Question, OutputSummary: answer + " (" + how + ")"}, start, nil)
+	details := map[string]any{"question": q.Question, "choice": answer, "options": q.Options}
+	if a.Text {
+		details = map[string]any{"question": q.Question, "answer": answer}
+	}
 	r.event(r.stepEvent(f, s, Event{Type: EventHumanDecision, Message: fmt.Sprintf("%s: %s (%s)", q.Question, answer, how),
-		Details: map[string]any{"question": q.Question, "choice": answer, "options": q.Options}}))
+		Details: details}))
 	return cty.StringVal(answer), nil, nil
+}
+
+// choices says what answers a waiting question takes, for messages.
+func (w *Waiting) choices() string {
+	if w.Text {
+		return "a typed answer"
+	}
+	return "options: " + strings.Join(w.Options, ", ")
 }

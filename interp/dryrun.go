@@ -210,12 +210,16 @@ func (p promptTap) Call(ctx context.Context, req agent.Request) (agent.Response,
 	return p.Driver.Call(ctx, req)
 }
 
-// dryAsker answers an ask step with its default, else its first option.
+// dryAsker answers an ask step with its default, else its first option,
+// or for a text question an example of the step's returns type.
 type dryAsker struct{}
 
 func (dryAsker) Ask(_ context.Context, q Question) (string, error) {
-	if q.Default != "" {
+	switch {
+	case q.Default != "":
 		return q.Default, nil
+	case q.Text || len(q.Options) == 0:
+		return q.Example, nil
 	}
 	return q.Options[0], nil
 }

@@ -247,6 +247,10 @@ func (r *run) runValue() cty.Value {
 	if c := r.st.Metrics.TotalCostUSD; c != nil {
 		cost = cty.NumberFloatVal(*c)
 	}
+	dir := cty.NullVal(cty.String)
+	if r.dir != nil {
+		dir = cty.StringVal(r.dir.abs)
+	}
 	return cty.ObjectVal(map[string]cty.Value{
 		"id":             cty.StringVal(r.st.Meta.RunID),
 		"mode":           cty.StringVal(r.st.Meta.Mode),
@@ -257,6 +261,7 @@ func (r *run) runValue() cty.Value {
 		"tokens":         cty.NumberIntVal(int64(r.st.Metrics.TotalTokens)),
 		"cost_usd":       cost,
 		"workdir":        cty.StringVal(r.workdir),
+		"dir":            dir,
 	})
 }
 

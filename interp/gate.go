@@ -7,6 +7,8 @@ import (
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/lang"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
 )
 
 // route evaluates a step's gate: rules in order, first match wins, then
@@ -167,6 +169,10 @@ func (r *run) assign(f *frame, set hcl.Expression) error {
 	for it := v.ElementIterator(); it.Next(); {
 		k, ev := it.Element()
 		name := k.AsString()
+		ev, err := r.varValue(name, ev)
+		if err != nil {
+			return fmt.Errorf("%s: set %s: %w", set.Range(), name, err)
+		}
 		r.vars[name] = ev
 		b, err := builtins.CtyToJSON(ev)
 		if err != nil {
@@ -220,4 +226,18 @@ func (r *run) eventDetails(f *frame, e hcl.Expression) (map[string]any, error) {
 		return nil, fmt.Errorf("%s: details: %w", e.Range(), err)
 	}
 	return m, nil
+}
+
+// varValue is v converted to the type of the declared var name; v itself
+// for a var no var block declares.
+func (r *run) varValue(name string, v cty.Value) (cty.Value, error) {
+	dv := r.pb.Var(name)
+	if dv == nil {
+		return v, nil
+	}
+	cv, err := convert.Convert(v, dv.Type)
+	if err != nil {
+		return v, fmt.Errorf("var %q is declared %s: %v", name, dv.Type.FriendlyNameForConstraint(), err)
+	}
+	return cv, nil
 }

@@ -48,11 +48,14 @@ type WaitingError struct {
 }
 
 func (e *WaitingError) Error() string {
-	opts := strings.Join(e.Waiting.Options, ", ")
 	if e.Given != "" {
-		return fmt.Sprintf("step %s takes one of: %s, not %q; run %s is still waiting", e.Key, opts, e.Given, e.RunID)
+		return fmt.Sprintf("step %s takes one of: %s, not %q; run %s is still waiting", e.Key, strings.Join(e.Waiting.Options, ", "), e.Given, e.RunID)
 	}
-	return fmt.Sprintf("run %s is waiting for a decision at step %s: %s (one of: %s)", e.RunID, e.Key, e.Waiting.Question, opts)
+	choices := "one of: " + strings.Join(e.Waiting.Options, ", ")
+	if e.Waiting.Text {
+		choices = "a typed answer"
+	}
+	return fmt.Sprintf("run %s is waiting for a decision at step %s: %s (%s)", e.RunID, e.Key, e.Waiting.Question, choices)
 }
 
 // NoStepError is returned by Resume when
@@ -215,7 +218,7 @@ func answered(st *State, opts Options) error {
 	if v, plain := opts.Answers[w.Step]; plain && !ok {
 		answer, ok = v, true
 	}
-	if ok && !slices.Contains(w.Options, answer) {
+	if ok && !w.Text && !slices.Contains(w.Options, answer) {
 		return &WaitingError{RunID: st.Meta.RunID, Key: key, Waiting: *w, Given: answer}
 	}
 	if !ok && opts.Asker == nil {
@@ -333,6 +336,9 @@ func (r *run) restore() error {
 	for name, raw := range r.st.Vars {
 		v, err := builtins.JSONToCty(raw)
 		if err != nil {
+			return fmt.Errorf("var %q in the state: %w", name, err)
+		}
+		if v, err = r.varValue(name, v); err != nil {
 			return fmt.Errorf("var %q in the state: %w", name, err)
 		}
 		r.vars[name] = v

@@ -191,6 +191,11 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (re
 func newRun(pb *lang.Playbook, opts Options) (*run, *localHost, error) {
 	r := &run{pb: pb, opts: opts, outputs: map[string]cty.Value{}, vars: map[string]cty.Value{}, raws: map[*StepRecord]string{},
 		itemOutputs: map[string]map[string]map[string]cty.Value{}}
+	for _, v := range pb.Vars {
+		// A declared var starts at its default; a set, or the state a
+		// resume reads, replaces it.
+		r.vars[v.Name] = v.Default
+	}
 	r.workdir = opts.Workdir
 	if r.workdir == "" {
 		wd, err := os.Getwd()

@@ -399,3 +399,71 @@ output { out = steps.echo.output }
 		t.Errorf("bash printed\n%q\nwant\n%q", out.Out, want)
 	}
 }
+
+// run.dir is the run's own directory, so a step can leave files there
+// that belong to this run only.
+func TestRunDirIsTheRunDirectory(t *testing.T) {
+	pb := load(t, `
+playbook "d" {}
+step "note" {
+  shell {
+    script = "echo hello > ${run.dir}/note.txt && echo ${run.dir}"
+  }
+}
+output { dir = trimspace(steps.note.output) }
+`)
+	res, _, _ := start(t, pb, nil)
+	if res.Status != StatusCompleted {
+		t.Fatalf("status %s: %s", res.Status, res.Reason)
+	}
+	want, _ := filepath.Abs(res.Dir)
+	if got := res.Output.GetAttr("dir").AsString(); got != want {
+		t.Errorf("run.dir = %q, want %q", got, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(res.Dir, "note.txt")); err != nil || string(b) != "hello\n" {
+		t.Errorf("note.txt: %q, %v", b, err)
+	}
+}
+
+// A declared var starts at its default, conditions read it typed, and a
+// set converts to its type: "3" set to a number var is the number 3.
+func TestDeclaredVarStartsAtDefault(t *testing.T) {
+	pb := load(t, `
+playbook "v" {}
+var "attempts" {
+  type    = number
+  default = 0
+}
+var "notes" {
+  type = list(string)
+}
+step "try" {
+  shell {
+    command = ["echo", "try ${vars.attempts}"]
+  }
+  gate {
+    rule "again" {
+      when = "vars.attempts < 2"
+      set  = { attempts = "${vars.attempts + 1}", notes = concat(coalesce(vars.notes, []), ["n${vars.attempts}"]) }
+      goto = "try"
+      max  = 5
+      on_exhausted {
+        fail = "halt"
+      }
+    }
+    otherwise {}
+  }
+}
+output {
+  attempts = vars.attempts
+  notes    = vars.notes
+}
+`)
+	res, _, _ := start(t, pb, nil)
+	if res.Status != StatusCompleted {
+		t.Fatalf("status %s: %s", res.Status, res.Reason)
+	}
+	if got := string(res.OutputJSON); got != `{"attempts":2,"notes":["n0","n1"]}` {
+		t.Errorf("output %s", got)
+	}
+}

@@ -25,6 +25,8 @@ import (
 // artifacts/ and output.json.
 type runDir struct {
 	path string
+	// abs is path made absolute, as expressions see it (run.dir).
+	abs string
 
 	mu    sync.Mutex
 	trace *os.File
@@ -93,7 +95,11 @@ func openRunDir(dir string) (*runDir, error) {
 		lock.Close()
 		return nil, fmt.Errorf("open trace: %w", err)
 	}
-	return &runDir{path: dir, trace: f, lock: lock}, nil
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	return &runDir{path: dir, abs: abs, trace: f, lock: lock}, nil
 }
 
 func (d *runDir) close() error {

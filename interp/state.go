@@ -152,6 +152,8 @@ type Waiting struct {
 	Item     string   `json:"item,omitempty"`
 	Question string   `json:"question"`
 	Options  []string `json:"options"`
+	// Text says the question takes a typed answer, not one of Options.
+	Text bool `json:"text,omitempty"`
 }
 
 // Metrics aggregate the run (seed 001, section 8).

@@ -70,7 +70,7 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 	start := r.now()
 	rec.StartedAt = &start
 	rec.CompletedAt = nil
-	r.event(r.stepEvent(f, s, Event{Type: EventStepStarted, Attempt: rec.Attempts}))
+	r.event(r.stepEvent(f, s, Event{Type: EventStepStarted, Attempt: rec.Attempts, Message: r.progressNote(f, s.ProgressStart)}))
 	// Losing this transition to a power cut costs nothing that resume
 	// would not redo, so it is written but not synced. A step without an
 	// action does nothing in flight: its start and end are one transition.
@@ -120,7 +120,7 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 	} else {
 		rec.Status = StepCompleted
 		r.event(r.stepEvent(f, s, Event{Type: EventStepCompleted, Attempt: rec.Attempts,
-			Details: r.stepDetails(f, s, rec, false)}))
+			Message: r.progressNote(f, s.ProgressDone), Details: r.stepDetails(f, s, rec, false)}))
 	}
 	br := r.breaker(f, s, res.err)
 	if res.err != nil && (!s.ContinueOnError || br != nil) {
@@ -322,6 +322,21 @@ func recordedOutput(dir string, rec *StepRecord) ([]byte, error) {
 		return nil, fmt.Errorf("output file %q is not in the run directory", rec.OutputFile)
 	}
 	return os.ReadFile(filepath.Join(dir, rec.OutputFile))
+}
+
+// progressNote is a step's progress_start or progress_done template as
+// text, "" without one. A template that fails to evaluate (a field the
+// output lacks this time) leaves the line as it would be without it: a
+// progress line never fails a step.
+func (r *run) progressNote(f *frame, tmpl hcl.Expression) string {
+	if tmpl == nil {
+		return ""
+	}
+	v, err := evalString(tmpl, r.evalCtx(f, nil, tmpl))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(v)
 }
 
 func (r *run) skip(f *frame, s *lang.Step, rec *StepRecord) {

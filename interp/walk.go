@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/builtins/agent"
@@ -143,7 +142,7 @@ func (r *run) wait(w *Waiting) (*Result, error) {
 		if w.Item != "" {
 			step += "[" + w.Item + "]"
 		}
-		msg = fmt.Sprintf("waiting for a decision at step %s: %s (options: %s)", step, w.Question, strings.Join(w.Options, ", "))
+		msg = fmt.Sprintf("waiting for a decision at step %s: %s (%s)", step, w.Question, w.choices())
 	}
 	r.event(Event{Type: EventRunWaiting, Step: r.st.Meta.CurrentStep, Message: msg})
 	if err := r.snapshot(); err != nil {

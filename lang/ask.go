@@ -10,15 +10,20 @@ import (
 var askSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "question", Required: true},
-		{Name: "options", Required: true},
+		{Name: "options"},
+		{Name: "text"},
 		{Name: "default"},
 	},
 }
 
-// Ask asks a person to choose one of Options.
+// Ask asks a person to choose one of Options or, with Text, to type an
+// answer.
 type Ask struct {
-	Question  hcl.Expression
-	Options   hcl.Expression // list of strings
+	Question hcl.Expression
+	Options  hcl.Expression // list of strings; nil with Text
+	// Text asks for a free-text answer (seed 002: success metrics the
+	// user types) instead of a choice.
+	Text      bool
 	Default   hcl.Expression // may be nil
 	DeclRange hcl.Range
 }
@@ -28,7 +33,8 @@ func (a *Ask) Range() hcl.Range { return a.DeclRange }
 func (a *Ask) String() string   { return "ask" }
 
 // decodeAskBlock reads a human decision: a question and the options a
-// person chooses from (seed 002, "High-Severity Escalation").
+// person chooses from (seed 002, "High-Severity Escalation"), or a
+// question a person answers in words (text = true).
 func (l *loader) decodeAskBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
 	content, diags := b.Body.Content(askSchema)
 	a := &Ask{DeclRange: b.DefRange}
@@ -36,6 +42,20 @@ func (l *loader) decodeAskBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics)
 	if at := content.Attributes["question"]; at != nil {
 		a.Question = at.Expr
 		l.deferRefs(at.Expr, scope)
+	}
+	if at := content.Attributes["text"]; at != nil {
+		v, d := constBool(at)
+		diags = append(diags, d...)
+		a.Text = v
+		if v && content.Attributes["options"] != nil {
+			diags = append(diags, errDiag("Options with a free-text answer",
+				"text = true asks a person to type an answer, so there are no options to choose from. Remove options, or text to ask for a choice.", content.Attributes["options"].NameRange))
+			return a, diags
+		}
+	}
+	if !a.Text && content.Attributes["options"] == nil {
+		diags = append(diags, errDiag("Ask without options",
+			"An ask needs options to choose from, e.g. options = [\"retry\", \"skip\"], or text = true for an answer the person types.", b.DefRange))
 	}
 	if at := content.Attributes["options"]; at != nil {
 		a.Options = at.Expr

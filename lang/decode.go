@@ -23,6 +23,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "on_failure"},
 		{Type: "finally"},
 		{Type: "locals"},
+		{Type: "var", LabelNames: []string{"name"}},
 		{Type: "limits"},
 		{Type: "circuit_breaker"},
 		{Type: "state"},
@@ -79,6 +80,9 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 	diags = append(diags, l.decodeTraceBlocks(byType["trace"])...)
 	for _, b := range byType["document"] {
 		diags = append(diags, l.decodeDocumentBlock(b)...)
+	}
+	for _, b := range byType["var"] {
+		diags = append(diags, l.decodeVarBlock(b)...)
 	}
 
 	// Steps: declare all (names, returns), then decode bodies.

@@ -65,6 +65,7 @@ var RunFields = map[string]Field{
 	"tokens":         {Type: cty.Number, Whole: true},
 	"cost_usd":       {Type: cty.Number},
 	"workdir":        {Type: cty.String},
+	"dir":            {Type: cty.String},
 }
 
 func (f Field) exprType() types.Type {
@@ -191,7 +192,7 @@ func (l *loader) conditionEnv(body *Step) *condEnv {
 		RootInputs: inputs,
 		RootSteps:  steps,
 		RootRun:    run,
-		RootVars:   types.Map{types.Extra: types.Any},
+		RootVars:   l.varTypes(),
 		RootLocal:  locals,
 	}
 	if body != nil {
@@ -199,6 +200,17 @@ func (l *loader) conditionEnv(body *Step) *condEnv {
 		m[RootItemAttempt] = types.Int
 	}
 	return newCondEnv(m)
+}
+
+// varTypes is vars as conditions see it: the declared vars with their
+// types, any other name as any (whether something sets it is checked on
+// its own, checkConditionRefs).
+func (l *loader) varTypes() types.Map {
+	m := types.Map{types.Extra: types.Any}
+	for _, v := range l.pb.Vars {
+		m[v.Name] = exprType(v.Type)
+	}
+	return m
 }
 
 // refScope says which roots an HCL expression may use.
@@ -280,7 +292,7 @@ func (l *loader) checkTraversal(tr hcl.Traversal, scope refScope) hcl.Diagnostic
 		}
 		return nil
 	case RootVars:
-		return nil
+		return l.checkVarRef(attrs, rng)
 	case RootLocal:
 		return l.checkLocalRef(attrs, rng)
 	case RootItem, RootItemAttempt:

@@ -68,6 +68,14 @@ func (l *loader) buildGraph() hcl.Diagnostics {
 		l.pb.ProgressTotal++
 		s.ProgressIndex = l.pb.ProgressTotal
 	}
+	for _, s := range l.pb.AllSteps() {
+		if a := s.progressTemplate; a != nil && l.pb.ProgressTotal > 0 && s.Progress == "" {
+			// Progress lines announce only the steps with a progress name
+			// once any step has one (spec, "step").
+			diags = append(diags, warnDiag("Progress template never shown",
+				fmt.Sprintf("Step %q has no progress name while other steps have one, so its start and completion are not announced and %s is never printed. Give the step a progress name.", s.Name, a.Name), a.NameRange))
+		}
+	}
 	// The main steps, then on_failure and finally: those two are entered
 	// at their first step whatever happened, so reachability is not
 	// checked in them.

@@ -19,6 +19,7 @@ var inputSchema = &hcl.BodySchema{
 		{Name: "default"},
 		{Name: "description"},
 		{Name: "flag"},
+		{Name: "positional"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "validation"}},
 }
@@ -38,8 +39,23 @@ type Input struct {
 	Default     cty.Value // cty.NilVal when the input is required
 	Description string
 	Flag        string // an extra flag name, e.g. "phase"
+	// Positional lets apl run take the input as the argument after the
+	// playbook: apl run stdlib:risk-pipeline "Fix typo in README". At most
+	// one input of a playbook has it.
+	Positional  bool
 	Validations []*Validation
 	DeclRange   hcl.Range
+}
+
+// PositionalInput returns the input apl run takes as the argument after
+// the playbook, or nil.
+func (p *Playbook) PositionalInput() *Input {
+	for _, in := range p.Inputs {
+		if in.Positional {
+			return in
+		}
+	}
+	return nil
 }
 
 // Required reports whether the input has no default.
@@ -84,6 +100,16 @@ func (l *loader) decodeInputBlock(b *hcl.Block) hcl.Diagnostics {
 		v, d := constString(a)
 		diags = append(diags, d...)
 		in.Flag = strings.TrimLeft(v, "-")
+	}
+	if a := content.Attributes["positional"]; a != nil {
+		v, d := constBool(a)
+		diags = append(diags, d...)
+		in.Positional = v
+		if prev := l.pb.PositionalInput(); v && prev != nil {
+			diags = append(diags, errDiag("Several positional inputs",
+				fmt.Sprintf("Input %q is already the argument after the playbook (%s); apl run takes one. Give this one a flag.", prev.Name, prev.DeclRange), a.NameRange))
+			in.Positional = false
+		}
 	}
 	if a := content.Attributes["default"]; a != nil {
 		v, d := constValue(a)

@@ -58,7 +58,11 @@ func (l *loader) outputFieldDiag(s *Step, fields []string, rng hcl.Range) (*hcl.
 		return errDiag(summary, fmt.Sprintf("Step %q declares no returns, so %s is the agent's answer as text and has no field %q. Declare the fields the answer must have, e.g. %s.",
 			s.Name, path, field, declare), rng), 0
 	case *Ask:
-		return errDiag(summary, fmt.Sprintf("Step %q asks a question, so %s is the chosen option as text and has no field %q.", s.Name, path, field), rng), 0
+		answer := "the chosen option"
+		if a.Text {
+			answer = "the typed answer"
+		}
+		return errDiag(summary, fmt.Sprintf("Step %q asks a question, so %s is %s as text and has no field %q.", s.Name, path, answer, field), rng), 0
 	case *Shell:
 		switch a.Parse {
 		case ParseText, "":

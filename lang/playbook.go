@@ -46,6 +46,8 @@ type Playbook struct {
 	Finally   []*Step
 	// Locals are the playbook's local values, each after those it reads.
 	Locals []*Local
+	// Vars are the declared run vars, in declared order.
+	Vars   []*Var
 	Output *Output
 
 	Limits         *Limits         // nil: no run caps
@@ -86,6 +88,7 @@ type Playbook struct {
 	steps  map[string]*Step
 	inputs map[string]*Input
 	locals map[string]*Local
+	vars   map[string]*Var
 	// decodeAnswer is the Loader's DecodeAnswer, for test files.
 	decodeAnswer func([]byte, cty.Type) error
 }

@@ -24,6 +24,8 @@ var stepSchema = &hcl.BodySchema{
 		{Name: "max_tokens"},
 		{Name: "max_cost_usd"},
 		{Name: "progress_when"},
+		{Name: "progress_start"},
+		{Name: "progress_done"},
 		// for_each steps
 		{Name: "for_each"},
 		{Name: "key"},
@@ -57,8 +59,15 @@ type Step struct {
 	// ProgressIndex is the step's place among the main steps with a
 	// progress label (the N of N/M), 0 for others.
 	ProgressIndex int
-	When          *Condition // nil: always runs
-	SkipReason    hcl.Expression
+	// ProgressStart and ProgressDone are string templates whose text
+	// follows the step's start and completion lines ("Step: TRIAGE
+	// complete. Routing: verify_only"); nil when the step has none.
+	ProgressStart, ProgressDone hcl.Expression
+	// progressTemplate is where the first of them is declared, for the
+	// warning when the step is never announced.
+	progressTemplate *hcl.Attribute
+	When             *Condition // nil: always runs
+	SkipReason       hcl.Expression
 	// Returns is the declared type of the step's output; cty.NilType when
 	// the step declares none.
 	Returns cty.Type
@@ -250,6 +259,21 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 		v, d := constString(a)
 		diags = append(diags, d...)
 		s.Progress = v
+	}
+	for _, name := range []string{"progress_start", "progress_done"} {
+		a := content.Attributes[name]
+		if a == nil {
+			continue
+		}
+		l.deferRefs(a.Expr, refScope{body: s.Parent, what: "a progress template"})
+		if name == "progress_start" {
+			s.ProgressStart = a.Expr
+		} else {
+			s.ProgressDone = a.Expr
+		}
+		if s.progressTemplate == nil {
+			s.progressTemplate = a
+		}
 	}
 	if a := content.Attributes["when"]; a != nil {
 		c, d := l.decodeCondition(a, env)

@@ -68,7 +68,29 @@ func (l *loader) checkAfterDecode() hcl.Diagnostics {
 	}
 	diags = append(diags, l.checkExitCodes()...)
 	diags = append(diags, l.checkAgentModels(tc.ctx, bad)...)
+	diags = append(diags, l.checkSetTypes(tc)...)
 	return diags
+}
+
+// vars is vars as type checks see it: an object of the declared vars'
+// types and of every name a set assigns, as any. When some set's names
+// cannot be told, or no var is declared, it is DynamicVal.
+func (tc *typeChecker) vars() cty.Value {
+	if len(tc.l.pb.Vars) == 0 {
+		return cty.DynamicVal
+	}
+	names := tc.l.collectVarNames()
+	if names.open || names.agentOpen {
+		return cty.DynamicVal
+	}
+	m := map[string]cty.Value{}
+	for _, n := range append(names.set, names.agent...) {
+		m[n] = cty.DynamicVal
+	}
+	for _, v := range tc.l.pb.Vars {
+		m[v.Name] = unknownOf(v.Type)
+	}
+	return cty.ObjectVal(m)
 }
 
 // typeChecker builds, once per section, the evaluation context of type
@@ -109,7 +131,7 @@ func (tc *typeChecker) ctx(body *Step) *hcl.EvalContext {
 		RootInputs: cty.ObjectVal(inputs),
 		RootSteps:  cty.ObjectVal(steps),
 		RootRun:    cty.ObjectVal(run),
-		RootVars:   cty.DynamicVal,
+		RootVars:   tc.vars(),
 	}
 	if body != nil && body.ForEach != nil {
 		vars[RootItem] = unknownOf(body.ForEach.ItemType)

@@ -9,11 +9,13 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// varNames are the names a playbook gives vars: gates' set assigns run
-// vars, and an agent action's vars adds names its prompt sees.
+// varNames are the names a playbook gives vars: var blocks declare run
+// vars, gates' set assigns them, and an agent action's vars adds names its
+// prompt sees.
 type varNames struct {
-	set   []string
-	agent []string
+	declared []string
+	set      []string
+	agent    []string
 	// open and agentOpen are set when some set or agent vars is not an
 	// object with constant keys, so that any name may exist.
 	open, agentOpen bool
@@ -47,6 +49,9 @@ func (l *loader) collectVarNames() *varNames {
 			outcome(o.Exhausted)
 		}
 	}
+	for _, dv := range l.pb.Vars {
+		v.declared = append(v.declared, dv.Name)
+	}
 	for _, s := range l.pb.AllSteps() {
 		if g := s.Gate; g != nil {
 			for _, r := range g.Rules {
@@ -69,13 +74,13 @@ func (l *loader) collectVarNames() *varNames {
 // unset says why vars.NAME is never set, or "" when something may set it.
 // A prompt also sees the names of agent actions' vars.
 func (v *varNames) unset(name string, prompt bool) string {
-	if v.open || prompt && v.agentOpen {
+	if v.open || prompt && v.agentOpen || slices.Contains(v.declared, name) {
 		return ""
 	}
-	names := v.set
-	where := fmt.Sprintf("no gate's set assigns %q", name)
+	names := append(slices.Clone(v.declared), v.set...)
+	where := fmt.Sprintf("no var block declares %q and no gate's set assigns it", name)
 	if prompt {
-		names = append(slices.Clone(v.set), v.agent...)
+		names = append(names, v.agent...)
 		where += " and no agent action's vars gives it"
 	}
 	if slices.Contains(names, name) {

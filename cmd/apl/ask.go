@@ -65,7 +65,8 @@ func readLines(r io.Reader) <-chan line {
 	return ch
 }
 
-// Ask asks until it gets one of the options. An interrupt (ctx done)
+// Ask asks until it gets one of the options, or for a text question a
+// line that is not empty (an empty one takes the default, if any). An interrupt (ctx done)
 // ends the wait at once and records no choice: Ctrl-C at the prompt stops
 // the run, as it does anywhere else.
 func (a *termAsker) Ask(ctx context.Context, q interp.Question) (string, error) {
@@ -81,6 +82,13 @@ func (a *termAsker) Ask(ctx context.Context, q interp.Question) (string, error) 
 	}
 	for {
 		fmt.Fprintf(a.out, "\n%s: %s\n", where, q.Question)
+		prompt := "choice> "
+		if q.Text {
+			prompt = "answer> "
+			if q.Default != "" {
+				prompt = fmt.Sprintf("answer [%s]> ", q.Default)
+			}
+		}
 		for i, o := range q.Options {
 			def := ""
 			if o == q.Default {
@@ -88,7 +96,7 @@ func (a *termAsker) Ask(ctx context.Context, q interp.Question) (string, error) 
 			}
 			fmt.Fprintf(a.out, "  %d) %s%s\n", i+1, o, def)
 		}
-		fmt.Fprint(a.out, "choice> ")
+		fmt.Fprint(a.out, prompt)
 		var l line
 		var ok bool
 		select {
@@ -111,6 +119,13 @@ func (a *termAsker) Ask(ctx context.Context, q interp.Question) (string, error) 
 		text := strings.TrimSpace(l.text)
 		if text == "" && q.Default != "" {
 			return q.Default, nil
+		}
+		if q.Text {
+			if text != "" {
+				return text, nil
+			}
+			fmt.Fprintln(a.out, "Type an answer.")
+			continue
 		}
 		if n, err := strconv.Atoi(text); err == nil && n >= 1 && n <= len(q.Options) {
 			return q.Options[n-1], nil

@@ -22,7 +22,8 @@ import (
 // A playbook's inputs reach apl run from five places. From the strongest
 // to the weakest:
 //
-//  1. the input's own flag, --phase 6.3;
+//  1. the input's own flag, --phase 6.3, or for the positional input
+//     the argument after the playbook (not both);
 //  2. --var phase=6.3;
 //  3. --var-file FILE, an HCL or JSON file of name = value;
 //  4. the environment, APL_VAR_phase=6.3;
@@ -57,6 +58,16 @@ func (v *inputValue) Decode(ctx *kong.DecodeContext) error {
 	return nil
 }
 
+// argInputValue is the kong argument of a positional input: apl run
+// PLAYBOOK "Fix typo in README".
+type argInputValue struct{ vals []string }
+
+// Decode takes the argument.
+func (v *argInputValue) Decode(ctx *kong.DecodeContext) error {
+	v.vals = append(v.vals, fmt.Sprint(ctx.Scan.Pop().Value))
+	return nil
+}
+
 // boolInputValue is the kong flag of a bool input: --existing-plan alone,
 // or --existing-plan=false.
 type boolInputValue struct{ vals []string }
@@ -83,6 +94,7 @@ func isNegativeNumber(s string) bool {
 var (
 	inputValueType     = reflect.TypeFor[inputValue]()
 	boolInputValueType = reflect.TypeFor[boolInputValue]()
+	argInputValueType  = reflect.TypeFor[argInputValue]()
 )
 
 // inputFlags are the flags of a playbook's inputs, as a struct that kong
@@ -96,7 +108,10 @@ type inputFlags struct {
 	// flags[i] and clashes[i] are the flags that set pb.Inputs[i], its
 	// alias first, and those it cannot have since run options have them.
 	flags, clashes [][]string
-	value          reflect.Value // a pointer to the generated struct
+	// arg is the struct field of the positional input's argument, -1
+	// when the playbook has none.
+	arg   int
+	value reflect.Value // a pointer to the generated struct
 }
 
 // newInputFlags builds the flags of pb's inputs: one per input, named after
@@ -104,8 +119,14 @@ type inputFlags struct {
 // name when it has one. taken reports the names of the run options, which
 // an input cannot have: it is set with --var instead.
 func newInputFlags(pb *lang.Playbook, taken func(string) bool) *inputFlags {
-	f := &inputFlags{pb: pb}
+	f := &inputFlags{pb: pb, arg: -1}
 	var fields []reflect.StructField
+	if in := pb.PositionalInput(); in != nil {
+		// Before the flags: kong lists a struct's arguments in field order.
+		tag := fmt.Sprintf(`arg:"" optional:"" name:%s help:%s`, strconv.Quote(in.Name), strconv.Quote(kongEscape(inputHelp(in))))
+		f.arg = len(fields)
+		fields = append(fields, reflect.StructField{Name: "Arg", Type: argInputValueType, Tag: reflect.StructTag(tag)})
+	}
 	for _, in := range pb.Inputs {
 		names := []string{in.FlagName()}
 		if in.Flag != "" && in.Flag != in.FlagName() {
@@ -189,8 +210,14 @@ func (f *inputFlags) byFlag(name string) *lang.Input {
 }
 
 // first is the flag for the example in a hint: the first input's alias if
-// it has one, as the playbook's author chose it for users.
+// it has one, as the playbook's author chose it for users. The positional
+// input comes last: the hint is about the other inputs.
 func (f *inputFlags) first() string {
+	for i, flags := range f.flags {
+		if len(flags) > 0 && !f.pb.Inputs[i].Positional {
+			return flags[0]
+		}
+	}
 	for _, flags := range f.flags {
 		if len(flags) > 0 {
 			return flags[0]
@@ -258,6 +285,15 @@ func (f *inputFlags) collect(o *runOptions, getenv func(string) string) (inputs 
 			return nil, nil, nil, nil, fmt.Errorf("input %q given twice", in.Name)
 		}
 	}
+	if f.arg >= 0 {
+		if vals := f.value.Elem().Field(f.arg).Addr().Interface().(*argInputValue).vals; len(vals) > 0 {
+			in := f.pb.PositionalInput()
+			if g, ok := raw[in.Name]; ok && strings.HasPrefix(g.from, "--") && !strings.HasPrefix(g.from, "--var") {
+				return nil, nil, nil, nil, fmt.Errorf("input %q given twice: as the argument %q and as %s", in.Name, vals[0], g.from)
+			}
+			raw[in.Name] = given{val: vals[0], from: "the argument"}
+		}
+	}
 	inputs, from = map[string]cty.Value{}, map[string]string{}
 	for _, in := range f.pb.Inputs {
 		g, ok := raw[in.Name]
@@ -283,6 +319,9 @@ func (f *inputFlags) collect(o *runOptions, getenv func(string) string) (inputs 
 func (f *inputFlags) inputError(ie *interp.InputError, from map[string]string, mode string) error {
 	switch ie.Kind {
 	case interp.InputMissing:
+		if in := f.pb.PositionalInput(); in != nil && in.Name == ie.Input {
+			return fmt.Errorf("%v: give it as the argument after the playbook, or with --%s", ie, f.flagFor(ie.Input))
+		}
 		return fmt.Errorf("%v: set it with --%s", ie, f.flagFor(ie.Input))
 	case interp.InputMode:
 		return fmt.Errorf("--mode %s: %v", mode, ie)

@@ -147,11 +147,19 @@ func (p *progress) Event(e interp.Event) {
 		if e.Attempt > 1 {
 			line += fmt.Sprintf(" attempt %d", e.Attempt)
 		}
+		if e.Message != "" {
+			// The step's progress_start.
+			line += " " + e.Message
+		}
 	case interp.EventStepCompleted:
 		if quietStep {
 			return
 		}
 		line = fmt.Sprintf("Step: %s complete.", name)
+		if e.Message != "" {
+			// The step's progress_done.
+			line += " " + e.Message
+		}
 		if c := costLine(e.Details, interp.DetailTokens, interp.DetailCost, false); c != "" {
 			line += " (" + c + ")"
 		}

@@ -20,7 +20,7 @@ type resumeCmd struct {
 	JSON           bool     `help:"Print only the output object, as JSON, on stdout."`
 	AgentCmd       string   `help:"Send every agent step to this command (default: the one the run started with)." env:"APL_AGENT_CMD" placeholder:"CMD"`
 	RunsDir        string   `help:"Where run directories are (default: .apl/runs)." placeholder:"DIR"`
-	Answer         []string `help:"Answer a waiting decision: STEP=CHOICE (STEP[ITEM]=CHOICE inside a for_each). Repeatable." placeholder:"STEP=CHOICE"`
+	Answer         []string `help:"Answer a waiting decision: STEP=CHOICE (STEP[ITEM]=CHOICE inside a for_each), or STEP=TEXT for a typed answer. Repeatable." placeholder:"STEP=CHOICE" sep:"none"`
 	From           string   `help:"Run again from this step (completed steps before it are reused)." placeholder:"STEP"`
 	NonInteractive bool     `help:"Never prompt: an unanswered ask step pauses the run again (exit 4)."`
 
@@ -115,7 +115,7 @@ func resumeError(err error, dir string, pb *lang.Playbook) error {
 	case errors.As(err, &we) && we.Given != "":
 		return fmt.Errorf("--answer %s=%s: %v", we.Key, we.Given, err)
 	case errors.As(err, &we):
-		return fmt.Errorf("%v; answer with --answer %s=CHOICE", err, we.Key)
+		return fmt.Errorf("%v; answer with --answer %s=%s", err, we.Key, answerPlaceholder(&we.Waiting))
 	case errors.As(err, &ns):
 		return fmt.Errorf("--from %s: %v", ns.Step, err)
 	}

@@ -200,6 +200,9 @@ func (c *runCmd) argError(extra string) error {
 			return fmt.Errorf("unexpected argument %q: --%s is a bool input; give its value after =, e.g. --%s=%s", extra, name, name, boolExample(extra))
 		}
 	}
+	if in := c.pb.PositionalInput(); in != nil {
+		return fmt.Errorf("unexpected argument %q: apl run takes one argument after the playbook, input %q; other inputs are given as flags, e.g. --%s VALUE (quote an argument that holds spaces)", extra, in.Name, c.flags.first())
+	}
 	return fmt.Errorf("unexpected argument %q: inputs are given as flags, e.g. --%s VALUE", extra, c.flags.first())
 }
 
@@ -271,7 +274,7 @@ func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON boo
 		}
 		reason := res.Reason
 		if w := res.Waiting; w != nil {
-			reason += "; continue with " + resumeCommand(res) + " --answer " + answerKey(w) + "=CHOICE"
+			reason += "; continue with " + resumeCommand(res) + " --answer " + answerKey(w) + "=" + answerPlaceholder(w)
 		}
 		fmt.Fprintf(e.stderr, "apl: %s\n", reason)
 		return exitWith(exitWaiting, nil)
@@ -303,6 +306,15 @@ func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON boo
 
 // answerKey names a decision for --answer: STEP, or STEP[ITEM] inside a
 // for_each.
+// answerPlaceholder stands for the answer in hints: a choice, or text a
+// person types (quoted for the shell, as it may hold spaces).
+func answerPlaceholder(w *interp.Waiting) string {
+	if w.Text {
+		return "'ANSWER'"
+	}
+	return "CHOICE"
+}
+
 func answerKey(w *interp.Waiting) string {
 	if w.Item != "" {
 		return w.Step + "[" + w.Item + "]"

@@ -185,7 +185,8 @@ step "plan" {
 
 # STEP 2.5: PLAN CHECK: pass and confidence >= 7, at most 3 checks.
 step "plan_check" {
-  progress = "PLAN-CHECK"
+  progress      = "PLAN-CHECK"
+  progress_done = "Confidence: ${steps.plan_check.output.confidence}/10"
   returns = object({
     pass = bool
     issues = list(object({
@@ -206,7 +207,6 @@ step "plan_check" {
   gate {
     rule "pass" {
       when = "steps.plan_check.output.pass && steps.plan_check.output.confidence >= 7"
-      log  = "Confidence: ${steps.plan_check.output.confidence}/10"
     }
     otherwise {
       log  = "Plan check failed (confidence ${steps.plan_check.output.confidence}/10). Re-planning with the checker's issues."
@@ -256,9 +256,7 @@ step "scope" {
       log  = "Only checkpoint:human-verify tasks: nothing to execute."
       goto = "verify"
     }
-    otherwise {
-      log = "-- ${length(local.auto_tasks)} tasks"
-    }
+    otherwise {}
   }
 }
 
@@ -267,10 +265,12 @@ step "scope" {
 # unavailable), then FAILED and on to the next task. APL_ITEM_KEY is the
 # task id.
 step "execute" {
-  progress = "EXECUTE"
-  for_each = "local.auto_tasks"
-  key      = "item.id"
-  next     = "verify"
+  progress       = "EXECUTE"
+  progress_start = "-- ${length(local.auto_tasks)} tasks"
+  progress_done  = "${steps.execute.output.completed}/${length(local.auto_tasks)} tasks."
+  for_each       = "local.auto_tasks"
+  key            = "item.id"
+  next           = "verify"
   # A task FAILED after its debug attempts is logged and left to verify:
   # the next task still runs and the run goes on.
   on_item_failure = "continue"
