@@ -86,6 +86,9 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
 			fmt.Fprintf(stderr, "apl: internal error: %v\nPlease report this with the command you ran.\n", p)
+			if os.Getenv("APL_TRACEBACK") != "" {
+				stderr.Write(debug.Stack())
+			}
 			code = exitInternal
 		}
 	}()

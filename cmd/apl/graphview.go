@@ -17,7 +17,7 @@ import (
 // view, so text, DOT and Mermaid agree.
 type view struct {
 	pb       *lang.Playbook
-	clusters []*cluster // main first, then for_each bodies, then on_failure
+	clusters []*cluster // main, its for_each bodies, on_failure, its bodies, finally, its bodies
 	nodes    []*vnode
 	// routes are every way out of every node, in declared order (rules in
 	// gate order); edges merges those with the same ends, for drawing.
@@ -217,33 +217,20 @@ func newView(pb *lang.Playbook) *view {
 	}
 	v.start = v.node(&vnode{id: v.newID("start"), kind: nodeStart, label: "start", cluster: main})
 	v.addSteps(pb.Steps, main)
-	var bodies []*lang.Step
-	for _, s := range pb.Steps {
-		if s.ForEach != nil && len(s.ForEach.Steps) > 0 {
-			bodies = append(bodies, s)
-		}
-	}
-	for _, s := range bodies {
-		fe := s.ForEach
-		title := "for each item of " + oneLine(fe.List.Source)
-		if fe.Concurrency > 1 {
-			title += fmt.Sprintf(", %d at a time", fe.Concurrency)
-		}
-		c := &cluster{id: v.newID("body_" + s.Name), title: title, step: s}
-		v.clusters = append(v.clusters, c)
-		v.addSteps(fe.Steps, c)
-	}
+	v.addBodies(pb.Steps)
 	var onFailure *cluster
 	if len(pb.OnFailure) > 0 {
 		onFailure = &cluster{id: v.newID("on_failure"), title: "on_failure: runs once the run failed", onFailure: true}
 		v.clusters = append(v.clusters, onFailure)
 		v.addSteps(pb.OnFailure, onFailure)
+		v.addBodies(pb.OnFailure)
 	}
 	var finally *cluster
 	if len(pb.Finally) > 0 {
 		finally = &cluster{id: v.newID("finally"), title: "finally: runs after every ending", finally: true}
 		v.clusters = append(v.clusters, finally)
 		v.addSteps(pb.Finally, finally)
+		v.addBodies(pb.Finally)
 	}
 	// Routes in declared order: the main steps, each body, on_failure,
 	// finally.
@@ -308,6 +295,25 @@ func (v *view) newID(want string) string {
 func (v *view) addSteps(steps []*lang.Step, c *cluster) {
 	for _, s := range steps {
 		v.byStep[s] = v.node(&vnode{id: s.Name, kind: nodeStep, step: s, cluster: c})
+	}
+}
+
+// addBodies adds a cluster for the body of each for_each step of steps,
+// wherever the step is (main, on_failure, finally, another body).
+func (v *view) addBodies(steps []*lang.Step) {
+	for _, s := range steps {
+		fe := s.ForEach
+		if fe == nil || len(fe.Steps) == 0 {
+			continue
+		}
+		title := "for each item of " + oneLine(fe.List.Source)
+		if fe.Concurrency > 1 {
+			title += fmt.Sprintf(", %d at a time", fe.Concurrency)
+		}
+		c := &cluster{id: v.newID("body_" + s.Name), title: title, step: s}
+		v.clusters = append(v.clusters, c)
+		v.addSteps(fe.Steps, c)
+		v.addBodies(fe.Steps)
 	}
 }
 

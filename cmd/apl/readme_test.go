@@ -42,7 +42,7 @@ func TestReadmeForkSection(t *testing.T) {
 		var out, errOut strings.Builder
 		Main(strings.Fields(cmd), &out, &errOut)
 		if out.String() != want {
-			t.Errorf("apl %s prints\n%s%s\nbut README.md shows\n%s", cmd, out.String(), errOut.String(), want)
+			t.Errorf("apl %s prints\n%s%s\nbut README.md shows (copy the output into README.md when the change is right)\n%s", cmd, out.String(), errOut.String(), want)
 		}
 	}
 	if n < 2 {
