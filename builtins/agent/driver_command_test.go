@@ -275,15 +275,17 @@ func TestCommandOutputFields(t *testing.T) {
 
 func TestCommandTimeoutKillsProcessGroup(t *testing.T) {
 	f := fakeCLI(t, "fake-agent", `sleep 300 & echo $! > "$FAKE_OUT/child"; echo started; wait`)
-	d := newDriver(t, Config{Type: TypeCommand, Command: []string{"fake-agent"}, Timeout: 300 * time.Millisecond})
+	// The timeout leaves a loaded machine time to start the script and
+	// its child before it fires.
+	d := newDriver(t, Config{Type: TypeCommand, Command: []string{"fake-agent"}, Timeout: 1500 * time.Millisecond})
 	start := time.Now()
 	resp, err := d.Call(context.Background(), Request{Prompt: "p"})
-	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "timed out after 300ms") {
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "timed out after 1.5s") {
 		t.Fatalf("error = %v, want a timeout", err)
 	}
 	// Generous: without the group kill, Wait blocks on the child's pipe
-	// until WaitDelay (5s) and the child lives on for 300s.
-	if elapsed := time.Since(start); elapsed > 4*time.Second {
+	// until WaitDelay (5s) more and the child lives on for 300s.
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
 		t.Errorf("Call returned after %s", elapsed)
 	}
 	if string(resp.Raw) != "started\n" {
