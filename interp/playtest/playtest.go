@@ -71,6 +71,7 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 		Shell:   acts.Shell,
 		Drivers: acts.Drivers,
 		Funcs:   acts.Funcs,
+		Asker:   mockAsker{mocks: newMocks(t.Mocks)},
 		NoSync:  true,
 		Observer: interp.ObserverFunc(func(e interp.Event) {
 			if e.Type == interp.EventStepStarted {
