@@ -29,6 +29,12 @@ input "tasks_file" {
   description = "The tasks planning wrote: {\"tasks\": [{id, title, status, blocked_by, model, acceptance_criteria, subtasks, test_file}]}."
 }
 
+input "state_file" {
+  type        = string
+  default     = "state.json"
+  description = "The seed's state.json, rewritten at every checkpoint (document.hcl); keep it out of git (.gitignore)."
+}
+
 input "technical_design" {
   type        = string
   default     = "docs/specs/TECHNICAL_DESIGN.md"

@@ -9,17 +9,20 @@
 #   feedback    the accumulated feedback of rejected or failed attempts
 #   attempts    implementation attempts started
 #   status      the task's final status when it is not plain completed
-#   started_at, completed_at, trace (traceability errors and warnings)
-# and skill_log, blocked_by_failure and failure_severity as in the seed.
+#   started_at, completed_at, trace (traceability errors and warnings),
+#   stage       implementing or pending_review (for parallel_state)
+# and skill_log, blocked_by_failure, failure_severity and created_at as in
+# the seed's state.json (document.hcl).
 
 step "preflight" {
   description = "Pre-Spawn Verification: the working tree is clean before any agent is spawned."
   call "git.status" {}
   gate {
+    # The state file this run writes does not count.
     rule "dirty" {
-      when   = "!steps.preflight.output.clean"
+      when   = "any(steps.preflight.output.files, {.path not in [inputs.state_file, inputs.state_file + '.bak']})"
       fail   = "dirty_worktree"
-      reason = "the working tree has uncommitted changes (${join(", ", [for f in steps.preflight.output.files : f.path])}); commit or stash them first"
+      reason = "the working tree has uncommitted changes (${join(", ", [for f in steps.preflight.output.files : f.path if !contains([inputs.state_file, "${inputs.state_file}.bak"], f.path)])}); commit or stash them first"
     }
     otherwise {
       set = {
@@ -30,9 +33,11 @@ step "preflight" {
         started_at         = {}
         completed_at       = {}
         trace              = {}
+        stage              = {}
         skill_log          = []
         blocked_by_failure = false
         failure_severity   = null
+        created_at         = timestamp()
       }
     }
   }
@@ -86,6 +91,7 @@ step "tasks" {
           skill_log  = concat(vars.skill_log, [{ skill = "homerun:implement", timestamp = timestamp(), phase = "implementation", task = item.id }])
           started_at = merge(vars.started_at, { (item.id) = timestamp() })
           attempts   = merge(vars.attempts, { (item.id) = item_attempt })
+          stage      = merge(vars.stage, { (item.id) = "implementing" })
         }
       }
     }
@@ -97,6 +103,9 @@ step "tasks" {
   step "implement" {
     timeout           = "30m" # config.timeout_minutes
     continue_on_error = true
+    # What a dry run answers. It addresses no acceptance criteria, so a
+    # dry run's tasks go round the retry table; --mocks walks other paths.
+    example = { signal = "IMPLEMENTATION_COMPLETE", files_changed = [], acceptance_criteria_met = [] }
     returns = object({
       signal        = string
       files_changed = optional(list(string))
@@ -203,7 +212,10 @@ step "tasks" {
   step "spawn_reviewer" {
     gate {
       otherwise {
-        set = { skill_log = concat(vars.skill_log, [{ skill = "homerun:review", timestamp = timestamp(), phase = "implementation", task = item.id }]) }
+        set = {
+          skill_log = concat(vars.skill_log, [{ skill = "homerun:review", timestamp = timestamp(), phase = "implementation", task = item.id }])
+          stage     = merge(vars.stage, { (item.id) = "pending_review" })
+        }
       }
     }
   }
@@ -212,6 +224,7 @@ step "tasks" {
   step "review" {
     serial  = true
     timeout = "30m"
+    example = { signal = "APPROVED", summary = "example" }
     # Reviewer timeout: retry the review.
     retry {
       max = 1
@@ -347,18 +360,7 @@ step "tasks" {
       }
       rule "retry" {
         when = "steps.escalate.output == 'retry_with_guidance'"
-        log  = "Task ${item.id}: retrying with guidance."
-        set = {
-          blocked_by_failure = false
-          failure_severity   = null
-        }
-        requeue = "spawn_implementer"
-        max     = 9
-        on_exhausted {
-          set    = { status = merge(vars.status, { (item.id) = "escalated" }) }
-          fail   = "escalated"
-          reason = "task ${item.id}: retried too often"
-        }
+        goto = "guidance"
       }
       rule "fixed" {
         when = "steps.escalate.output == 'mark_fixed'"
@@ -386,6 +388,39 @@ step "tasks" {
         }
         fail   = "return_to_planning"
         reason = "task ${item.id}: a person chose to return to planning"
+      }
+    }
+  }
+
+  # "Retry with guidance": the person's words go to the implementer as
+  # feedback, and the task goes back to the queue.
+  step "guidance" {
+    ask {
+      question = "Guidance for the implementer of task ${item.id} (${item.title}):"
+      text     = true
+    }
+    gate {
+      otherwise {
+        log = "Task ${item.id}: retrying with guidance."
+        set = {
+          feedback = merge(vars.feedback, { (item.id) = concat(try(vars.feedback[item.id], []), [{
+            attempt        = item_attempt
+            kind           = "guidance"
+            severity       = null
+            summary        = steps.guidance.output
+            issues         = []
+            required_fixes = []
+          }]) })
+          blocked_by_failure = false
+          failure_severity   = null
+        }
+        requeue = "spawn_implementer"
+        max     = 9
+        on_exhausted {
+          set    = { status = merge(vars.status, { (item.id) = "escalated" }) }
+          fail   = "escalated"
+          reason = "task ${item.id}: retried too often"
+        }
       }
     }
   }

@@ -62,13 +62,16 @@ test "retry with guidance: the haiku task runs again on sonnet" {
   mock "escalate" {
     output = "retry_with_guidance"
   }
+  mock "guidance" {
+    output = "keep the old signatures as wrappers"
+  }
   expect {
     status = "completed"
     path = [
       "preflight", "load_tasks", "tasks",
-      "spawn_implementer", "implement", "implemented", "spawn_reviewer", "review", "escalate",
+      "spawn_implementer", "implement", "implemented", "spawn_reviewer", "review", "escalate", "guidance",
       "spawn_implementer", "implement", "implemented", "spawn_reviewer", "review", "complete",
-      "spawn_implementer", "implement", "implemented", "spawn_reviewer", "review", "escalate",
+      "spawn_implementer", "implement", "implemented", "spawn_reviewer", "review", "escalate", "guidance",
       "spawn_implementer", "implement", "implemented", "spawn_reviewer", "review", "complete",
       "finish",
     ]
@@ -88,6 +91,9 @@ test "a high severity issue in the list counts too" {
   }
   mock "escalate" {
     output = "retry_with_guidance"
+  }
+  mock "guidance" {
+    output = "keep the old signatures as wrappers"
   }
   expect {
     status = "completed"
@@ -143,6 +149,9 @@ test "retry with guidance stops at max_total_attempts" {
   mock "escalate" {
     output = "retry_with_guidance"
   }
+  mock "guidance" {
+    output = "keep the old signatures as wrappers"
+  }
   expect {
     status         = "failed"
     recommendation = "needs_intervention"
@@ -163,6 +172,9 @@ test "a blocked implementer asks a person" {
   }
   mock "escalate" {
     output = "retry_with_guidance"
+  }
+  mock "guidance" {
+    output = "keep the old signatures as wrappers"
   }
   expect {
     status = "completed"
