@@ -138,7 +138,7 @@ func (l *loader) decodeGateBlock(s *Step, b *hcl.Block, env *condEnv) (*Gate, hc
 func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allowExhausted bool) (*Outcome, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	o := &Outcome{DeclRange: rng}
-	scope := refScope{body: s.Parent, what: "a gate action"}
+	scope := refScope{body: s.Parent, step: s, what: "a gate action"}
 	if a := c.Attributes["log"]; a != nil {
 		o.Log = a.Expr
 		l.deferRefs(a.Expr, scope)
