@@ -74,7 +74,10 @@ func (sec *planSection) moves(s *Step, ctr []uint16) (out []move) {
 	}
 	// Failing is tried last, so that of walks that weigh the same the
 	// path shows one that goes on.
-	if s.Action != nil && !s.ContinueOnError {
+	// A for_each step fails when an item does, unless on_item_failure =
+	// "continue" leaves the counts to its gate.
+	fails := s.Action != nil || s.ForEach != nil && s.ForEach.OnItemFailure != ItemFailContinue
+	if fails && !s.ContinueOnError {
 		defer func() { out = append(out, move{fail: true, bump: -1}) }()
 	}
 	if s.Gate == nil {
@@ -239,12 +242,13 @@ func (sec *planSection) path(fig int, onFail *planSection) []PathStep {
 	for s != nil && len(out) < 10_000 {
 		e := sr.value(s, ctr)
 		m := e.best
-		ps := PathStep{Step: s.Name, OnFailure: s.OnFailure, Skipped: m.skip, Exhausted: m.exhausted, Fails: m.fail}
+		ps := PathStep{Step: s.Name, OnFailure: s.OnFailure, Finally: s.Finally, Skipped: m.skip, Exhausted: m.exhausted, Fails: m.fail}
 		if m.rule != nil {
 			ps.Rule = m.rule.Name
 		}
 		if s.ForEach != nil && !m.skip {
 			ps.Items = sec.p.perStep[s].Items
+			ps.Concurrency = sec.p.perStep[s].Concurrency
 			ps.Body = sec.p.section(s.ForEach.Steps, nil).path(fig, nil)
 		}
 		out = append(out, ps)

@@ -92,6 +92,8 @@ func writePlan(w io.Writer, p *lang.Plan) {
 			names[i] = s.ForEach + "/" + s.Name
 		case s.OnFailure:
 			names[i] = "on_failure/" + s.Name
+		case s.Finally:
+			names[i] = "finally/" + s.Name
 		}
 		width = max(width, len(names[i]))
 	}
@@ -157,6 +159,10 @@ func writePath(w io.Writer, path []lang.PathStep, indent string) {
 			flush()
 			prefix = "on_failure: "
 		}
+		if ps.Finally && (i == 0 || !path[i-1].Finally) {
+			flush()
+			prefix = "finally: "
+		}
 		s := ps.Step
 		switch {
 		case ps.Skipped:
@@ -166,11 +172,17 @@ func writePath(w io.Writer, path []lang.PathStep, indent string) {
 		case ps.Rule != "":
 			s += " [" + ps.Rule + "]"
 		}
-		if ps.Fails {
-			s += " fails"
-		}
 		if ps.Items != nil {
 			s += fmt.Sprintf(" ×%s items", count(*ps.Items))
+			if ps.Concurrency > 1 {
+				s += fmt.Sprintf(", %d at a time", ps.Concurrency)
+				if ps.Fails {
+					s += ","
+				}
+			}
+		}
+		if ps.Fails {
+			s += " fails"
 		}
 		line = append(line, s)
 		if ps.Rule != "" || ps.Fails || ps.Body != nil {
