@@ -115,7 +115,7 @@ func writePlan(w io.Writer, p *lang.Plan) {
 		fmt.Fprintln(w, "\nThe paths through the caps are too many to search: the figures are a looser bound (every capped goto taken max times from every visit of its step), and no path is shown.")
 	} else {
 		fmt.Fprintf(w, "\nPath to the most agent calls (%s):\n", count(t.Calls))
-		writePath(w, p.Path, "  ")
+		writePath(w, p.Path, "  ", true)
 	}
 	if len(p.Unbounded) > 0 {
 		fmt.Fprintln(w, "\nUnbounded:")
@@ -144,8 +144,9 @@ func writePlan(w io.Writer, p *lang.Plan) {
 	}
 }
 
-// writePath writes a path as runs of steps, a line per gate decision.
-func writePath(w io.Writer, path []lang.PathStep, indent string) {
+// writePath writes a path as runs of steps, a line per gate decision; top
+// marks the run's own steps, where the on_failure and finally steps begin.
+func writePath(w io.Writer, path []lang.PathStep, indent string, top bool) {
 	var line []string
 	prefix := ""
 	flush := func() {
@@ -155,11 +156,11 @@ func writePath(w io.Writer, path []lang.PathStep, indent string) {
 		}
 	}
 	for i, ps := range path {
-		if ps.OnFailure && (i == 0 || !path[i-1].OnFailure) {
+		if top && ps.OnFailure && (i == 0 || !path[i-1].OnFailure) {
 			flush()
 			prefix = "on_failure: "
 		}
-		if ps.Finally && (i == 0 || !path[i-1].Finally) {
+		if top && ps.Finally && (i == 0 || !path[i-1].Finally) {
 			flush()
 			prefix = "finally: "
 		}
@@ -189,7 +190,7 @@ func writePath(w io.Writer, path []lang.PathStep, indent string) {
 			flush()
 		}
 		if ps.Body != nil {
-			writePath(w, ps.Body, indent+"    ")
+			writePath(w, ps.Body, indent+"    ", false)
 		}
 	}
 	flush()
