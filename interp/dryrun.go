@@ -35,23 +35,25 @@ type DryRun struct {
 	Wrap func(Actions) Actions
 }
 
-// Actions are the three ways a run reaches the world: commands, agents and
-// builtins.
+// Actions are the ways a run reaches the world: commands, agents and
+// builtins; and Playbooks, which may answer playbook steps instead of
+// their sub-runs.
 type Actions struct {
-	Shell   ShellRunner
-	Drivers DriverFactory
-	Funcs   builtins.Registry
+	Shell     ShellRunner
+	Drivers   DriverFactory
+	Funcs     builtins.Registry
+	Playbooks PlaybookStub
 }
 
 // dryActions puts a dry run's stand-ins in place of r's actions.
 func (r *run) dryActions(base builtins.Registry) {
 	d := r.opts.DryRun
 	acts := Actions{Shell: dryShell{r}, Drivers: func(*lang.Agent) (agent.Driver, error) { return dryDriver{r}, nil },
-		Funcs: r.dryFuncs(base)}
+		Funcs: r.dryFuncs(base), Playbooks: r.playbooks}
 	if d.Wrap != nil {
 		acts = d.Wrap(acts)
 	}
-	r.shell, r.funcs, r.drivers = acts.Shell, acts.Funcs, acts.Drivers
+	r.shell, r.funcs, r.drivers, r.playbooks = acts.Shell, acts.Funcs, acts.Drivers, acts.Playbooks
 	if d.Prompt != nil {
 		inner := r.drivers
 		r.drivers = func(a *lang.Agent) (agent.Driver, error) {

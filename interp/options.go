@@ -33,6 +33,9 @@ type Options struct {
 	// Drivers makes the driver for an agent profile. Default: the profile's
 	// driver block or preset, or AgentCommand when set.
 	Drivers DriverFactory
+	// Playbooks, when set, may answer a playbook step in place of running
+	// its playbook (apl test's mocks). Default: every playbook step runs.
+	Playbooks PlaybookStub
 	// AgentCommand, when set, sends every agent call to this command (the
 	// command driver contract; apl run --agent-cmd).
 	AgentCommand []string
@@ -75,6 +78,11 @@ type Options struct {
 type ShellRunner interface {
 	Run(ctx context.Context, spec builtins.ShellSpec) (builtins.ShellResult, error)
 }
+
+// PlaybookStub answers playbook step step in place of its sub-run, after
+// the step's inputs were evaluated: ok false runs the playbook; err fails
+// the step.
+type PlaybookStub func(ctx context.Context, step string) (out cty.Value, ok bool, err error)
 
 // DriverFactory returns the driver that serves an agent profile.
 type DriverFactory func(a *lang.Agent) (agent.Driver, error)

@@ -49,6 +49,8 @@ type run struct {
 	shell   ShellRunner
 	funcs   builtins.Registry
 	drivers DriverFactory
+	// playbooks, when set, may answer playbook steps (Options.Playbooks).
+	playbooks PlaybookStub
 
 	// redact removes secrets from everything the run writes.
 	redact *builtins.Redactor
@@ -217,6 +219,7 @@ func newRun(pb *lang.Playbook, opts Options) (*run, *localHost, error) {
 	if r.funcs == nil {
 		r.funcs = builtins.Funcs()
 	}
+	r.playbooks = opts.Playbooks
 	if opts.DryRun != nil {
 		r.dryActions(r.funcs)
 	}

@@ -37,6 +37,11 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 			inputs[k.AsString()] = ev
 		}
 	}
+	if r.playbooks != nil {
+		if out, ok, err := r.playbooks(ctx, s.Name); ok {
+			return result{out: out, err: err}
+		}
+	}
 	id := fmt.Sprintf("%s-%d", s.Name, rec.Runs)
 	if k := f.key(); k != "" {
 		id = fmt.Sprintf("%s-%s-%d", s.Name, safeName(k), rec.Runs)
@@ -77,7 +82,7 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 			opts.Answers[sub] = v
 		}
 	}
-	opts.Shell, opts.Funcs, opts.Drivers = r.shell, r.funcs, r.drivers
+	opts.Shell, opts.Funcs, opts.Drivers, opts.Playbooks = r.shell, r.funcs, r.drivers, r.playbooks
 
 	start := r.now()
 	var res *Result

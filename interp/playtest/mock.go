@@ -58,7 +58,30 @@ func Mocked(m map[string]*lang.Mock, next interp.Actions) interp.Actions {
 			}
 			return d, nil
 		},
-		Funcs: mk.wrap(next.Funcs),
+		Funcs:     mk.wrap(next.Funcs),
+		Playbooks: mk.playbooks(next.Playbooks),
+	}
+}
+
+// playbooks answers mocked playbook steps from the mocks, so that a test
+// of a playbook that runs another does not run it; the others go to next,
+// else run their playbooks.
+func (m *mocks) playbooks(next interp.PlaybookStub) interp.PlaybookStub {
+	return func(ctx context.Context, step string) (cty.Value, bool, error) {
+		mk, n := m.next(step)
+		if mk == nil {
+			if next != nil {
+				return next(ctx, step)
+			}
+			return cty.NilVal, false, nil
+		}
+		if mk.Error != "" {
+			return cty.NilVal, true, mockError(mk)
+		}
+		if out := mk.Output(n); out != cty.NilVal {
+			return out, true, nil
+		}
+		return cty.EmptyObjectVal, true, nil
 	}
 }
 

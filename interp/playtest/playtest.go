@@ -64,14 +64,15 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 	res := &Result{Test: t, Path: []string{}}
 	acts := Mocked(t.Mocks, interp.Actions{Shell: &builtins.Shell{Workdir: work, Policy: builtins.DefaultPolicy}, Funcs: funcs})
 	ropts := interp.Options{
-		Workdir: work,
-		RunID:   "test",
-		Inputs:  t.Inputs,
-		Mode:    t.Mode,
-		Shell:   acts.Shell,
-		Drivers: acts.Drivers,
-		Funcs:   acts.Funcs,
-		NoSync:  true,
+		Workdir:   work,
+		RunID:     "test",
+		Inputs:    t.Inputs,
+		Mode:      t.Mode,
+		Shell:     acts.Shell,
+		Drivers:   acts.Drivers,
+		Funcs:     acts.Funcs,
+		Playbooks: acts.Playbooks,
+		NoSync:    true,
 		Observer: interp.ObserverFunc(func(e interp.Event) {
 			if e.Type == interp.EventStepStarted {
 				res.Path = append(res.Path, e.Step)

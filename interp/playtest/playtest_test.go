@@ -379,3 +379,109 @@ func TestEqual(t *testing.T) {
 		}
 	}
 }
+
+// TestMockedPlaybookStep checks that a mock stands in for a playbook
+// step's sub-run, per call, as for any other action: the sub-playbook's
+// own steps do not run (its shell step would fail), its inputs are still
+// evaluated, and an error mock fails the step with its kind.
+func TestMockedPlaybookStep(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"sub/sub.hcl": `
+playbook "sub" {}
+input "n" {
+  type = number
+}
+step "boom" {
+  shell {
+    command = ["false"]
+  }
+}
+output {
+  score = inputs.n
+}
+`,
+		"main/main.hcl": `
+playbook "main" {}
+step "phase" {
+  continue_on_error = true
+  playbook {
+    source = "../sub"
+    inputs = { n = steps.phase.attempts }
+  }
+  gate {
+    rule "again" {
+      when = "(steps.phase.output?.score ?? 0) < 9 && steps.phase.error_kind != 'budget'"
+      goto = "phase"
+      max  = 1
+      on_exhausted {
+        fail = "low"
+      }
+    }
+    otherwise {}
+  }
+}
+output {
+  score = try(steps.phase.output.score, null)
+  kind  = steps.phase.error_kind
+}
+`,
+		"main/main_test.hcl": `
+test "two calls" {
+  mock "phase" {
+    outputs = [{ score = 5 }, { score = 9.5 }]
+  }
+  expect {
+    status = "completed"
+    path   = ["phase", "phase"]
+    output = { score = 9.5, kind = "" }
+  }
+}
+test "error" {
+  mock "phase" {
+    error      = "max_tokens: step used 9 tokens (max 1)"
+    error_kind = "budget"
+  }
+  expect {
+    status = "completed"
+    path   = ["phase"]
+    output = { score = null, kind = "budget" }
+  }
+}
+`,
+	}
+	for name, src := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ld := &lang.Loader{Builtins: builtins.Funcs().Names(), Signatures: builtins.Funcs(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}
+	ref := filepath.Join(dir, "main")
+	pb, diags := ld.Load(ref)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	testFiles, err := ld.TestFiles(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests, diags := lang.LoadTests(pb, testFiles)
+	if diags.HasErrors() || len(tests) != 2 {
+		t.Fatalf("%d tests: %v", len(tests), diags)
+	}
+	for _, tt := range tests {
+		t.Run(tt.Name, func(t *testing.T) {
+			res, err := Run(context.Background(), pb, ref, tt, Options{Workdir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range res.Mismatches {
+				t.Errorf("%s (reason %q)", m, res.Reason)
+			}
+		})
+	}
+}

@@ -62,6 +62,13 @@ output {
       }
     },
   )
+  # For the orchestrator (stdlib:orchestrator): the remediation feedback
+  # (the scorecard's deductions, the judge's concerns), the confidence
+  # diagnostic's criteria table, and the metrics' failure histogram.
+  scorecard          = try(steps.rate.output.scorecard, [])
+  judge_concerns     = try(steps.judge.output.concerns, [])
+  criteria_results   = try(steps.verify.output.criteria_results, [])
+  failure_categories = concat(try([for f in steps.verify.output.failure_categories : f.category], []), try([for f in steps.debug.output.failure_categories : f.category], []))
   rollback_performed = steps.rollback.status == "completed"
   rollback_from      = steps.rollback.status == "completed" ? inputs.last_checkpoint_sha : null
   rollback_to        = try(steps.rollback.output.commit, null)

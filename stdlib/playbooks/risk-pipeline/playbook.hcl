@@ -27,11 +27,12 @@ playbook "risk-pipeline" {
   }
 }
 
-# Section 3.A, the CLI contract. TASK is --task; --cwd is apl's --workdir
-# and --json apl's own.
+# Section 3.A, the CLI contract. TASK is the argument after the playbook
+# (or --task); --cwd is apl's --workdir and --json apl's own.
 
 input "task" {
   type        = string
+  positional  = true
   description = "The task description (an empty one fails risk assessment: exit 5)."
 }
 
