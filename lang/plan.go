@@ -213,11 +213,17 @@ func (p *planner) plan() *Plan {
 		for i := range t {
 			t[i] = sp.Visits.Times(t[i])
 		}
+		// A step's caps count over the run, or in a for_each body over
+		// one item's walk: each item keeps its own record of the step.
+		walks := Exactly(1)
+		if s.Parent != nil {
+			walks = visits[s.Parent].Times(*p.perStep[s.Parent].Items)
+		}
 		if s.MaxTokens > 0 {
-			t[figTokens] = t[figTokens].Min(Exactly(float64(s.MaxTokens)))
+			t[figTokens] = t[figTokens].Min(walks.Times(Exactly(float64(s.MaxTokens))))
 		}
 		if s.MaxCostUSD > 0 {
-			t[figCost] = t[figCost].Min(Exactly(s.MaxCostUSD))
+			t[figCost] = t[figCost].Min(walks.Times(Exactly(s.MaxCostUSD)))
 		}
 		sp.Total = t.figures()
 		for i := range t {
@@ -312,8 +318,9 @@ func (p *planner) visitCost(s *Step) {
 			items := p.items(s)
 			sp.Items = &items
 			body := p.section(s.ForEach.Steps, nil)
+			capped := body.cappedSum()
 			for i := range v {
-				v[i] = items.Times(body.worst(i))
+				v[i] = items.Times(body.worst(i).Min(capped[i]))
 			}
 			// Calls, tokens, cost and retries count every item; the wall
 			// clock only the items that cannot run at once.

@@ -357,6 +357,35 @@ step "each" {
 		visits:  map[string]Bound{"do": n(10), "check": n(10)},
 		factors: []string{"tokens do", "cost_usd do"},
 	}, {
+		// An item's do runs 3 times (check loops back twice) at 3000
+		// tokens a call, 9000, but its max_tokens holds each item's record
+		// to 5000: 3 items, 15000 (not 3 × 3 × 5000).
+		name: "step cap per for_each item",
+		src: withDriver + `
+step "each" {
+  for_each = "['a', 'b', 'c']"
+  step "do" {
+    max_tokens = 5000
+    agent "a" { prompt = "do ${item}" }
+  }
+  step "check" {
+    shell { command = ["true"] }
+    gate {
+      rule "ok" {
+        when = "steps.check.output == ''"
+      }
+      otherwise {
+        goto = "do"
+        max  = 2
+        on_exhausted { fail = "rejected" }
+      }
+    }
+  }
+}`,
+		opts:   func(o *PlanOptions) { o.PromptTokens = 2000 },
+		want:   Figures{Calls: n(9), Tokens: n(15000), CostUSD: n(9 * 0.021), Seconds: n(9*600 + 9*60), Retries: n(6)},
+		visits: map[string]Bound{"do": n(9)},
+	}, {
 		name: "ask waits",
 		src: agents + `
 step "choose" {

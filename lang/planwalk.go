@@ -329,3 +329,29 @@ func (sec *planSection) flow(weight func(*Step) Bound, retry bool, onFail Bound)
 	}
 	return total
 }
+
+// cappedSum bounds one walk of the section by its steps' own caps: each
+// step's most visits times its figures a visit, held to its max_tokens and
+// max_cost_usd, summed. Only tokens and cost have such caps; the other
+// figures are left unbounded here. The walk search cannot apply them, as
+// a cap holds the sum of a step's visits, not each one.
+func (sec *planSection) cappedSum() vec {
+	var out vec
+	for i := range out {
+		out[i] = Unbounded
+	}
+	out[figTokens], out[figCost] = Bound{}, Bound{}
+	for s, n := range sec.visits() {
+		pv := sec.p.perStep[s].PerVisit
+		tokens, cost := n.Times(pv.Tokens), n.Times(pv.CostUSD)
+		if s.MaxTokens > 0 {
+			tokens = tokens.Min(Exactly(float64(s.MaxTokens)))
+		}
+		if s.MaxCostUSD > 0 {
+			cost = cost.Min(Exactly(s.MaxCostUSD))
+		}
+		out[figTokens] = out[figTokens].Plus(tokens)
+		out[figCost] = out[figCost].Plus(cost)
+	}
+	return out
+}
