@@ -2,6 +2,7 @@ package interp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,6 +16,11 @@ import (
 type Asker interface {
 	Ask(ctx context.Context, q Question) (string, error)
 }
+
+// ErrNoAnswer is what an Asker returns for a question it has no answer
+// to: the run waits, as it does without an Asker (apl test's asker, which
+// answers only the ask steps a test mocks).
+var ErrNoAnswer = errors.New("no answer")
 
 // Question is a decision a step needs from a person: a choice among
 // Options or, with Text, an answer typed in words.
@@ -81,6 +87,9 @@ func (r *run) ask(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty
 		answer, how = v, "answer given to resume"
 	} else if r.opts.Asker != nil {
 		r.host.block(func() { answer, err = r.opts.Asker.Ask(ctx, q) })
+		if errors.Is(err, ErrNoAnswer) {
+			return cty.NilVal, &Waiting{Step: s.Name, Item: q.Item, Question: q.Question, Options: q.Options, Text: q.Text}, nil
+		}
 		if err != nil {
 			return cty.NilVal, nil, err
 		}

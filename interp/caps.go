@@ -3,6 +3,7 @@ package interp
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/apl-lang/apl/builtins/agent"
@@ -91,6 +92,9 @@ func (r *run) breaker(f *frame, s *lang.Step, stepErr error) *trip {
 	// completed step ends an error streak, any progress ends a no-progress
 	// streak.
 	if stepErr != nil {
+		if kind := errorKind(stepErr); slices.Contains(cb.OpenOn, kind) {
+			return r.openBreaker(s, fmt.Sprintf("step %s failed with a %s error (open_on): %v", s.Name, kind, stepErr))
+		}
 		msg := normalizeError(stepErr.Error())
 		if msg == b.LastError {
 			b.ConsecutiveSameError++

@@ -62,5 +62,8 @@
 // inputs, steps, run, vars, item and the playbook's locals are derived
 // from the run's records when an expression is evaluated, for the steps
 // and locals it reads (eval.go), with one derivation for both languages
-// and no caches to keep in step.
+// and no caches to keep in step. The one exception is a step's own
+// locals: evaluated once when the step starts, they are kept in its
+// frame for the attempt, and not in the state (a resumed step starts
+// again and evaluates them again).
 package interp

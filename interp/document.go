@@ -156,10 +156,13 @@ func (r *run) projectDocument(d *lang.Document) ([]byte, error) {
 // that a for_each step still running shows the items it has so far
 // (their keys, statuses, errors and outputs) where other expressions see
 // no output yet, so that a document can show a task table as it fills.
+// So does one the run paused in (pending again, its items kept): a run
+// waiting for a person's answer shows the table the person decides on.
 func (r *run) documentSteps(refs stepRefs) cty.Value {
 	m := map[string]cty.Value{}
 	r.visitSteps(nil, refs, func(name string, rec *StepRecord, out cty.Value) {
-		if s := r.pb.Step(name); s != nil && s.ForEach != nil && rec.Status == StepRunning && len(r.st.Items[name]) > 0 {
+		unfinished := rec.Status == StepRunning || rec.Status == StepPending
+		if s := r.pb.Step(name); s != nil && s.ForEach != nil && unfinished && len(r.st.Items[name]) > 0 {
 			items := map[string]*item{}
 			for k, ir := range r.st.Items[name] {
 				items[k] = &item{rec: ir}

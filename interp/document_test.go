@@ -294,6 +294,41 @@ step "work" {
 	}
 }
 
+// A run that waits for an answer inside a for_each keeps its task table
+// in the document: the items that completed, and the one that asks.
+func TestDocumentShowsItemsWhileWaiting(t *testing.T) {
+	pb := load(t, `
+playbook "conductor" {}
+document "tasks" {
+  path = "tasks.json"
+  content = {
+    status = run.status
+    tasks  = try({ for k, it in steps.work.output.items : k => it.status }, {})
+  }
+}
+step "work" {
+  for_each = "['t1', 't2']"
+  key      = "item"
+  step "decide" {
+    when = "item == 't2'"
+    ask {
+      question = "Go on?"
+      options  = ["yes", "no"]
+    }
+  }
+}
+`)
+	res, _, work := start(t, pb, nil)
+	if res.Status != StatusWaiting {
+		t.Fatalf("status %q, want waiting", res.Status)
+	}
+	doc := readJSON(t, filepath.Join(work, "tasks.json"))
+	want := map[string]any{"status": "waiting", "tasks": map[string]any{"t1": "completed", "t2": "pending"}}
+	if diff := cmp.Diff(want, doc); diff != "" {
+		t.Errorf("document of the waiting run (-want +got):\n%s", diff)
+	}
+}
+
 // docChainPlaybook is chainPlaybook(6) with a document of every step's
 // status.
 func docChainPlaybook() string {

@@ -62,7 +62,7 @@ func (r *run) evalCtx(f *frame, extra map[string]cty.Value, exprs ...hcl.Express
 		vars[lang.RootVars] = cty.ObjectVal(r.vars)
 	}
 	if _, given := extra[lang.RootLocal]; !given && (all || need[lang.RootLocal]) {
-		vars[lang.RootLocal] = r.localsValue(locals, all)
+		vars[lang.RootLocal] = withStepLocals(r.localsValue(locals, all), f)
 	}
 	if f != nil && f.item != nil {
 		vars[lang.RootItem] = f.item.value
@@ -117,6 +117,42 @@ func (r *run) localsValue(names []string, all bool) cty.Value {
 			v = cty.NullVal(lv.Type)
 		}
 		m[lv.Name] = v
+	}
+	return cty.ObjectVal(m)
+}
+
+// stepLocals evaluates step s's own locals in frame f, each after those
+// it reads, into the object the step's expressions see them in. Unlike
+// a playbook's local, a step's local that fails to evaluate fails the
+// step: it is evaluated once, when the step starts, from what the step
+// is about to use.
+func (r *run) stepLocals(f *frame, s *lang.Step) (cty.Value, error) {
+	f.locals = cty.EmptyObjectVal
+	m := map[string]cty.Value{}
+	for _, lv := range s.Locals {
+		v, diags := lv.Expr.Value(r.evalCtx(f, nil, lv.Expr))
+		if diags.HasErrors() {
+			f.locals = cty.NilVal
+			return cty.NilVal, fmt.Errorf("evaluating local %q: %w", lv.Name, diagsError(diags))
+		}
+		m[lv.Name] = v
+		f.locals = cty.ObjectVal(m)
+	}
+	return f.locals, nil
+}
+
+// withStepLocals adds the current step's own locals in frame f to the
+// playbook's locals.
+func withStepLocals(locals cty.Value, f *frame) cty.Value {
+	if f == nil || f.locals == cty.NilVal {
+		return locals
+	}
+	m := locals.AsValueMap()
+	if m == nil {
+		m = map[string]cty.Value{}
+	}
+	for k, v := range f.locals.AsValueMap() {
+		m[k] = v
 	}
 	return cty.ObjectVal(m)
 }
@@ -284,7 +320,7 @@ func (r *run) exprEnv(f *frame, conds ...*lang.Condition) map[string]any {
 	}
 	for _, c := range conds {
 		if c != nil && c.Locals {
-			env[lang.RootLocal] = lang.ExprValue(r.localsValue(nil, true))
+			env[lang.RootLocal] = lang.ExprValue(withStepLocals(r.localsValue(nil, true), f))
 			break
 		}
 	}

@@ -15,6 +15,10 @@ type frame struct {
 	outputs map[string]cty.Value
 	caps    map[string]int
 	item    *item // nil at the top level
+	// locals are the current step's own locals, evaluated when it
+	// started; cty.NilVal when it has none. They are not in the state:
+	// a resumed step starts again and evaluates them again.
+	locals cty.Value
 }
 
 // item is one item of a for_each step while the run holds it in memory.

@@ -78,7 +78,11 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 			if err := r.assign(f, o.Set); err != nil {
 				return outcome{}, nil, err
 			}
-			return r.apply(f, s, rule, o.Exhausted, next)
+			eo, t, err := r.apply(f, s, rule, o.Exhausted, next)
+			if err == nil && t == nil && o.Exhausted.OpenBreaker {
+				t = r.openBreaker(s, fmt.Sprintf("rule %q of step %s: %s taken %d times (max %d)", rule.Name, s.Name, what, f.caps[key], o.Max))
+			}
+			return eo, t, err
 		}
 		f.caps[key]++
 		if o.Goto.Index <= s.Index || o.Requeue {

@@ -2,6 +2,8 @@ package interp
 
 import (
 	"testing"
+
+	"github.com/zclconf/go-cty/cty"
 )
 
 // TestLocals parses a plan once, in a local, for a for_each, a condition
@@ -48,5 +50,64 @@ output {
 	st, _, _ := ReadRun(res.Dir)
 	if len(st.Vars) != 0 {
 		t.Errorf("vars %v: locals are not stored", st.Vars)
+	}
+}
+
+// TestStepLocals names values computed from the item once per step, in
+// a for_each body: the shell command, the check, the gate's rule and its
+// set all read the same evaluation (uuid() is called once per attempt).
+func TestStepLocals(t *testing.T) {
+	pb := load(t, `
+playbook "l" {}
+input "tasks" {
+  type = list(object({ id = string, spec = string }))
+}
+var "seen" {
+  type    = map(string)
+  default = {}
+}
+step "each" {
+  for_each = "inputs.tasks"
+  key      = "item.id"
+  step "do" {
+    locals {
+      parts = split(":", item.spec)
+      task  = { kind = local.parts[0], arg = join(":", slice(local.parts, 1, length(local.parts))) }
+      nonce = uuid()
+    }
+    progress_start = "${local.task.kind} ${local.task.arg}"
+    shell {
+      command = ["printf", "%s", local.nonce]
+    }
+    check "same" {
+      condition = "steps.do.output == local.nonce && local.task.kind in ['echo', 'test']"
+    }
+    gate {
+      rule "test" {
+        when = "local.task.kind == 'test'"
+        set  = { seen = merge(vars.seen, { (item.id) = "test ${local.task.arg} ${local.nonce == steps.do.output}" }) }
+      }
+      otherwise {
+        set = { seen = merge(vars.seen, { (item.id) = "${local.task.kind} ${local.task.arg}" }) }
+      }
+    }
+  }
+}
+output {
+  seen = vars.seen
+}
+`)
+	res, _ := startWith(t, pb, Options{Inputs: map[string]cty.Value{"tasks": cty.TupleVal([]cty.Value{
+		cty.ObjectVal(map[string]cty.Value{"id": cty.StringVal("t1"), "spec": cty.StringVal("echo:a:b")}),
+		cty.ObjectVal(map[string]cty.Value{"id": cty.StringVal("t2"), "spec": cty.StringVal("test:go test ./...")}),
+	})}})
+	if res.Status != StatusCompleted {
+		t.Fatalf("status %s: %s", res.Status, res.Reason)
+	}
+	if got, want := string(res.OutputJSON), `{"seen":{"t1":"echo a:b","t2":"test go test ./... true"}}`; got != want {
+		t.Errorf("output\n got %s\nwant %s", got, want)
+	}
+	if lv := pb.Steps[0].ForEach.Steps[0].Locals; len(lv) != 3 || lv[2].Name != "task" || lv[2].Type.FriendlyName() != "object" {
+		t.Errorf("step locals %v", lv)
 	}
 }

@@ -29,6 +29,9 @@ type Result struct {
 	Status         string // completed, failed, interrupted, or a playbook's finish status
 	Recommendation string
 	Reason         string
+	// ErrorKind is the error kind of what failed the run ("" when it did
+	// not fail): a cap, a timeout, a step's own failure.
+	ErrorKind string
 	// Output is the playbook's output object; cty.NilVal when the playbook
 	// has no output block.
 	Output cty.Value

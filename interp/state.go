@@ -70,7 +70,10 @@ type Meta struct {
 	Workdir        string                     `json:"workdir"`
 	Status         string                     `json:"status"`
 	Recommendation string                     `json:"recommendation,omitempty"`
-	Reason         string                     `json:"reason,omitempty"`
+	// ErrorKind is the error kind of what failed the run, "" otherwise; a
+	// playbook step that ran this run as a sub-playbook fails with it.
+	ErrorKind string `json:"error_kind,omitempty"`
+	Reason    string `json:"reason,omitempty"`
 	// CurrentStep is the step to run next (or running now); "" once the
 	// main steps are done.
 	CurrentStep    string    `json:"current_step"`

@@ -53,6 +53,16 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 			return goTo(next)
 		}
 	}
+	// The step's locals are evaluated once the step is sure to run, and
+	// hold for the whole attempt: its retries, checks and gate.
+	f.locals = cty.NilVal
+	if len(s.Locals) > 0 {
+		v, err := r.stepLocals(f, s)
+		if err != nil {
+			return r.failed(f, s, err)
+		}
+		f.locals = v
+	}
 	if s.Serial {
 		// One item at a time: wait for the step's turn without holding up
 		// the other coroutines.

@@ -57,7 +57,7 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 			resume = true
 		default:
 			out, err := r.subResult(a, &Result{RunID: id, Dir: filepath.Join(runsDir, id), Status: st.Meta.Status,
-				Recommendation: st.Meta.Recommendation, Reason: st.Meta.Reason, OutputJSON: st.Output})
+				Recommendation: st.Meta.Recommendation, Reason: st.Meta.Reason, ErrorKind: st.Meta.ErrorKind, OutputJSON: st.Output})
 			return result{out: out, err: err}
 		}
 	}
@@ -139,7 +139,13 @@ func (r *run) subResult(a *lang.SubPlaybook, res *Result) (cty.Value, error) {
 	}
 	if res.Status == StatusFailed {
 		msg := failMessage(Meta{Recommendation: res.Recommendation, Reason: res.Reason})
-		return out, fmt.Errorf("playbook %s: %s", a.Source, msg)
+		err := fmt.Errorf("playbook %s: %s", a.Source, msg)
+		if res.ErrorKind != "" {
+			// The sub-run's own cap or timeout is the step's: a phase's
+			// token cap is a budget error for the breaker's open_on.
+			err = withKind(res.ErrorKind, err)
+		}
+		return out, err
 	}
 	return out, nil
 }

@@ -73,6 +73,7 @@ func (r *run) walkMain(ctx context.Context) outcome {
 			m.Status, m.Reason, m.CurrentStep = o.status, o.reason, ""
 		case outFail, outTrip:
 			m.Status, m.Recommendation, m.Reason, m.CurrentStep = StatusFailed, o.recommendation, o.reason, o.next
+			m.ErrorKind = o.errorKind
 		default:
 			return o
 		}
@@ -170,7 +171,7 @@ func (r *run) interrupted() (*Result, error) {
 func (r *run) finish() (*Result, error) {
 	res := &Result{
 		RunID: r.st.Meta.RunID, Dir: r.dir.path, Status: r.st.Meta.Status,
-		Recommendation: r.st.Meta.Recommendation, Reason: r.st.Meta.Reason,
+		Recommendation: r.st.Meta.Recommendation, Reason: r.st.Meta.Reason, ErrorKind: r.st.Meta.ErrorKind,
 		OutputJSON: json.RawMessage("{}"),
 	}
 	if r.pb.Output != nil {

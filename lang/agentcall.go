@@ -89,12 +89,12 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 			tmpl, d := l.templateExpr(a.Expr)
 			diags = append(diags, d...)
 			call.Template = tmpl
-			l.deferRefs(tmpl, refScope{vars: true, body: s.Parent, what: "a prompt"})
+			l.deferRefs(tmpl, refScope{vars: true, body: s.Parent, step: s, what: "a prompt"})
 		}
 	}
 	if a := content.Attributes["vars"]; a != nil {
 		call.Vars = a.Expr
-		l.deferRefs(a.Expr, refScope{vars: true, body: s.Parent, what: "agent vars"})
+		l.deferRefs(a.Expr, refScope{vars: true, body: s.Parent, step: s, what: "agent vars"})
 	}
 	if a := content.Attributes["budget"]; a != nil {
 		v, rng, d := refName(a, "budget")
@@ -110,7 +110,7 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 	if a := content.Attributes["model"]; a != nil {
 		if len(a.Expr.Variables()) > 0 {
 			call.Model, call.ModelExpr = "", a.Expr
-			l.deferRefs(a.Expr, refScope{body: s.Parent, what: "an agent's model"})
+			l.deferRefs(a.Expr, refScope{body: s.Parent, step: s, what: "an agent's model"})
 		} else {
 			v, d := constString(a)
 			diags = append(diags, d...)
@@ -119,23 +119,23 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 	}
 	if a := content.Attributes["session"]; a != nil {
 		call.Session = a.Expr
-		l.deferRefs(a.Expr, refScope{body: s.Parent, what: "an agent's session"})
+		l.deferRefs(a.Expr, refScope{body: s.Parent, step: s, what: "an agent's session"})
 	}
 	return call, diags
 }
 
 // checkAgentModels checks that every computed model gives what the
 // agent's driver takes as its model setting (a string), as far as the
-// expression's type is known before the run; ctx gives each section's
+// expression's type is known before the run; ctx gives each step's
 // typed unknowns.
-func (l *loader) checkAgentModels(ctx func(body *Step) *hcl.EvalContext, bad map[hcl.Expression]bool) hcl.Diagnostics {
+func (l *loader) checkAgentModels(ctx func(s *Step) *hcl.EvalContext, bad map[hcl.Expression]bool) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, s := range l.pb.AllSteps() {
 		a, ok := s.Action.(*AgentCall)
 		if !ok || a.ModelExpr == nil || bad[a.ModelExpr] {
 			continue
 		}
-		v, d := a.ModelExpr.Value(ctx(s.Parent))
+		v, d := a.ModelExpr.Value(ctx(s))
 		if d.HasErrors() {
 			continue // typeCheckExpr reported it
 		}

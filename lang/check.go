@@ -47,7 +47,7 @@ func (l *loader) decodeCheckBlock(s *Step, b *hcl.Block, env *condEnv) (*Check, 
 	}
 	if a := content.Attributes["message"]; a != nil {
 		c.Message = a.Expr
-		l.deferRefs(a.Expr, refScope{body: s.Parent, what: "a check message"})
+		l.deferRefs(a.Expr, refScope{body: s.Parent, step: s, what: "a check message"})
 	}
 	if a := content.Attributes["on_fail"]; a != nil {
 		v, d := constString(a)

@@ -74,6 +74,7 @@ func (l *loader) decodeExprAttr(attr *hcl.Attribute, env *condEnv, asBool bool) 
 	c, diags := compileExpr(src, attr.Expr, env, asBool)
 	for _, d := range diags {
 		fixLineStart(d.Subject, l.sources[d.Subject.Filename])
+		l.addStepLocalHint(d)
 	}
 	if c != nil {
 		l.conds = append(l.conds, condRec{c, attr.Expr})
@@ -81,6 +82,24 @@ func (l *loader) decodeExprAttr(attr *hcl.Attribute, env *condEnv, asBool bool) 
 		l.noteFailedRefs(src)
 	}
 	return c, diags
+}
+
+// addStepLocalHint says, when a condition reads local.NAME where it is
+// not visible, which step declares NAME: a step's locals are its own.
+func (l *loader) addStepLocalHint(d *hcl.Diagnostic) {
+	const marker = "local has no field "
+	i := strings.Index(d.Detail, marker)
+	if i < 0 {
+		return
+	}
+	var name string
+	if _, err := fmt.Sscanf(d.Detail[i+len(marker):], "%q", &name); err != nil {
+		return
+	}
+	if owner := l.stepLocalOwner(name); owner != nil {
+		d.Summary = "Reference to another step's local"
+		d.Detail = strings.TrimSuffix(d.Detail, ".") + fmt.Sprintf(". Local %q is declared in step %q, and only that step's own expressions (its action, checks, gate and progress templates, not its when) see it.", name, owner.Name)
+	}
 }
 
 // fixLineStart fills in the byte offsets of a range built from a line
@@ -214,6 +233,8 @@ func exprDiag(summary, src string, err error, holder hcl.Expression, env *condEn
 				msg = fmt.Sprintf("%s has no field %q", path, name)
 				if s := Suggest(name, keys); s != "" {
 					msg += fmt.Sprintf(". Did you mean %q?", s)
+				} else if len(keys) == 0 {
+					msg += "; it has no fields"
 				} else {
 					msg += fmt.Sprintf(". It has: %s.", strings.Join(keys, ", "))
 				}

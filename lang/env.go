@@ -202,6 +202,22 @@ func (l *loader) conditionEnv(body *Step) *condEnv {
 	return newCondEnv(m)
 }
 
+// stepEnv is env with step s's own locals added to local, for the
+// conditions that run after the step's locals are evaluated (checks,
+// gate rules, progress_when); env itself when s has none.
+func (l *loader) stepEnv(s *Step, env *condEnv) *condEnv {
+	if len(s.Locals) == 0 {
+		return env
+	}
+	m := maps.Clone(env.types)
+	locals := types.Map{}
+	for _, lv := range slices.Concat(l.pb.Locals, s.Locals) {
+		locals[lv.Name] = exprType(lv.Type)
+	}
+	m[RootLocal] = locals
+	return newCondEnv(m)
+}
+
 // varTypes is vars as conditions see it: the declared vars with their
 // types, any other name as any (whether something sets it is checked on
 // its own, checkConditionRefs).
@@ -217,6 +233,9 @@ func (l *loader) varTypes() types.Map {
 type refScope struct {
 	vars bool  // prompt templates and agent vars see vars
 	body *Step // the for_each step whose body the expression is in
+	// step is the step whose own expression this is, when its locals
+	// are evaluated by then: it sees them as local.NAME.
+	step *Step
 	item bool
 	what string // for messages: "a prompt template", "a shell command", ...
 }
@@ -294,7 +313,7 @@ func (l *loader) checkTraversal(tr hcl.Traversal, scope refScope) hcl.Diagnostic
 	case RootVars:
 		return l.checkVarRef(attrs, rng)
 	case RootLocal:
-		return l.checkLocalRef(attrs, rng)
+		return l.checkLocalRef(attrs, rng, scope.step)
 	case RootItem, RootItemAttempt:
 		if scope.item {
 			return nil

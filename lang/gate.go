@@ -28,6 +28,7 @@ var outcomeAttributes = []hcl.AttributeSchema{
 	{Name: "finish"},
 	{Name: "fail"},
 	{Name: "reason"},
+	{Name: "open_breaker"},
 }
 
 var ruleSchema = &hcl.BodySchema{
@@ -80,7 +81,11 @@ type Outcome struct {
 	Reason  hcl.Expression // why, for Finish and Fail
 	// Exhausted runs instead of this outcome once Goto was taken Max times.
 	Exhausted *Outcome
-	DeclRange hcl.Range
+	// OpenBreaker, on an on_exhausted outcome, opens the circuit breaker
+	// once the cap is used up: the run stops, and resumes after the
+	// cooldown at where the outcome leads (its goto, else next).
+	OpenBreaker bool
+	DeclRange   hcl.Range
 }
 
 // decodeGateBlock reads a gate: ordered rules, first match wins, and an
@@ -138,7 +143,7 @@ func (l *loader) decodeGateBlock(s *Step, b *hcl.Block, env *condEnv) (*Gate, hc
 func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allowExhausted bool) (*Outcome, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	o := &Outcome{DeclRange: rng}
-	scope := refScope{body: s.Parent, what: "a gate action"}
+	scope := refScope{body: s.Parent, step: s, what: "a gate action"}
 	if a := c.Attributes["log"]; a != nil {
 		o.Log = a.Expr
 		l.deferRefs(a.Expr, scope)
@@ -189,6 +194,24 @@ func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allow
 			}
 			diags = append(diags, errDiag("Reserved status",
 				fmt.Sprintf("%s cannot finish as %q: apl sets that status itself. Use completed, a status of your own (mapped with exit_codes), or fail = \"...\" to fail.", what, v.AsString()), a.Expr.Range()))
+		}
+	}
+	if a := c.Attributes["open_breaker"]; a != nil {
+		v, d := constBool(a)
+		diags = append(diags, d...)
+		switch {
+		case d.HasErrors():
+		case allowExhausted:
+			diags = append(diags, errDiag("open_breaker outside on_exhausted",
+				"open_breaker opens the circuit breaker when a cap is used up; put it in the capped outcome's on_exhausted block.", a.NameRange))
+		case v && l.pb.CircuitBreaker == nil:
+			diags = append(diags, errDiag("open_breaker without circuit_breaker",
+				"This playbook has no circuit_breaker block, so there is no breaker to open. Add circuit_breaker { } (its cooldown says how long resume waits), or fail = \"halt\" to stop the run.", a.NameRange))
+		case v && (c.Attributes["finish"] != nil || c.Attributes["fail"] != nil || c.Attributes["requeue"] != nil):
+			diags = append(diags, errDiag("Conflicting gate actions",
+				"An outcome that opens the circuit breaker stops the run there; finish, fail and requeue would never happen. Keep goto (where the resumed run goes on) or nothing (the step's next).", a.NameRange))
+		default:
+			o.OpenBreaker = v
 		}
 	}
 	var routes []*hcl.Attribute

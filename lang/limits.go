@@ -2,9 +2,12 @@ package lang
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 )
 
 var limitsSchema = &hcl.BodySchema{
@@ -21,6 +24,7 @@ var circuitBreakerSchema = &hcl.BodySchema{
 		{Name: "no_progress"},
 		{Name: "same_error"},
 		{Name: "cooldown"},
+		{Name: "open_on"},
 	},
 }
 
@@ -46,7 +50,11 @@ type CircuitBreaker struct {
 	NoProgress int
 	SameError  int
 	Cooldown   time.Duration
-	DeclRange  hcl.Range
+	// OpenOn are error kinds (ErrorKinds) that open the breaker at once
+	// when a step fails with one: a step's or a phase's token cap or
+	// time limit (budget, timeout) rather than a streak.
+	OpenOn    []string
+	DeclRange hcl.Range
 }
 
 // decodeLimitsBlocks reads the run's caps: wall clock, total retries,
@@ -103,6 +111,10 @@ func (l *loader) decodeCircuitBreakerBlocks(blocks []*hcl.Block) hcl.Diagnostics
 		}
 		if a := content.Attributes["cooldown"]; a != nil {
 			cb.Cooldown, d = constDuration(a)
+			diags = append(diags, d...)
+		}
+		if a := content.Attributes["open_on"]; a != nil {
+			cb.OpenOn, d = decodeErrorKinds(a)
 			diags = append(diags, d...)
 		}
 		l.pb.CircuitBreaker = cb
@@ -162,4 +174,29 @@ func constPositiveFloat(a *hcl.Attribute) (float64, hcl.Diagnostics) {
 		diags = append(diags, errDiag("Invalid value", fmt.Sprintf("%s must be more than 0.", a.Name), a.Expr.Range()))
 	}
 	return v, diags
+}
+
+// decodeErrorKinds reads a constant list of error kinds.
+func decodeErrorKinds(a *hcl.Attribute) ([]string, hcl.Diagnostics) {
+	v, diags := a.Expr.Value(nil)
+	if diags.HasErrors() || v.IsNull() || !(v.Type().IsListType() || v.Type().IsTupleType() || v.Type().IsSetType()) {
+		return nil, hcl.Diagnostics{errDiag("Invalid error kinds",
+			fmt.Sprintf("%s is a constant list of error kinds, e.g. [\"budget\", \"timeout\"].", a.Name), a.Expr.Range())}
+	}
+	var out []string
+	for it := v.ElementIterator(); it.Next(); {
+		_, ev := it.Element()
+		if ev.IsNull() || ev.Type() != cty.String {
+			return nil, hcl.Diagnostics{errDiag("Invalid error kinds",
+				fmt.Sprintf("%s is a constant list of error kinds, e.g. [\"budget\", \"timeout\"].", a.Name), a.Expr.Range())}
+		}
+		k := ev.AsString()
+		if !slices.Contains(ErrorKinds, k) {
+			diags = append(diags, errDiag("Unknown error kind",
+				fmt.Sprintf("%q is not an error kind; the kinds are %s.%s", k, strings.Join(ErrorKinds, ", "), didYouMean(k, ErrorKinds)), a.Expr.Range()))
+			continue
+		}
+		out = append(out, k)
+	}
+	return out, diags
 }

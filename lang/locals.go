@@ -23,7 +23,10 @@ type Local struct {
 	// Type is what the expression yields, inferred when the playbook
 	// loads from the types of what it reads; DynamicPseudoType when that
 	// cannot be told.
-	Type      cty.Type
+	Type cty.Type
+	// Step is the step whose locals block declares the local; nil for the
+	// playbook's own.
+	Step      *Step
 	DeclRange hcl.Range
 }
 
@@ -33,6 +36,41 @@ type Local struct {
 // steps are declared (their returns types are known) and before any
 // condition compiles (conditions are typed against the locals).
 func (l *loader) declareLocals(blocks []*hcl.Block) hcl.Diagnostics {
+	locals, byName, diags := l.orderLocals(blocks, nil)
+	l.pb.Locals, l.pb.locals = locals, byName
+	for _, lv := range l.pb.Locals {
+		lv.Type = l.inferType(lv.Expr, nil, l.pb.Locals)
+		l.deferRefs(lv.Expr, refScope{vars: true, what: "a local value"})
+	}
+	return diags
+}
+
+// declareStepLocals reads the locals blocks of step s: values named
+// when the step starts, which may read item and the step's section, and
+// which only the step's own expressions see. It runs when the step's
+// body is decoded, after its for_each parent fixed the item type.
+func (l *loader) declareStepLocals(s *Step, blocks []*hcl.Block) hcl.Diagnostics {
+	if len(blocks) == 0 {
+		return nil
+	}
+	if s.ForEach != nil {
+		return hcl.Diagnostics{errDiag("locals on a for_each step",
+			fmt.Sprintf("for_each step %q runs its nested steps per item; declare the locals in the nested step that uses them, or at the top level of the playbook.", s.Name), blocks[0].DefRange)}
+	}
+	locals, byName, diags := l.orderLocals(blocks, s)
+	s.Locals, s.locals = locals, byName
+	for _, lv := range s.Locals {
+		lv.Type = l.inferType(lv.Expr, s.Parent, slices.Concat(l.pb.Locals, s.Locals))
+		l.deferRefs(lv.Expr, refScope{vars: true, body: s.Parent, step: s, what: "a local value"})
+	}
+	return diags
+}
+
+// orderLocals decodes locals blocks into locals ordered so that each
+// comes after those it reads. owner is the step the blocks belong to,
+// nil for the playbook's; a step's local may not take the name of one of
+// the playbook's.
+func (l *loader) orderLocals(blocks []*hcl.Block, owner *Step) ([]*Local, map[string]*Local, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	byName := map[string]*Local{}
 	for _, b := range blocks {
@@ -45,17 +83,21 @@ func (l *loader) declareLocals(blocks []*hcl.Block) hcl.Diagnostics {
 					fmt.Sprintf("A local's name is letters, digits and underscores, not starting with a digit; %q is not.", name), a.NameRange))
 				continue
 			}
-			if prev := byName[name]; prev != nil {
+			prev := byName[name]
+			if prev == nil && owner != nil {
+				prev = l.pb.locals[name]
+			}
+			if prev != nil {
 				diags = append(diags, errDiag("Duplicate local",
 					fmt.Sprintf("Local %q is already declared at %s.", name, prev.DeclRange), a.NameRange))
 				continue
 			}
-			lv := &Local{Name: name, Expr: a.Expr, Type: cty.DynamicPseudoType, DeclRange: a.Range}
-			byName[name] = lv
+			byName[name] = &Local{Name: name, Expr: a.Expr, Type: cty.DynamicPseudoType, Step: owner, DeclRange: a.Range}
 		}
 	}
 	// Depth-first in name order: each local after what it reads, and a
 	// cycle reported once, where it closes.
+	var out []*Local
 	state := map[string]int{} // 1 visiting, 2 done
 	var visit func(lv *Local, path []string)
 	visit = func(lv *Local, path []string) {
@@ -75,17 +117,12 @@ func (l *loader) declareLocals(blocks []*hcl.Block) hcl.Diagnostics {
 			}
 		}
 		state[lv.Name] = 2
-		l.pb.Locals = append(l.pb.Locals, lv)
+		out = append(out, lv)
 	}
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		visit(byName[name], nil)
 	}
-	l.pb.locals = byName
-	for _, lv := range l.pb.Locals {
-		lv.Type = l.inferType(lv.Expr)
-		l.deferRefs(lv.Expr, refScope{vars: true, what: "a local value"})
-	}
-	return diags
+	return out, byName, diags
 }
 
 // localRefs lists the locals an expression reads (local.NAME).
@@ -103,20 +140,23 @@ func localRefs(e hcl.Expression) []string {
 }
 
 // inferType evaluates e against unknown values of the types it may read
-// (inputs, the top-level steps with their returns types, run, the locals
-// typed so far) and returns the type of the result: HCL's own type
-// checking, run without running anything. What cannot be told is
-// DynamicPseudoType.
-func (l *loader) inferType(e hcl.Expression) cty.Type {
+// (inputs, the steps of body's section with their returns types, run,
+// the item inside a for_each body, the locals typed so far) and returns
+// the type of the result: HCL's own type checking, run without running
+// anything. What cannot be told is DynamicPseudoType.
+func (l *loader) inferType(e hcl.Expression, body *Step, typed []*Local) cty.Type {
 	inputs := map[string]cty.Value{}
 	for _, in := range l.pb.Inputs {
 		inputs[in.Name] = cty.UnknownVal(in.Type)
 	}
 	steps := map[string]cty.Value{}
-	for _, s := range slices.Concat(l.pb.Steps, l.pb.OnFailure, l.pb.Finally) {
+	for _, s := range l.pb.AllSteps() {
+		if s.Parent != nil && s.Parent != body {
+			continue
+		}
 		fields := map[string]cty.Value{"output": cty.DynamicVal}
 		if s.Returns != cty.NilType {
-			fields["output"] = cty.UnknownVal(s.Returns)
+			fields["output"] = unknownOf(s.Returns)
 		}
 		for name, f := range StepFields {
 			fields[name] = cty.UnknownVal(f.Type)
@@ -128,17 +168,22 @@ func (l *loader) inferType(e hcl.Expression) cty.Type {
 		run[name] = cty.UnknownVal(f.Type)
 	}
 	locals := map[string]cty.Value{}
-	for _, lv := range l.pb.Locals {
-		locals[lv.Name] = cty.UnknownVal(lv.Type)
+	for _, lv := range typed {
+		locals[lv.Name] = unknownOf(lv.Type)
+	}
+	vars := map[string]cty.Value{
+		RootInputs: cty.ObjectVal(inputs),
+		RootSteps:  cty.ObjectVal(steps),
+		RootRun:    cty.ObjectVal(run),
+		RootVars:   cty.DynamicVal,
+		RootLocal:  cty.ObjectVal(locals),
+	}
+	if body != nil && body.ForEach != nil {
+		vars[RootItem] = unknownOf(body.ForEach.ItemType)
+		vars[RootItemAttempt] = cty.UnknownVal(cty.Number)
 	}
 	ctx := &hcl.EvalContext{
-		Variables: map[string]cty.Value{
-			RootInputs: cty.ObjectVal(inputs),
-			RootSteps:  cty.ObjectVal(steps),
-			RootRun:    cty.ObjectVal(run),
-			RootVars:   cty.DynamicVal,
-			RootLocal:  cty.ObjectVal(locals),
-		},
+		Variables: vars,
 		Functions: RunFunctions(Impure{Now: func() time.Time { return time.Time{} }, UUID: func() string { return "" }}),
 	}
 	return typeOf(e, ctx)
@@ -186,15 +231,28 @@ func valueType(e hcl.Expression, ctx *hcl.EvalContext) cty.Type {
 }
 
 // checkLocalRef checks local.NAME and the attributes read below it
-// against the local's inferred type.
-func (l *loader) checkLocalRef(attrs []string, rng hcl.Range) hcl.Diagnostics {
+// against the local's inferred type. step is the step whose expression
+// reads it (nil outside a step): its own locals are visible to it, and
+// no other step's.
+func (l *loader) checkLocalRef(attrs []string, rng hcl.Range, step *Step) hcl.Diagnostics {
 	if len(attrs) == 0 {
 		return nil
 	}
 	lv := l.pb.locals[attrs[0]]
+	if lv == nil && step != nil {
+		lv = step.locals[attrs[0]]
+	}
 	if lv == nil {
+		if owner := l.stepLocalOwner(attrs[0]); owner != nil {
+			return hcl.Diagnostics{errDiag("Reference to another step's local",
+				fmt.Sprintf("Local %q is declared in step %q, and only that step's own expressions (its action, checks, gate and progress templates, not its when or skip_reason) see it. Declare it where it is read, or in the playbook's locals if it does not read item.", attrs[0], owner.Name), rng)}
+		}
+		names := slices.Sorted(maps.Keys(l.pb.locals))
+		if step != nil {
+			names = slices.Sorted(slices.Values(slices.Concat(names, slices.Collect(maps.Keys(step.locals)))))
+		}
 		return hcl.Diagnostics{errDiag("Reference to undeclared local",
-			fmt.Sprintf("There is no local named %q.%s", attrs[0], didYouMean(attrs[0], slices.Sorted(maps.Keys(l.pb.locals)))), rng)}
+			fmt.Sprintf("There is no local named %q.%s", attrs[0], didYouMean(attrs[0], names)), rng)}
 	}
 	t, path := lv.Type, "local."+lv.Name
 	for _, a := range attrs[1:] {
@@ -212,5 +270,16 @@ func (l *loader) checkLocalRef(attrs []string, rng hcl.Range) hcl.Diagnostics {
 	return nil
 }
 
-// Local returns the local with the given name, or nil.
+// stepLocalOwner is the first step, in declared order, with a local of
+// the given name; nil if none has one.
+func (l *loader) stepLocalOwner(name string) *Step {
+	for _, s := range l.pb.AllSteps() {
+		if s.locals[name] != nil {
+			return s
+		}
+	}
+	return nil
+}
+
+// Local returns the playbook's local with the given name, or nil.
 func (p *Playbook) Local(name string) *Local { return p.locals[name] }

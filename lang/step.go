@@ -45,6 +45,7 @@ var stepSchema = &hcl.BodySchema{
 		{Type: "check", LabelNames: []string{"name"}},
 		{Type: "limit", LabelNames: []string{"name"}},
 		{Type: "step", LabelNames: []string{"name"}},
+		{Type: "locals"},
 	},
 }
 
@@ -79,6 +80,11 @@ type Step struct {
 	ContinueOnError bool
 	Action          Action // nil for a step that only routes
 	Gate            *Gate
+	// Locals are the step's own named values (locals { NAME = EXPR }),
+	// evaluated when the step starts, after its when, each after those it
+	// reads; only the step's own expressions read them, as local.NAME.
+	Locals []*Local
+	locals map[string]*Local
 	// Retry re-runs the action when it fails; Checks reject an output and
 	// may re-run the step.
 	Retry  *Retry
@@ -250,6 +256,16 @@ func (l *loader) declareSection(b *hcl.Block, sec section) hcl.Diagnostics {
 // gate.
 func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnostics {
 	content, diags := b.Body.Content(stepSchema)
+	var localBlocks []*hcl.Block
+	for _, lb := range content.Blocks {
+		if lb.Type == "locals" {
+			localBlocks = append(localBlocks, lb)
+		}
+	}
+	diags = append(diags, l.declareStepLocals(s, localBlocks)...)
+	// when is evaluated before the step's locals; everything after it
+	// sees them.
+	whenEnv, env := env, l.stepEnv(s, env)
 	if a := content.Attributes["description"]; a != nil {
 		v, d := constString(a)
 		diags = append(diags, d...)
@@ -265,7 +281,7 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 		if a == nil {
 			continue
 		}
-		l.deferRefs(a.Expr, refScope{body: s.Parent, what: "a progress template"})
+		l.deferRefs(a.Expr, refScope{body: s.Parent, step: s, what: "a progress template"})
 		if name == "progress_start" {
 			s.ProgressStart = a.Expr
 		} else {
@@ -276,7 +292,7 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 		}
 	}
 	if a := content.Attributes["when"]; a != nil {
-		c, d := l.decodeCondition(a, env)
+		c, d := l.decodeCondition(a, whenEnv)
 		diags = append(diags, d...)
 		s.When = c
 		l.noteConditionRefs(c)
@@ -355,6 +371,8 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 		switch ab.Type {
 		case "step":
 			// Declared with the step; decoded on its own.
+		case "locals":
+			// Declared first (declareStepLocals).
 		case "limit":
 			if s.ForEach == nil {
 				diags = append(diags, errDiag("limit without for_each", "A limit caps items of a for_each step running at once.", ab.DefRange))

@@ -326,6 +326,45 @@ test "f" {
 	}
 }
 
+// TestLoadTestsAskMock checks the mocked answers of an ask step: a
+// string, and one of the options when they are constant.
+func TestLoadTestsAskMock(t *testing.T) {
+	pb, diags := (&Loader{}).LoadSources(map[string][]byte{"ask.hcl": []byte(`
+playbook "ask" {}
+
+step "decide" {
+  ask {
+    question = "Ship it?"
+    options  = ["ship", "stop"]
+  }
+}
+`)}, ".")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	srcs := map[string][]byte{"ask_test.hcl": []byte(`
+test "a" {
+  mock "decide" {
+    outputs = [
+      "ship",
+      true,    # ERROR: Mock does not match the step
+      "shipp", # ERROR: Mock answer is not an option
+    ]
+  }
+  expect { status = "completed" }
+}
+`)}
+	_, diags = LoadTests(pb, srcs)
+	if diff := cmp.Diff(marks(srcs), diagMarks(diags)); diff != "" {
+		t.Errorf("diagnostics differ from the marks (-marked +got):\n%s\n%v", diff, diags)
+	}
+	for _, d := range diags {
+		if d.Summary == "Mock answer is not an option" && !strings.Contains(d.Detail, `Did you mean "ship"?`) {
+			t.Errorf("detail %q: want a did-you-mean", d.Detail)
+		}
+	}
+}
+
 func TestLoadTestsDidYouMean(t *testing.T) {
 	pb := loadTested(t)
 	src := `

@@ -158,10 +158,44 @@ func (d *testDecoder) decodeMock(t *Test, b *hcl.Block) hcl.Diagnostics {
 		// returns too.
 		return append(diags, checkMockOutput(d.pb, s, cty.StringVal(""), false, "mock", b.DefRange)...)
 	}
+	ask, isAsk := s.Action.(*Ask)
 	for i, v := range m.Outputs {
+		if isAsk {
+			diags = append(diags, checkMockAnswer(s.Name, ask, v, ranges[i])...)
+			continue
+		}
 		diags = append(diags, checkMockOutput(d.pb, s, v, isAgent, "mock", ranges[i])...)
 	}
 	return diags
+}
+
+// checkMockAnswer checks a mocked answer to an ask step: a string, and,
+// for a choice, one of the options when they are constant.
+func checkMockAnswer(step string, a *Ask, v cty.Value, rng hcl.Range) hcl.Diagnostics {
+	if v.IsNull() || v.Type() != cty.String {
+		return hcl.Diagnostics{errDiag("Mock does not match the step",
+			fmt.Sprintf("Step %q asks a person, so its mock's output is the chosen option, a string, not %s.", step, formatValue(v)), rng)}
+	}
+	if a.Options == nil {
+		return nil // a text answer: any string
+	}
+	opts, diags := a.Options.Value(nil)
+	if diags.HasErrors() || !opts.IsWhollyKnown() || opts.IsNull() || !opts.CanIterateElements() {
+		return nil
+	}
+	var names []string
+	for it := opts.ElementIterator(); it.Next(); {
+		_, o := it.Element()
+		if o.IsNull() || o.Type() != cty.String {
+			return nil
+		}
+		if o.AsString() == v.AsString() {
+			return nil
+		}
+		names = append(names, o.AsString())
+	}
+	return hcl.Diagnostics{errDiag("Mock answer is not an option",
+		fmt.Sprintf("Step %q offers %s; %q is not one of them.%s", step, strings.Join(names, ", "), v.AsString(), didYouMean(v.AsString(), names)), rng)}
 }
 
 // checkMockOutput checks that a mocked output is one the step could

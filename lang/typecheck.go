@@ -22,7 +22,7 @@ import (
 // of HCL expressions, the fields read from untyped outputs, vars nothing
 // sets, builtin calls, and exit_codes.
 func (l *loader) checkAfterDecode() hcl.Diagnostics {
-	tc := &typeChecker{l: l, ctxs: map[*Step]*hcl.EvalContext{}}
+	tc := &typeChecker{l: l, ctxs: map[*Step]*hcl.EvalContext{}, stepCtxs: map[*Step]*hcl.EvalContext{}}
 	scripts := map[hcl.Expression]bool{}
 	for _, s := range l.pb.AllSteps() {
 		if sh, ok := s.Action.(*Shell); ok && sh.Script != nil {
@@ -45,7 +45,7 @@ func (l *loader) checkAfterDecode() hcl.Diagnostics {
 			bad[rc.expr] = true
 			continue
 		}
-		ctx := tc.ctx(rc.scope.body)
+		ctx := tc.scopeCtx(rc.scope)
 		if scripts[rc.expr] {
 			diags = append(diags, typeCheckScript(rc.expr, ctx)...)
 		} else {
@@ -57,7 +57,7 @@ func (l *loader) checkAfterDecode() hcl.Diagnostics {
 	}
 	for _, s := range l.pb.AllSteps() {
 		if c, ok := s.Action.(*Call); ok {
-			ctx := tc.ctx(s.Parent)
+			ctx := tc.stepCtx(s)
 			for _, a := range c.Args {
 				if bad[a.Expr] {
 					ctx = nil // arguments with errors are not evaluated again
@@ -67,7 +67,7 @@ func (l *loader) checkAfterDecode() hcl.Diagnostics {
 		}
 	}
 	diags = append(diags, l.checkExitCodes()...)
-	diags = append(diags, l.checkAgentModels(tc.ctx, bad)...)
+	diags = append(diags, l.checkAgentModels(tc.stepCtx, bad)...)
 	diags = append(diags, l.checkSetTypes(tc)...)
 	return diags
 }
@@ -93,11 +93,41 @@ func (tc *typeChecker) vars() cty.Value {
 	return cty.ObjectVal(m)
 }
 
-// typeChecker builds, once per section, the evaluation context of type
-// checks.
+// typeChecker builds, once per section and once per step with locals,
+// the evaluation context of type checks.
 type typeChecker struct {
-	l    *loader
-	ctxs map[*Step]*hcl.EvalContext
+	l        *loader
+	ctxs     map[*Step]*hcl.EvalContext
+	stepCtxs map[*Step]*hcl.EvalContext
+}
+
+// scopeCtx is what an expression of scope sees: its section, and the
+// locals of the step it belongs to.
+func (tc *typeChecker) scopeCtx(sc refScope) *hcl.EvalContext {
+	if sc.step != nil {
+		return tc.stepCtx(sc.step)
+	}
+	return tc.ctx(sc.body)
+}
+
+// stepCtx is what step s's own expressions see once its locals are
+// evaluated: its section's context with s's locals added to local.
+func (tc *typeChecker) stepCtx(s *Step) *hcl.EvalContext {
+	base := tc.ctx(s.Parent)
+	if len(s.Locals) == 0 {
+		return base
+	}
+	if c, ok := tc.stepCtxs[s]; ok {
+		return c
+	}
+	locals := map[string]cty.Value{}
+	for _, lv := range slices.Concat(tc.l.pb.Locals, s.Locals) {
+		locals[lv.Name] = unknownOf(lv.Type)
+	}
+	c := base.NewChild()
+	c.Variables = map[string]cty.Value{RootLocal: cty.ObjectVal(locals)}
+	tc.stepCtxs[s] = c
+	return c
 }
 
 // ctx is what expressions in the section of body (nil: the main and

@@ -136,7 +136,7 @@ func (l *loader) checkSetTypes(tc *typeChecker) hcl.Diagnostics {
 			if v == nil || v.Type == cty.DynamicPseudoType {
 				continue
 			}
-			t := typeOf(p.Value, tc.ctx(s.Parent))
+			t := typeOf(p.Value, tc.stepCtx(s))
 			if t == cty.DynamicPseudoType {
 				continue
 			}

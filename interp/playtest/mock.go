@@ -191,3 +191,24 @@ func mockError(mk *lang.Mock) error {
 	}
 	return err
 }
+
+// mockAsker answers the ask steps a test mocks: the N-th time a step asks
+// in the run, its mock's N-th output is the choice. An ask step without a
+// mock has no answer, so the run waits, as it would with no one at a
+// terminal.
+type mockAsker struct{ mocks *mocks }
+
+func (a mockAsker) Ask(_ context.Context, q interp.Question) (string, error) {
+	mk, n := a.mocks.next(q.Step)
+	if mk == nil {
+		return "", interp.ErrNoAnswer
+	}
+	if mk.Error != "" {
+		return "", mockError(mk)
+	}
+	out := mk.Output(n)
+	if out == cty.NilVal || out.IsNull() || out.Type() != cty.String {
+		return "", fmt.Errorf("mock of step %s: an ask's answer is one of its options, a string", q.Step)
+	}
+	return out.AsString(), nil
+}

@@ -72,6 +72,7 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 		Drivers:   acts.Drivers,
 		Funcs:     acts.Funcs,
 		Playbooks: acts.Playbooks,
+		Asker:     mockAsker{mocks: newMocks(t.Mocks)},
 		NoSync:    true,
 		Observer: interp.ObserverFunc(func(e interp.Event) {
 			if e.Type == interp.EventStepStarted {

@@ -2,11 +2,12 @@ package playtest
 
 import (
 	"context"
-	"github.com/apl-lang/apl/builtins/agent"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/apl-lang/apl/builtins/agent"
 
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/lang"
@@ -481,6 +482,86 @@ test "error" {
 			}
 			for _, m := range res.Mismatches {
 				t.Errorf("%s (reason %q)", m, res.Reason)
+			}
+		})
+	}
+}
+
+// TestAskMock checks that a test answers an ask step with its mock, one
+// answer per time the step asks, and that an unmocked ask waits.
+func TestAskMock(t *testing.T) {
+	ld := &lang.Loader{Builtins: builtins.Funcs().Names(), DecodeAnswer: agent.CheckAnswer}
+	pb, diags := ld.LoadSources(map[string][]byte{"ask.hcl": []byte(`
+playbook "ask" {}
+
+step "decide" {
+  ask {
+    question = "Ship it?"
+    options  = ["ship", "again", "stop"]
+  }
+  gate {
+    rule "again" {
+      when = "steps.decide.output == 'again'"
+      goto = "decide"
+      max  = 2
+      on_exhausted {
+        fail = "undecided"
+      }
+    }
+    rule "stop" {
+      when   = "steps.decide.output == 'stop'"
+      finish = "stopped"
+    }
+    otherwise {}
+  }
+}
+
+output {
+  choice = steps.decide.output
+}
+`)}, ".")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	tests, diags := lang.LoadTests(pb, map[string][]byte{"ask_test.hcl": []byte(`
+test "answered" {
+  mock "decide" {
+    outputs = ["again", "ship"]
+  }
+  expect {
+    status = "completed"
+    visits = { decide = 2 }
+    output = { choice = "ship" }
+  }
+}
+
+test "stopped" {
+  mock "decide" {
+    output = "stop"
+  }
+  expect {
+    status = "stopped"
+  }
+}
+
+test "unanswered" {
+  expect {
+    status = "waiting"
+    path   = ["decide"]
+  }
+}
+`)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	for _, test := range tests {
+		t.Run(test.Name, func(t *testing.T) {
+			res, err := Run(context.Background(), pb, "ask.hcl", test, Options{Workdir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Passed() {
+				t.Errorf("mismatches %q (reason %q)", res.Mismatches, res.Reason)
 			}
 		})
 	}

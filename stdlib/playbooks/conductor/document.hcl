@@ -1,0 +1,80 @@
+# The seed's state.json ("State Management"), written at every checkpoint:
+# the tasks with their status, attempts, times and feedback,
+# parallel_state, skill_log and config. apl keeps its own state in its run
+# directory; this is the projection the seed's readers expect (jq
+# '.tasks[] | select(.status != "completed")' state.json). It is never
+# read back: resume writes it again from apl's state.
+
+document "state" {
+  path = inputs.state_file
+  content = {
+    workflow_id  = run.id
+    phase        = run.status == "completed" ? "completion" : run.status == "return_to_planning" ? "planning" : "implementation"
+    current_task = null
+    spec_paths   = { technical_design = inputs.technical_design, adr = inputs.adr }
+    tasks_file   = inputs.tasks_file
+    # While tasks runs (or the run waits in it), only steps.tasks.output,
+    # not the locals that read it, is the live table, so statuses are
+    # read from it here: local.task_status's rules, with in_progress for a
+    # running task.
+    tasks = try([for t in local.file_tasks : {
+      id    = t.id
+      title = try(t.title, "")
+      status = (length(local.subtasks[t.id]) > 0
+        ? (alltrue([for s in local.subtasks[t.id] : contains(local.done, s.id) || contains(["completed", "skipped"], try(steps.tasks.output.items[s.id].status, ""))]) ? "completed" : "pending")
+        : contains(local.done, t.id) ? "completed"
+      : try(steps.tasks.output.items[t.id].status == "failed" ? try(vars.status[t.id], "failed") : steps.tasks.output.items[t.id].status == "running" ? "in_progress" : steps.tasks.output.items[t.id].status, "pending"))
+      attempts            = try(vars.attempts[t.id], 0)
+      model               = coalesce(try(t.model, null), "sonnet")
+      escalated_model     = try(vars.models[t.id], null)
+      blocked_by          = try(t.blocked_by, [])
+      test_file           = try(t.test_file, null)
+      started_at          = try(vars.started_at[t.id], null)
+      timeout_at          = try(timeadd(vars.started_at[t.id], "30m"), null)
+      completed_at        = try(vars.completed_at[t.id], null)
+      files_changed       = try(steps.tasks.output.items[t.id].outputs.implement.files_changed, null)
+      implementer_commits = compact([try(steps.tasks.output.items[t.id].outputs.implement.commit_hash, "")])
+      feedback            = try(vars.feedback[t.id], [])
+      subtasks = [for s in local.subtasks[t.id] : {
+        id    = s.id
+        title = try(s.title, "")
+        status = (contains(local.done, s.id) ? "completed"
+        : try(steps.tasks.output.items[s.id].status == "failed" ? try(vars.status[s.id], "failed") : steps.tasks.output.items[s.id].status == "running" ? "in_progress" : steps.tasks.output.items[s.id].status, "pending"))
+        attempts        = try(vars.attempts[s.id], 0)
+        escalated_model = try(vars.models[s.id], null)
+        blocked_by      = try(s.blocked_by, [])
+        started_at      = try(vars.started_at[s.id], null)
+        completed_at    = try(vars.completed_at[s.id], null)
+        feedback        = try(vars.feedback[s.id], [])
+      }]
+    }], [])
+    parallel_state = {
+      running_tasks  = [for k, s in try(vars.stage, {}) : k if try(steps.tasks.output.items[k].status, "") == "running" && s == "implementing"]
+      pending_review = [for k, s in try(vars.stage, {}) : k if try(steps.tasks.output.items[k].status, "") == "running" && s == "pending_review"]
+      retry_queue = [for k, n in try(vars.attempts, {}) : {
+        task_id  = k
+        attempts = n
+        feedback = try(element(vars.feedback[k], length(vars.feedback[k]) - 1), null)
+      } if try(steps.tasks.output.items[k].status, "") == "pending"]
+      blocked_by_failure = try(vars.blocked_by_failure, false)
+      failure_severity   = try(vars.failure_severity, null)
+      # apl holds no conductor context to refresh.
+      tasks_since_refresh = 0
+    }
+    skill_log  = try(vars.skill_log, [])
+    created_at = try(vars.created_at, null)
+    updated_at = timestamp()
+    # The seed's config. The limits are constants in steps.hcl
+    # (concurrency, limit "model", timeout) and stated again here.
+    config = {
+      timeout_minutes                 = 30
+      max_identical_rejections        = 3
+      max_iterations_without_progress = 3
+      max_total_attempts              = inputs.max_total_attempts
+      max_parallel_tasks              = 3
+      max_parallel_by_model           = { haiku = 5, sonnet = 3, opus = 1 }
+      conductor_refresh_interval      = 5
+      conductor_model                 = "haiku"
+    }
+  }
+}

@@ -1,0 +1,13 @@
+# The seed's prompt templates ("Implementer Prompt Template", "Reviewer
+# Prompt Template"). Each agent step passes its JSON input as vars.input,
+# built as buildImplementerInput and buildReviewerInput build it.
+
+prompt "implement" {
+  description = "Implement one task with the homerun:implement skill."
+  template    = file("prompts/implement.md")
+}
+
+prompt "review" {
+  description = "Review one implementation with the homerun:review skill."
+  template    = file("prompts/review.md")
+}
