@@ -4,7 +4,7 @@ GO      ?= go
 PKGS    := ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build test race lint fuzz bench update run clean conformance record-examples
+.PHONY: build test race lint fuzz bench update graphs run clean conformance record-examples
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/apl ./cmd/apl
@@ -50,6 +50,10 @@ bench:
 # Rewrite golden files after an intended change.
 update:
 	$(GO) test ./lang ./cmd/apl -update
+
+# Draw the README's pictures again (docs/*.svg); needs Graphviz's dot.
+graphs:
+	$(GO) test ./cmd/apl -run 'TestGraphPictures' -update
 
 # Run the phase-gates example offline, with the example agent.
 run: build

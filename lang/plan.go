@@ -73,6 +73,7 @@ type StepPlan struct {
 	// ForEach names the for_each step whose body holds the step.
 	ForEach   string    `json:"for_each,omitempty"`
 	OnFailure bool      `json:"on_failure,omitempty"`
+	Finally   bool      `json:"finally,omitempty"`
 	Range     hcl.Range `json:"-"`
 	// Visits is the most times the step runs in a run (in a for_each
 	// body: over all its items).
@@ -83,9 +84,11 @@ type StepPlan struct {
 	// CallsPerRun is 2 for an agent action with returns (one re-prompt),
 	// 1 for one without, 0 for other actions.
 	CallsPerRun int `json:"calls_per_run"`
-	// Items is a for_each step's most items.
-	Items    *Bound  `json:"items,omitempty"`
-	PerVisit Figures `json:"per_visit"`
+	// Items is a for_each step's most items; Concurrency how many of them
+	// plan counts as running at once (see forEachSeconds).
+	Items       *Bound  `json:"items,omitempty"`
+	Concurrency int     `json:"concurrency,omitempty"`
+	PerVisit    Figures `json:"per_visit"`
 	// Total is Visits times PerVisit, within the step's max_tokens and
 	// max_cost_usd.
 	Total Figures `json:"total"`
@@ -113,6 +116,7 @@ type Cap struct {
 type PathStep struct {
 	Step      string `json:"step"`
 	OnFailure bool   `json:"on_failure,omitempty"`
+	Finally   bool   `json:"finally,omitempty"`
 	// Skipped: its when is false, so nothing runs.
 	Skipped bool `json:"skipped,omitempty"`
 	// Rule is the gate rule taken; Exhausted that its cap was used up, so
@@ -122,9 +126,11 @@ type PathStep struct {
 	// Fails: the step fails (its action, or its gate's fail), and the run
 	// (or the item) with it.
 	Fails bool `json:"fails,omitempty"`
-	// Items and Body: a for_each step's items and one item's worst path.
-	Items *Bound     `json:"items,omitempty"`
-	Body  []PathStep `json:"body,omitempty"`
+	// Items and Body: a for_each step's items and one item's worst path;
+	// Concurrency, how many items plan counts as running at once.
+	Items       *Bound     `json:"items,omitempty"`
+	Concurrency int        `json:"concurrency,omitempty"`
+	Body        []PathStep `json:"body,omitempty"`
 }
 
 // The figures, as indexes into a vec.
@@ -178,9 +184,12 @@ func (p *planner) plan() *Plan {
 	}
 	main := p.section(p.pb.Steps, nil)
 	onFail := p.section(p.pb.OnFailure, nil)
+	// The finally steps run once after every ending, whatever the main
+	// steps (and on_failure's) did: their worst adds to every walk.
+	fin := p.section(p.pb.Finally, nil)
 	// Most visits of each step.
 	visits := map[*Step]Bound{}
-	for _, sec := range []*planSection{main, onFail} {
+	for _, sec := range []*planSection{main, onFail, fin} {
 		for s, v := range sec.visits() {
 			visits[s] = v
 		}
@@ -204,11 +213,17 @@ func (p *planner) plan() *Plan {
 		for i := range t {
 			t[i] = sp.Visits.Times(t[i])
 		}
+		// A step's caps count over the run, or in a for_each body over
+		// one item's walk: each item keeps its own record of the step.
+		walks := Exactly(1)
+		if s.Parent != nil {
+			walks = visits[s.Parent].Times(*p.perStep[s.Parent].Items)
+		}
 		if s.MaxTokens > 0 {
-			t[figTokens] = t[figTokens].Min(Exactly(float64(s.MaxTokens)))
+			t[figTokens] = t[figTokens].Min(walks.Times(Exactly(float64(s.MaxTokens))))
 		}
 		if s.MaxCostUSD > 0 {
-			t[figCost] = t[figCost].Min(Exactly(s.MaxCostUSD))
+			t[figCost] = t[figCost].Min(walks.Times(Exactly(s.MaxCostUSD)))
 		}
 		sp.Total = t.figures()
 		for i := range t {
@@ -220,17 +235,18 @@ func (p *planner) plan() *Plan {
 	// steps also bounds it, and is lower where a step's own cap holds a
 	// step in a loop.
 	var total vec
-	var onFailTotal vec
+	var onFailTotal, finTotal vec
 	for i := range total {
 		of := onFail.worst(i)
 		onFailTotal[i] = of
 		main.onFail[i] = of
-		total[i] = main.worst(i)
+		finTotal[i] = fin.worst(i)
+		total[i] = main.worst(i).Plus(finTotal[i])
 		if i == figTokens || i == figCost {
 			total[i] = total[i].Min(sum[i])
 		}
 	}
-	p.out.Path = main.path(figCalls, onFail)
+	p.out.Path = append(main.path(figCalls, onFail), fin.path(figCalls, nil)...)
 	if lim := p.pb.Limits; lim != nil {
 		capAt := func(i int, name string, v float64) {
 			if Exactly(v).Less(total[i]) {
@@ -248,8 +264,8 @@ func (p *planner) plan() *Plan {
 			capAt(figRetries, "limits.max_retries", float64(lim.MaxRetries))
 		}
 		if lim.Timeout > 0 {
-			// on_failure steps run without the timeout.
-			if b := Exactly(lim.Timeout.Seconds()).Plus(onFailTotal[figSeconds]); b.Less(total[figSeconds]) {
+			// on_failure and finally steps run without the timeout.
+			if b := Exactly(lim.Timeout.Seconds()).Plus(onFailTotal[figSeconds]).Plus(finTotal[figSeconds]); b.Less(total[figSeconds]) {
 				total[figSeconds] = b
 				p.out.Capped = append(p.out.Capped, Cap{Figure: "seconds", Limit: "limits.timeout", Value: lim.Timeout.Seconds()})
 			}
@@ -269,7 +285,7 @@ func (p *planner) unbounded(figure string, s *Step, rng hcl.Range, why string) {
 
 // visitCost works out the figures of one visit of s.
 func (p *planner) visitCost(s *Step) {
-	sp := &StepPlan{Name: s.Name, OnFailure: s.OnFailure, Range: s.DeclRange, Runs: 1}
+	sp := &StepPlan{Name: s.Name, OnFailure: s.OnFailure, Finally: s.Finally, Range: s.DeclRange, Runs: 1}
 	if s.Parent != nil {
 		sp.ForEach = s.Parent.Name
 	}
@@ -302,9 +318,15 @@ func (p *planner) visitCost(s *Step) {
 			items := p.items(s)
 			sp.Items = &items
 			body := p.section(s.ForEach.Steps, nil)
+			capped := body.cappedSum()
 			for i := range v {
-				v[i] = items.Times(body.worst(i))
+				v[i] = items.Times(body.worst(i).Min(capped[i]))
 			}
+			// Calls, tokens, cost and retries count every item; the wall
+			// clock only the items that cannot run at once.
+			var seconds Bound
+			sp.Concurrency, seconds = forEachSeconds(s.ForEach, items, body.worst(figSeconds))
+			v[figSeconds] = seconds
 		}
 	case *Shell:
 		d := p.opts.ShellTimeout
@@ -373,6 +395,47 @@ func (p *planner) visitCost(s *Step) {
 		v[figCost] = v[figCost].Min(Exactly(s.MaxCostUSD))
 	}
 	sp.PerVisit = v.figures()
+}
+
+// forEachSeconds bounds the wall clock of a for_each step whose items take
+// at most item each, and says how many items it counts as running at once.
+// Items run concurrency at a time, and fewer when a limit's smallest max is
+// lower (every item may share that key): a new item starts when one ends,
+// so the worst is ceil(items/n) items one after another. An item that
+// waits for others (depends_on) may wait for all of them, a chain: then
+// they run one at a time. A requeued item gives up its slot between
+// attempts; the slots are then all busy (at most items×item/n) except while
+// the last item to end runs alone (at most item), which is the bound.
+func forEachSeconds(fe *ForEach, items, item Bound) (int, Bound) {
+	n := max(fe.Concurrency, 1)
+	for _, l := range fe.Limits {
+		for _, m := range l.Max {
+			if m > 0 {
+				n = min(n, m)
+			}
+		}
+		if l.Default > 0 {
+			n = min(n, l.Default)
+		}
+	}
+	if fe.DependsOn != nil {
+		n = 1
+	}
+	if items.Unbounded || n == 1 {
+		return n, items.Times(item)
+	}
+	waves := Exactly(math.Ceil(items.N / float64(n)))
+	for _, s := range fe.Steps {
+		if s.Gate == nil {
+			continue
+		}
+		for _, r := range gateRules(s.Gate) {
+			if o := r.Outcome; o != nil && o.Requeue {
+				waves = Exactly(math.Min(items.N, items.N/float64(n)+1))
+			}
+		}
+	}
+	return n, waves.Times(item)
 }
 
 // items is the most items of a for_each step: --items, else a constant

@@ -208,6 +208,184 @@ on_failure {
 		factors: []string{"tokens work", "cost_usd work", "tokens report", "cost_usd report"},
 		path:    "work! report",
 	}, {
+		// finally runs once after every ending: after a completed run
+		// (work, then wrap_up) and after a failed one (work fails, report,
+		// then wrap_up), whichever is worse: 3 calls.
+		name: "finally after every ending",
+		src: agents + `
+step "work" {
+  agent "a" { prompt = "work" }
+}
+on_failure {
+  step "report" {
+    agent "a" { prompt = "why" }
+  }
+}
+finally {
+  step "wrap_up" {
+    agent "a" { prompt = "sum up" }
+  }
+}`,
+		want:    Figures{Calls: n(3), Tokens: Unbounded, CostUSD: Unbounded, Seconds: n(1800), Retries: n(0)},
+		visits:  map[string]Bound{"work": n(1), "report": n(1), "wrap_up": n(1)},
+		factors: []string{"tokens work", "cost_usd work", "tokens report", "cost_usd report", "tokens wrap_up", "cost_usd wrap_up"},
+		path:    "work! report wrap_up",
+	}, {
+		// finally runs once, even after a loop: check loops back to work
+		// twice (3 visits of work, 3 calls), wrap_up once: 4 calls.
+		name: "finally once after a loop",
+		src: agents + `
+step "work" {
+  agent "a" { prompt = "work" }
+}
+step "check" {
+  shell { command = ["true"] }
+  continue_on_error = true
+  gate {
+    rule "again" {
+      when = "steps.check.error != ''"
+      goto = "work"
+      max  = 2
+      on_exhausted { finish = "gave_up" }
+    }
+    otherwise {}
+  }
+}
+finally {
+  step "wrap_up" {
+    agent "a" { prompt = "sum up" }
+  }
+}`,
+		want:    Figures{Calls: n(4), Tokens: Unbounded, CostUSD: Unbounded, Seconds: n(4*600 + 3*60), Retries: n(2)},
+		visits:  map[string]Bound{"work": n(3), "check": n(3), "wrap_up": n(1)},
+		factors: []string{"tokens work", "cost_usd work", "tokens wrap_up", "cost_usd wrap_up"},
+		path:    "work check[again] work check[again] work check[again] wrap_up",
+	}, {
+		// limits.timeout holds the main steps to 10m; finally runs
+		// without it: 10m + 10m.
+		name: "finally outside limits.timeout",
+		src: agents + `
+limits { timeout = "10m" }
+step "one" {
+  agent "a" { prompt = "1" }
+}
+step "two" {
+  agent "a" { prompt = "2" }
+}
+finally {
+  step "wrap_up" {
+    agent "a" { prompt = "sum up" }
+  }
+}`,
+		want:    Figures{Calls: n(3), Tokens: Unbounded, CostUSD: Unbounded, Seconds: n(1200), Retries: n(0)},
+		factors: []string{"tokens one", "cost_usd one", "tokens two", "cost_usd two", "tokens wrap_up", "cost_usd wrap_up"},
+		capped:  []string{"limits.timeout"},
+	}, {
+		// 5 items, 2 at a time: every item's call counts (5), the wall
+		// clock only ceil(5/2) = 3 items one after another (30m).
+		name: "for_each concurrency",
+		src: agents + `
+step "each" {
+  for_each    = "['a', 'b', 'c', 'd', 'e']"
+  concurrency = 2
+  step "do" {
+    agent "a" { prompt = "do ${item}" }
+  }
+}`,
+		want:    Figures{Calls: n(5), Tokens: Unbounded, CostUSD: Unbounded, Seconds: n(1800), Retries: n(0)},
+		visits:  map[string]Bound{"do": n(5)},
+		factors: []string{"tokens do", "cost_usd do"},
+	}, {
+		// A limit of 1 for some key: every item may have that key, so
+		// they run one at a time (50m).
+		name: "for_each limit lowers concurrency",
+		src: agents + `
+step "each" {
+  for_each    = "['a', 'b', 'c', 'd', 'e']"
+  concurrency = 4
+  limit "model" {
+    key = "item"
+    max = { a = 1, b = 3 }
+  }
+  step "do" {
+    agent "a" { prompt = "do ${item}" }
+  }
+}`,
+		want:    Figures{Calls: n(5), Tokens: Unbounded, CostUSD: Unbounded, Seconds: n(3000), Retries: n(0)},
+		factors: []string{"tokens do", "cost_usd do"},
+	}, {
+		// depends_on may chain every item: one at a time (50m).
+		name: "for_each depends_on",
+		src: agents + `
+step "each" {
+  for_each    = "['a', 'b', 'c', 'd', 'e']"
+  concurrency = 4
+  depends_on  = "item == 'a' ? [] : ['a']"
+  step "do" {
+    agent "a" { prompt = "do ${item}" }
+  }
+}`,
+		want:    Figures{Calls: n(5), Tokens: Unbounded, CostUSD: Unbounded, Seconds: n(3000), Retries: n(0)},
+		factors: []string{"tokens do", "cost_usd do"},
+	}, {
+		// An item runs do and check twice (one requeue): 2 calls and
+		// 2×10m + 2×60s = 22m. 5 items, 2 at a time, requeued between
+		// attempts: 5/2 + 1 = 3.5 items' time one after another (77m).
+		name: "for_each requeue",
+		src: agents + `
+step "each" {
+  for_each    = "['a', 'b', 'c', 'd', 'e']"
+  concurrency = 2
+  step "do" {
+    agent "a" { prompt = "do ${item}" }
+  }
+  step "check" {
+    shell { command = ["true"] }
+    gate {
+      rule "ok" {
+        when = "steps.check.output == ''"
+      }
+      otherwise {
+        requeue = true
+        max     = 1
+        on_exhausted { fail = "rejected" }
+      }
+    }
+  }
+}`,
+		want:    Figures{Calls: n(10), Tokens: Unbounded, CostUSD: Unbounded, Seconds: n(3.5 * 1320), Retries: n(5)},
+		visits:  map[string]Bound{"do": n(10), "check": n(10)},
+		factors: []string{"tokens do", "cost_usd do"},
+	}, {
+		// An item's do runs 3 times (check loops back twice) at 3000
+		// tokens a call, 9000, but its max_tokens holds each item's record
+		// to 5000: 3 items, 15000 (not 3 × 3 × 5000).
+		name: "step cap per for_each item",
+		src: withDriver + `
+step "each" {
+  for_each = "['a', 'b', 'c']"
+  step "do" {
+    max_tokens = 5000
+    agent "a" { prompt = "do ${item}" }
+  }
+  step "check" {
+    shell { command = ["true"] }
+    gate {
+      rule "ok" {
+        when = "steps.check.output == ''"
+      }
+      otherwise {
+        goto = "do"
+        max  = 2
+        on_exhausted { fail = "rejected" }
+      }
+    }
+  }
+}`,
+		opts:   func(o *PlanOptions) { o.PromptTokens = 2000 },
+		want:   Figures{Calls: n(9), Tokens: n(15000), CostUSD: n(9 * 0.021), Seconds: n(9*600 + 9*60), Retries: n(6)},
+		visits: map[string]Bound{"do": n(9)},
+	}, {
 		name: "ask waits",
 		src: agents + `
 step "choose" {

@@ -74,7 +74,10 @@ func (sec *planSection) moves(s *Step, ctr []uint16) (out []move) {
 	}
 	// Failing is tried last, so that of walks that weigh the same the
 	// path shows one that goes on.
-	if s.Action != nil && !s.ContinueOnError {
+	// A for_each step fails when an item does, unless on_item_failure =
+	// "continue" leaves the counts to its gate.
+	fails := s.Action != nil || s.ForEach != nil && s.ForEach.OnItemFailure != ItemFailContinue
+	if fails && !s.ContinueOnError {
 		defer func() { out = append(out, move{fail: true, bump: -1}) }()
 	}
 	if s.Gate == nil {
@@ -239,12 +242,13 @@ func (sec *planSection) path(fig int, onFail *planSection) []PathStep {
 	for s != nil && len(out) < 10_000 {
 		e := sr.value(s, ctr)
 		m := e.best
-		ps := PathStep{Step: s.Name, OnFailure: s.OnFailure, Skipped: m.skip, Exhausted: m.exhausted, Fails: m.fail}
+		ps := PathStep{Step: s.Name, OnFailure: s.OnFailure, Finally: s.Finally, Skipped: m.skip, Exhausted: m.exhausted, Fails: m.fail}
 		if m.rule != nil {
 			ps.Rule = m.rule.Name
 		}
 		if s.ForEach != nil && !m.skip {
 			ps.Items = sec.p.perStep[s].Items
+			ps.Concurrency = sec.p.perStep[s].Concurrency
 			ps.Body = sec.p.section(s.ForEach.Steps, nil).path(fig, nil)
 		}
 		out = append(out, ps)
@@ -324,4 +328,30 @@ func (sec *planSection) flow(weight func(*Step) Bound, retry bool, onFail Bound)
 		total = total.Plus(v.Times(weight(s)))
 	}
 	return total
+}
+
+// cappedSum bounds one walk of the section by its steps' own caps: each
+// step's most visits times its figures a visit, held to its max_tokens and
+// max_cost_usd, summed. Only tokens and cost have such caps; the other
+// figures are left unbounded here. The walk search cannot apply them, as
+// a cap holds the sum of a step's visits, not each one.
+func (sec *planSection) cappedSum() vec {
+	var out vec
+	for i := range out {
+		out[i] = Unbounded
+	}
+	out[figTokens], out[figCost] = Bound{}, Bound{}
+	for s, n := range sec.visits() {
+		pv := sec.p.perStep[s].PerVisit
+		tokens, cost := n.Times(pv.Tokens), n.Times(pv.CostUSD)
+		if s.MaxTokens > 0 {
+			tokens = tokens.Min(Exactly(float64(s.MaxTokens)))
+		}
+		if s.MaxCostUSD > 0 {
+			cost = cost.Min(Exactly(s.MaxCostUSD))
+		}
+		out[figTokens] = out[figTokens].Plus(tokens)
+		out[figCost] = out[figCost].Plus(cost)
+	}
+	return out
 }

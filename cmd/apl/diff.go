@@ -72,6 +72,16 @@ func (c *diffCmd) Run(e *env) error {
 		return exitWith(exitUsage, fmt.Errorf("%s: %w", c.B, err))
 	}
 	changes := diffBlocks(ba, bb)
+	rec, err := readFork(c.A)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	if rec != nil && rec.Base == nil {
+		fmt.Fprintf(e.stderr, "apl: %s was forked by an apl that kept no copy of upstream's files, so this diff cannot tell your changes from upstream's\n", c.A)
+	}
+	if rec != nil && rec.Base != nil {
+		return c.forkDiff(e, rec, changes, ba, bb)
+	}
 	if c.JSON {
 		if err := printJSON(e.stdout, map[string]any{"a": c.A, "b": c.B, "equal": len(changes) == 0, "changes": changes}); err != nil {
 			return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing/fstest"
 
 	"github.com/apl-lang/apl/lang"
+	"github.com/google/go-cmp/cmp"
 )
 
 // testStdlib is a stdlib of one playbook, with a prompt file, a test file
@@ -105,14 +107,17 @@ func TestForkDiffRoundTrip(t *testing.T) {
 	if exitOf(err) != exitFailed {
 		t.Fatalf("diff after a change: exit %d, want 1", exitOf(err))
 	}
-	want := `--- ` + dir + `
-+++ stdlib:review
+	want := `Your changes:
+--- stdlib:review as forked (apl dev)
++++ ` + dir + `
 ~ prompt "review": template
     @@ -1,3 +1,3 @@
      file("prompts/review.md"):
-    -Review the change carefully.
-    +Review the change.
+    -Review the change.
+    +Review the change carefully.
      Return JSON: {"approved": bool}
+
+Upstream's changes since the fork: none.
 `
 	if out.String() != want {
 		t.Errorf("diff:\n%s\nwant:\n%s", out, want)
@@ -124,5 +129,132 @@ func TestForkUnknown(t *testing.T) {
 	err := (&forkCmd{Name: "stdlib:nope", Dir: t.TempDir()}).Run(e)
 	if exitOf(err) != exitUsage || err.Error() != `there is no stdlib playbook "nope"; apl stdlib list shows them` {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestForkDiffUpstreamChanged forks, edits the fork, and diffs it against
+// a changed upstream (a directory standing for a newer apl's stdlib): the
+// fork's changes and upstream's are apart, and the attribute both changed
+// is a conflict.
+func TestForkDiffUpstreamChanged(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "fork")
+	e, _, errb := testEnv()
+	if err := (&forkCmd{Name: "review", Dir: dir}).Run(e); err != nil {
+		t.Fatalf("fork: %v\n%s", err, errb)
+	}
+	edit := func(path, old, new string) {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil || !strings.Contains(string(b), old) {
+			t.Fatalf("%s lacks %q (%v)", path, old, err)
+		}
+		if err := os.WriteFile(path, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Upstream, later: the stdlib's files with two changes.
+	up := filepath.Join(tmp, "upstream")
+	for name, f := range testStdlib {
+		p := filepath.Join(up, filepath.FromSlash(strings.TrimPrefix(name, "review/")))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit(filepath.Join(up, "main.hcl"), "max_response_lines = 100", "max_response_lines = 150")
+	edit(filepath.Join(up, "main.hcl"), `description = "Review a change."`, `description = "Review a change for bugs."`)
+	// The fork: the same budget, changed otherwise, and a new step.
+	edit(filepath.Join(dir, "main.hcl"), "max_response_lines = 100", "max_response_lines = 300")
+	if f, err := os.OpenFile(filepath.Join(dir, "main.hcl"), os.O_APPEND|os.O_WRONLY, 0); err != nil {
+		t.Fatal(err)
+	} else {
+		f.WriteString("\nstep \"notify\" {\n  shell {\n    command = [\"echo\", \"done\"]\n  }\n}\n")
+		f.Close()
+	}
+
+	e, out, errb := testEnv()
+	err := (&diffCmd{A: dir, B: up}).Run(e)
+	if exitOf(err) != exitFailed {
+		t.Fatalf("exit %d, want 1: %v\n%s", exitOf(err), err, errb)
+	}
+	want := `Your changes:
+--- stdlib:review as forked (apl dev)
++++ ` + dir + `
++ step "notify"
+budgets:
+   budget  max_response_lines
+-  review  100
++  review  300
+
+Upstream's changes since the fork:
+--- stdlib:review as forked (apl dev)
++++ ` + up + `
+~ playbook "review": description = "Review a change." → "Review a change for bugs."
+budgets:
+   budget  max_response_lines
+-  review  100
++  review  150
+
+Changed on both sides; merge these by hand:
+  budget "review": max_response_lines (yours: changed it; upstream: changed it)
+`
+	if out.String() != want {
+		t.Errorf("diff:\n%s\nwant:\n%s", out, want)
+	}
+	if errb.Len() > 0 {
+		t.Errorf("stderr: %s", errb)
+	}
+
+	e, out, _ = testEnv()
+	(&diffCmd{A: dir, B: up, JSON: true}).Run(e)
+	var got struct {
+		Equal bool
+		Fork  struct {
+			Upstream        string
+			Yours           []change
+			UpstreamChanges []change `json:"upstream_changes"`
+			Conflicts       []conflict
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got.Equal || got.Fork.Upstream != "stdlib:review" || len(got.Fork.Yours) != 2 || len(got.Fork.UpstreamChanges) != 2 ||
+		len(got.Fork.Conflicts) != 1 || got.Fork.Conflicts[0].Yours.B != "300" || got.Fork.Conflicts[0].Upstream.B != "150" {
+		t.Errorf("--json:\n%s", out)
+	}
+
+	// Both sides making the same change is no conflict.
+	edit(filepath.Join(up, "main.hcl"), "max_response_lines = 150", "max_response_lines = 300")
+	e, out, _ = testEnv()
+	(&diffCmd{A: dir, B: up}).Run(e)
+	if strings.Contains(out.String(), "merge these by hand") {
+		t.Errorf("the same change on both sides is a conflict:\n%s", out)
+	}
+}
+
+// TestForkRecordRoundTrip checks that .apl-fork gives back every file
+// byte for byte: one holding a line like a txtar marker, one without a
+// final newline.
+func TestForkRecordRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	rec := &forkRecord{Upstream: "stdlib:x", Version: "v1", Hash: "sha256:ab", Base: map[string][]byte{
+		"main.hcl":     []byte("playbook \"x\" {}\n"),
+		"prompts/a.md": []byte("Before\n-- b.md --\nAfter\n"),
+		"prompts/c.md": []byte("no newline"),
+		"empty.md":     {},
+	}}
+	if err := os.WriteFile(filepath.Join(dir, forkFile), rec.format(dir), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readFork(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rec, got); diff != "" {
+		t.Errorf("read back (-want +got):\n%s", diff)
 	}
 }

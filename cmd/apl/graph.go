@@ -281,10 +281,13 @@ func stepHTML(s *lang.Step, badge string) string {
 	var b strings.Builder
 	b.WriteString(`<table border="0" cellborder="0" cellspacing="0" cellpadding="1">`)
 	for i, r := range rows {
-		if s.Gate != nil && i > 0 && strings.HasPrefix(r, "<i>") {
-			b.WriteString("<hr/>")
-		}
 		align := ""
+		if s.Gate != nil && i > 0 && strings.HasPrefix(r, "<i>") {
+			// With no cell spacing the rule is drawn on the cell's edge:
+			// padding keeps it off the text below.
+			b.WriteString("<hr/>")
+			align = ` cellpadding="3"`
+		}
 		if s.Gate != nil && i > 0 && !strings.HasPrefix(r, "<i>") && rowIsRule(s, i, len(rows)) {
 			align = ` align="left"`
 		}
@@ -399,6 +402,15 @@ func wrap(s string, width, max int) []string {
 	}
 	if line != "" {
 		lines = append(lines, line)
+	}
+	// A word or two of a few letters alone on a line ("when", "0", "''")
+	// reads as a stray: it joins its neighbour, a little past the width.
+	short := func(l string) bool { return len([]rune(l)) <= 4 }
+	if len(lines) > 1 && short(lines[0]) {
+		lines = append([]string{lines[0] + " " + lines[1]}, lines[2:]...)
+	}
+	if n := len(lines); n > 1 && short(lines[n-1]) {
+		lines = append(lines[:n-2], lines[n-2]+" "+lines[n-1])
 	}
 	if len(lines) > max {
 		lines = lines[:max]

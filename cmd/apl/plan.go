@@ -92,6 +92,8 @@ func writePlan(w io.Writer, p *lang.Plan) {
 			names[i] = s.ForEach + "/" + s.Name
 		case s.OnFailure:
 			names[i] = "on_failure/" + s.Name
+		case s.Finally:
+			names[i] = "finally/" + s.Name
 		}
 		width = max(width, len(names[i]))
 	}
@@ -113,7 +115,7 @@ func writePlan(w io.Writer, p *lang.Plan) {
 		fmt.Fprintln(w, "\nThe paths through the caps are too many to search: the figures are a looser bound (every capped goto taken max times from every visit of its step), and no path is shown.")
 	} else {
 		fmt.Fprintf(w, "\nPath to the most agent calls (%s):\n", count(t.Calls))
-		writePath(w, p.Path, "  ")
+		writePath(w, p.Path, "  ", true)
 	}
 	if len(p.Unbounded) > 0 {
 		fmt.Fprintln(w, "\nUnbounded:")
@@ -142,8 +144,9 @@ func writePlan(w io.Writer, p *lang.Plan) {
 	}
 }
 
-// writePath writes a path as runs of steps, a line per gate decision.
-func writePath(w io.Writer, path []lang.PathStep, indent string) {
+// writePath writes a path as runs of steps, a line per gate decision; top
+// marks the run's own steps, where the on_failure and finally steps begin.
+func writePath(w io.Writer, path []lang.PathStep, indent string, top bool) {
 	var line []string
 	prefix := ""
 	flush := func() {
@@ -153,9 +156,13 @@ func writePath(w io.Writer, path []lang.PathStep, indent string) {
 		}
 	}
 	for i, ps := range path {
-		if ps.OnFailure && (i == 0 || !path[i-1].OnFailure) {
+		if top && ps.OnFailure && (i == 0 || !path[i-1].OnFailure) {
 			flush()
 			prefix = "on_failure: "
+		}
+		if top && ps.Finally && (i == 0 || !path[i-1].Finally) {
+			flush()
+			prefix = "finally: "
 		}
 		s := ps.Step
 		switch {
@@ -166,18 +173,24 @@ func writePath(w io.Writer, path []lang.PathStep, indent string) {
 		case ps.Rule != "":
 			s += " [" + ps.Rule + "]"
 		}
-		if ps.Fails {
-			s += " fails"
-		}
 		if ps.Items != nil {
 			s += fmt.Sprintf(" ×%s items", count(*ps.Items))
+			if ps.Concurrency > 1 {
+				s += fmt.Sprintf(", %d at a time", ps.Concurrency)
+				if ps.Fails {
+					s += ","
+				}
+			}
+		}
+		if ps.Fails {
+			s += " fails"
 		}
 		line = append(line, s)
 		if ps.Rule != "" || ps.Fails || ps.Body != nil {
 			flush()
 		}
 		if ps.Body != nil {
-			writePath(w, ps.Body, indent+"    ")
+			writePath(w, ps.Body, indent+"    ", false)
 		}
 	}
 	flush()
