@@ -51,7 +51,7 @@ bench:
 update:
 	$(GO) test ./lang ./cmd/apl -update
 
-# Draw the README's pictures again (docs/*.svg); needs Graphviz's dot.
+# Draw the README's pictures again (spec/*.svg); needs Graphviz's dot.
 graphs:
 	$(GO) test ./cmd/apl -run 'TestGraphPictures' -update
 

@@ -133,7 +133,7 @@ func stdlibNames(t *testing.T) []string {
 // versions lay out differently): each must name every step and every gate
 // rule of its playbook, so a stale one fails.
 var graphPictures = map[string]string{
-	"docs/phase-runner.svg": "stdlib:phase-runner",
+	"spec/phase-runner.svg": "stdlib:phase-runner",
 }
 
 // TestGraphPictures checks the README's drawings are up to date; with
