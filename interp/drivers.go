@@ -84,3 +84,10 @@ func keyVars(pb *lang.Playbook) []string {
 	}
 	return names
 }
+
+// AgentConfig is the driver configuration an agent profile's calls go
+// to, as DefaultDrivers makes it: agentCmd when set, else the agent's
+// driver block or preset. An engine's workers make the driver from it.
+func AgentConfig(pb *lang.Playbook, a *lang.Agent, agentCmd []string) (agent.Config, error) {
+	return driverConfig(pb, a, agentCmd)
+}

@@ -37,6 +37,11 @@ type host interface {
 	// block runs fn, which waits on the world (a process, a backend, a
 	// person, another coroutine), letting the other coroutines go on.
 	block(fn func())
+	// channel makes a channel of capacity n for coroutines to hand each
+	// other values through: an item's outcome to its scheduler, a serial
+	// step's turn. Receive, and Send on a full channel, wait: only
+	// inside block.
+	channel(n int) Channel
 	// checkpoint persists the state's changes since the last checkpoint,
 	// which ch names, and clears ch; durable asks that they survive a
 	// power cut. snapshot writes the whole state.
@@ -134,6 +139,14 @@ func (h *localHost) block(fn func()) {
 	fn()
 }
 
+func (h *localHost) channel(n int) Channel { return make(goChannel, n) }
+
+// goChannel is a Channel of this process.
+type goChannel chan any
+
+func (c goChannel) Send(v any)   { c <- v }
+func (c goChannel) Receive() any { return <-c }
+
 func (h *localHost) checkpoint(st *State, ch *changes, durable bool) error {
 	return h.store.commit(st, ch, durable)
 }
@@ -179,6 +192,69 @@ func (h *localHost) close() error {
 	}
 	return h.store.close()
 }
+
+// Channel is a channel between the walk's coroutines (Engine.Channel).
+type Channel interface {
+	Send(v any)
+	Receive() any
+}
+
+// Engine runs a run's walk somewhere other than this process's
+// goroutines: on a durable-execution engine, where the walk is a
+// workflow (interp/temporal). It is the part of the host that decides
+// time and scheduling; the rules are the host's (see host): the walk's
+// coroutines take turns only inside Sleep, Block and a Channel's
+// Receive and Send, and given the same results from the world the walk
+// takes the same path. The actions reach the world through Options'
+// Shell, Funcs and Drivers, which the engine supplies too.
+//
+// A run on an engine keeps no state on disk: the engine's history is its
+// durable state, so checkpoints are skipped and it cannot be resumed
+// with apl resume. Its run directory (Options.RunsDir) still receives
+// artifacts and the playbook's sources.
+type Engine interface {
+	// Now is the engine's clock.
+	Now() time.Time
+	// UUID is a new random UUID, the same on a replay.
+	UUID() string
+	// Sleep waits d on the engine's clock.
+	Sleep(ctx context.Context, d time.Duration) error
+	// WithTimeout is ctx with a deadline d from Now on the engine's
+	// clock.
+	WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc)
+	// Walk runs fn as the first coroutine; Spawn starts another.
+	Walk(fn func())
+	Spawn(fn func())
+	// Block runs fn, which waits on the world or another coroutine.
+	Block(fn func())
+	// Channel makes a channel of capacity n between coroutines.
+	Channel(n int) Channel
+}
+
+// engineHost is the host of a run on an Engine: the engine's time and
+// scheduling, no checkpoints (the engine's history is the durable
+// state) and no heartbeat (the engine has its own), the local host's
+// documents and observer.
+type engineHost struct {
+	*localHost
+	e Engine
+}
+
+func (h *engineHost) now() time.Time        { return h.e.Now() }
+func (h *engineHost) uuid() string          { return h.e.UUID() }
+func (h *engineHost) walk(fn func())        { h.e.Walk(fn) }
+func (h *engineHost) spawn(fn func())       { h.e.Spawn(fn) }
+func (h *engineHost) block(fn func())       { h.e.Block(fn) }
+func (h *engineHost) channel(n int) Channel { return h.e.Channel(n) }
+func (h *engineHost) sleep(ctx context.Context, d time.Duration) error {
+	return h.e.Sleep(ctx, d)
+}
+func (h *engineHost) withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return h.e.WithTimeout(ctx, d)
+}
+func (h *engineHost) checkpoint(*State, *changes, bool) error { return nil }
+func (h *engineHost) snapshot(*State, *changes) error         { return nil }
+func (h *engineHost) heartbeat(time.Duration, func()) func()  { return func() {} }
 
 // retry calls try up to n times, every d, until it says it is done. It
 // waits outside any walk (taking a run's lock), so it sleeps for real.

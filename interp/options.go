@@ -69,6 +69,11 @@ type Options struct {
 	// From, on resume, runs again from this step.
 	From string
 
+	// Engine, when set, runs the walk on a durable-execution engine
+	// instead of this process's goroutines (see Engine); the engine
+	// supplies Shell, Funcs and Drivers that reach its workers.
+	Engine Engine
+
 	// host, when set, makes the host a run's walk uses from the local
 	// one (tests: a fake clock and timers).
 	host func(*localHost) host

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/apl-lang/apl/builtins"
@@ -76,7 +75,7 @@ type run struct {
 	// docs are the playbook's documents as last written.
 	docs docs
 
-	serial      map[string]*sync.Mutex
+	serial      map[string]Channel
 	itemOutputs map[string]map[string]map[string]cty.Value // for_each step → key → step → output
 }
 
@@ -242,6 +241,9 @@ func newRun(pb *lang.Playbook, opts Options) (*run, *localHost, error) {
 	r.redact = builtins.EnvRedactor(keyVars(pb)...)
 	h := newLocalHost(r.opts)
 	r.host = h
+	if opts.Engine != nil {
+		r.host = &engineHost{localHost: h, e: opts.Engine}
+	}
 	if opts.host != nil {
 		r.host = opts.host(h)
 	}

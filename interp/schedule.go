@@ -31,7 +31,7 @@ func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) result {
 		return result{err: err}
 	}
 	sc := &scheduler{r: r, step: s, g: newItemGraph(items), inUse: map[string]int{},
-		done: make(chan itemDone, s.ForEach.Concurrency), stop: make(chan struct{})}
+		done: r.host.channel(s.ForEach.Concurrency), stop: make(chan struct{})}
 	for _, it := range items {
 		sc.queued = max(sc.queued, it.rec.Queued)
 	}
@@ -44,7 +44,7 @@ func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) result {
 			break
 		}
 		var d itemDone
-		r.host.block(func() { d = <-sc.done })
+		r.host.block(func() { d = sc.done.Receive().(itemDone) })
 		sc.settle(d, true)
 		if err := r.commit(nil, nil, true); err != nil && sc.stopped == nil {
 			// Start nothing more; let the running items end first.
@@ -108,7 +108,7 @@ type scheduler struct {
 	g       *itemGraph
 	running int
 	inUse   map[string]int // "limit=value" → items running
-	done    chan itemDone
+	done    Channel        // of itemDone
 	// stop is closed when the run must stop (a cap tripped in an item, a
 	// checkpoint failed): running items go back to pending at their next
 	// step.
@@ -154,7 +154,7 @@ func (sc *scheduler) startReady(ctx context.Context) {
 		it.rec.Status = StepRunning
 		r.changes.item(sc.step.Name, it.rec.Key)
 		r.event(Event{Type: EventItemStarted, Step: sc.step.Name, Item: it.rec.Key})
-		r.host.spawn(func() { sc.done <- itemDone{it, r.walkItem(ctx, it, sc.stop)} })
+		r.host.spawn(func() { sc.done.Send(itemDone{it, r.walkItem(ctx, it, sc.stop)}) })
 	}
 	for _, it := range held {
 		heap.Push(&sc.g.ready, it)

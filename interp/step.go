@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/apl-lang/apl/builtins"
@@ -66,9 +65,9 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 	if s.Serial {
 		// One item at a time: wait for the step's turn without holding up
 		// the other coroutines.
-		mu := r.serialLock(s)
-		r.host.block(mu.Lock)
-		defer mu.Unlock()
+		turn := r.serialTurn(s)
+		r.host.block(func() { turn.Send(struct{}{}) })
+		defer turn.Receive()
 	}
 
 	// A new attempt starts a new agent session; one that was cut off
@@ -437,16 +436,18 @@ func (r *run) callAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Ca
 	return out, err
 }
 
-func (r *run) serialLock(s *lang.Step) *sync.Mutex {
+// serialTurn is the channel a serial step's items take turns through:
+// an item holds the turn while its value is in the channel.
+func (r *run) serialTurn(s *lang.Step) Channel {
 	if r.serial == nil {
-		r.serial = map[string]*sync.Mutex{}
+		r.serial = map[string]Channel{}
 	}
-	mu, ok := r.serial[s.Name]
+	turn, ok := r.serial[s.Name]
 	if !ok {
-		mu = &sync.Mutex{}
-		r.serial[s.Name] = mu
+		turn = r.host.channel(1)
+		r.serial[s.Name] = turn
 	}
-	return mu
+	return turn
 }
 
 // trace records a span; trace failures never stop a run (seed 000: trace

@@ -68,14 +68,7 @@ type subLoad struct {
 // "stdlib:NAME". It always returns the files it parsed (for rendering
 // diagnostics) and as much of the playbook as it could decode.
 func (ld *Loader) Load(ref string) (*Playbook, hcl.Diagnostics) {
-	if len(ld.stack) == 0 {
-		// The playbook itself is the first on the stack of playbooks being
-		// loaded, so that a sub-playbook that runs it is a cycle.
-		top := *ld
-		top.stack = []string{canonicalRef(ref)}
-		top.subs = &subCache{loaded: map[string]subLoad{}}
-		ld = &top
-	}
+	ld = ld.top(ref)
 	srcs, dir, err := ld.read(ref)
 	if err != nil {
 		return &Playbook{Sources: map[string][]byte{}}, hcl.Diagnostics{{
@@ -85,6 +78,26 @@ func (ld *Loader) Load(ref string) (*Playbook, hcl.Diagnostics) {
 		}}
 	}
 	return ld.LoadSources(srcs, dir)
+}
+
+// LoadRef loads the playbook ref names from srcs, its files as Load
+// read them earlier (Playbook.Sources), and dir: a run on another machine
+// runs the playbook as it was when the run started.
+func (ld *Loader) LoadRef(ref string, srcs map[string][]byte, dir string) (*Playbook, hcl.Diagnostics) {
+	return ld.top(ref).LoadSources(srcs, dir)
+}
+
+// top is the loader for the playbook ref itself, the first on the stack
+// of playbooks being loaded, so that a sub-playbook that runs it is a
+// cycle.
+func (ld *Loader) top(ref string) *Loader {
+	if len(ld.stack) > 0 {
+		return ld
+	}
+	top := *ld
+	top.stack = []string{canonicalRef(ref)}
+	top.subs = &subCache{loaded: map[string]subLoad{}}
+	return &top
 }
 
 // canonicalRef names a playbook the same way however it was reached:

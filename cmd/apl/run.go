@@ -54,6 +54,8 @@ type runOptions struct {
 	NoSync         bool     `help:"Skip fsync on checkpoints (faster; a crash may lose the last transition)."`
 	NonInteractive bool     `help:"Never prompt: an ask step pauses the run as waiting (exit 4)."`
 
+	temporalFlags `embed:""`
+
 	progressOptions `embed:""`
 	cassetteFlags   `embed:""`
 	dryRunFlags     `embed:""`
@@ -160,6 +162,9 @@ func (c *runCmd) Run(e *env) error {
 	}
 	if opts.ShowPrompts || opts.Mocks != "" || opts.Test != "" {
 		return exitWith(exitUsage, errors.New("--show-prompts, --mocks and --test go with --dry-run"))
+	}
+	if opts.Engine == engineTemporal {
+		return c.runTemporal(e, inputs, agentCmd)
 	}
 	if err := preflight(pb, agentCmd, cmp.Or(opts.Workdir, "."), opts.cassetteFlags); err != nil {
 		return exitWith(exitUsage, err)

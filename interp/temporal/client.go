@@ -1,0 +1,127 @@
+package temporal
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/apl-lang/apl/interp"
+	"github.com/apl-lang/apl/lang"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+)
+
+// DefaultTaskQueue is the task queue apl run and apl worker use unless
+// told otherwise.
+const DefaultTaskQueue = "apl"
+
+// NewWorker makes a worker that runs apl's workflow and activities from
+// queue; Start or Run it. Run more workers, on as many machines, to run
+// more steps at once.
+func NewWorker(c client.Client, queue string, cfg Config, opts worker.Options) (worker.Worker, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Loader == nil {
+		return nil, fmt.Errorf("temporal worker: no playbook loader")
+	}
+	if opts.DeadlockDetectionTimeout == 0 {
+		// The walk between two steps can take a while on a loaded
+		// machine (loading a playbook, a thousand items).
+		opts.DeadlockDetectionTimeout = time.Minute
+	}
+	opts.WorkflowPanicPolicy = worker.FailWorkflow
+	w := worker.New(c, queue, opts)
+	w.RegisterWorkflowWithOptions((&runner{cfg: cfg}).Run, workflowOptions)
+	w.RegisterActivityWithOptions(&activities{workdir: cfg.Workdir, blobs: blobs(cfg.BlobDir), shell: cfg.Shell,
+		funcs: cfg.Funcs, drivers: map[string]agentDriver{}}, activityOptions)
+	return w, nil
+}
+
+// Run runs pb on the workers of queue and waits for it to end. Of opts it
+// reads RunID, Inputs, Mode and AgentCommand; the workers have their own
+// project directory, shell and drivers.
+func Run(ctx context.Context, c client.Client, queue string, pb *lang.Playbook, ref string, opts interp.Options) (*interp.Result, []string, error) {
+	in, err := Input(pb, ref, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: in.RunID, TaskQueue: queue, WorkflowTaskTimeout: time.Minute,
+	}, WorkflowName, in)
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting run %s on Temporal: %w", in.RunID, err)
+	}
+	var out RunOutput
+	if err := run.Get(ctx, &out); err != nil {
+		return nil, nil, fmt.Errorf("run %s on Temporal: %w", in.RunID, err)
+	}
+	res := &interp.Result{RunID: out.RunID, Status: out.Status, Recommendation: out.Recommendation,
+		Reason: out.Reason, OutputJSON: out.OutputJSON, Waiting: out.Waiting}
+	if res.Output, err = out.Output.decode(); err != nil {
+		return nil, nil, fmt.Errorf("run %s: output: %w", in.RunID, err)
+	}
+	return res, out.Path, nil
+}
+
+// Input is the workflow's input for a run of pb: its sources as loaded,
+// so that the run keeps the playbook it started with.
+func Input(pb *lang.Playbook, ref string, opts interp.Options) (RunInput, error) {
+	in := RunInput{Ref: ref, Hash: pb.Hash, RunID: opts.RunID, Mode: opts.Mode, AgentCommand: opts.AgentCommand,
+		Inputs: map[string]value{}}
+	if in.RunID == "" {
+		var b [3]byte
+		rand.Read(b[:])
+		in.RunID = fmt.Sprintf("%s-%x", time.Now().UTC().Format("20060102-150405"), b)
+	}
+	for name, v := range opts.Inputs {
+		wv, err := encodeValue(v)
+		if err != nil {
+			return in, fmt.Errorf("input %q: %w", name, err)
+		}
+		in.Inputs[name] = wv
+	}
+	if strings.HasPrefix(ref, lang.StdlibPrefix) {
+		// The worker's binary embeds the stdlib.
+		in.Dir = ref
+		return in, nil
+	}
+	fi, err := os.Stat(ref)
+	if err != nil {
+		return in, err
+	}
+	in.Sources = map[string][]byte{}
+	files := []string{ref}
+	in.Dir = filepath.Dir(ref)
+	if fi.IsDir() {
+		in.Dir = ref
+		entries, err := os.ReadDir(ref)
+		if err != nil {
+			return in, err
+		}
+		files = files[:0]
+		for _, e := range entries {
+			if n := e.Name(); !e.IsDir() && strings.HasSuffix(n, ".hcl") && !strings.HasSuffix(n, "_test.hcl") {
+				files = append(files, filepath.Join(ref, n))
+			}
+		}
+	}
+	for _, f := range files {
+		src, ok := pb.Sources[f]
+		if !ok {
+			if src, err = os.ReadFile(f); err != nil {
+				return in, err
+			}
+		}
+		in.Sources[f] = src
+	}
+	if in.Dir, err = filepath.Abs(in.Dir); err != nil {
+		return in, err
+	}
+	return in, nil
+}

@@ -1,0 +1,28 @@
+// Package temporal runs playbooks on a Temporal cluster: apl run
+// --engine temporal starts a run, apl worker serves it.
+//
+// The interpreter's walk is the workflow (runner.Run): interp.Start with
+// an interp.Engine (engine) whose clock is workflow.Now, whose sleeps are
+// workflow timers, whose coroutines are workflow coroutines and whose
+// channels are workflow channels, so that given the same step results
+// the walk takes the same path on every replay. Every action that reaches
+// the world is an activity (activities): a shell step's command, an agent
+// call (the worker makes the driver from the profile's configuration),
+// a builtin call. An action's error is part of the activity's result,
+// with its kind, so apl's own retry, checks and gates decide on it as
+// they do locally; Temporal retries an activity only when its worker went
+// silent (heartbeat timeout), which is how a run outlives a worker.
+//
+// The workflow's input carries the playbook's sources as apl run loaded
+// them, so a run keeps the playbook it started with. Results over
+// inlineMax go to the blob store the workers share (a directory, files
+// named by their SHA-256) and the history holds their names.
+//
+// The workflow keeps no state on disk: the history is the durable state.
+// Its run directory is a temporary one on the worker, for artifacts.
+//
+// Not yet: ask steps (they would be signals), sub-playbook steps (they
+// would be child workflows), documents, interrupting a run (cancelling
+// the workflow), progress events to apl run, and a run directory on the
+// client.
+package temporal

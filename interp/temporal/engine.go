@@ -1,0 +1,119 @@
+package temporal
+
+import (
+	"context"
+	"time"
+
+	"github.com/apl-lang/apl/interp"
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/workflow"
+)
+
+// engine is interp.Engine inside a Temporal workflow. Each of the walk's
+// coroutines is a workflow coroutine (workflow.Go), and a blocking call
+// must be made with the calling coroutine's own workflow.Context: cur is
+// the context of the coroutine that runs now. Only one runs at a time,
+// and they switch only inside blocking calls, so each blocking call
+// remembers cur and puts it back when it returns.
+type engine struct {
+	cur workflow.Context
+}
+
+var _ interp.Engine = (*engine)(nil)
+
+func (e *engine) Now() time.Time { return workflow.Now(e.cur) }
+
+func (e *engine) UUID() string {
+	var id string
+	workflow.SideEffect(e.cur, func(workflow.Context) any { return uuid.NewString() }).Get(&id)
+	return id
+}
+
+func (e *engine) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c := e.cur
+	defer func() { e.cur = c }()
+	return workflow.Sleep(c, d)
+}
+
+// WithTimeout's context expires on the workflow's clock: its Err is
+// DeadlineExceeded once workflow.Now reaches the deadline, which is the
+// same on every replay. An activity started under it gets the time left
+// as its own time limit (activity).
+func (e *engine) WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	dc := &deadlineCtx{Context: ctx, e: e, at: e.Now().Add(d)}
+	return dc, func() {
+		if dc.Err() == nil {
+			dc.cancelled = true
+		}
+	}
+}
+
+func (e *engine) Walk(fn func()) { fn() }
+
+func (e *engine) Spawn(fn func()) {
+	workflow.Go(e.cur, func(c workflow.Context) {
+		e.cur = c
+		fn()
+	})
+}
+
+func (e *engine) Block(fn func()) {
+	c := e.cur
+	defer func() { e.cur = c }()
+	fn()
+}
+
+func (e *engine) Channel(n int) interp.Channel {
+	return &channel{e: e, ch: workflow.NewBufferedChannel(e.cur, n)}
+}
+
+// channel is a workflow channel used from whichever coroutine runs.
+type channel struct {
+	e  *engine
+	ch workflow.Channel
+}
+
+func (ch *channel) Send(v any) {
+	c := ch.e.cur
+	defer func() { ch.e.cur = c }()
+	ch.ch.Send(c, v)
+}
+
+func (ch *channel) Receive() any {
+	c := ch.e.cur
+	defer func() { ch.e.cur = c }()
+	var v any
+	ch.ch.Receive(c, &v)
+	return v
+}
+
+// deadlineCtx is a context with a deadline on the workflow's clock.
+type deadlineCtx struct {
+	context.Context
+	e         *engine
+	at        time.Time
+	cancelled bool
+}
+
+func (c *deadlineCtx) Deadline() (time.Time, bool) {
+	if d, ok := c.Context.Deadline(); ok && d.Before(c.at) {
+		return d, true
+	}
+	return c.at, true
+}
+
+func (c *deadlineCtx) Err() error {
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if c.cancelled {
+		return context.Canceled
+	}
+	if !c.e.Now().Before(c.at) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}

@@ -1,0 +1,272 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/builtins/agent"
+	"github.com/apl-lang/apl/interp"
+	"github.com/apl-lang/apl/lang"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Names the workflow and the activities are registered under.
+const (
+	WorkflowName   = "apl.run"
+	activityPrefix = "apl."
+)
+
+// RunInput starts a run: the playbook as it was when the run started
+// (its sources travel with the run, so a playbook changed while the run
+// is in flight does not change it) and how to run it.
+type RunInput struct {
+	// Ref names the playbook as the command line did; Dir is where its
+	// relative paths resolve. Sources are its .hcl files; none for a
+	// stdlib playbook, which the worker's binary embeds.
+	Ref     string
+	Dir     string
+	Sources map[string][]byte
+	Hash    string
+
+	RunID        string
+	Mode         string
+	Inputs       map[string]value
+	AgentCommand []string
+}
+
+// RunOutput is how the run ended.
+type RunOutput struct {
+	RunID, Status, Recommendation, Reason string
+	Output                                value
+	OutputJSON                            json.RawMessage
+	Waiting                               *interp.Waiting
+	// Path is the steps the run took, in order: "STEP", or
+	// "STEP[ITEM]/BODYSTEP" inside a for_each, each with how it ended.
+	Path []string
+}
+
+// Config is what a worker needs to run the workflow and its activities.
+type Config struct {
+	// Loader loads playbooks in the workflow; it must be the one apl
+	// run used (the same stdlib and builtins).
+	Loader *lang.Loader
+	// Workdir is the project root on this worker: commands and agents
+	// run there. Default: the current directory.
+	Workdir string
+	// BlobDir is the blob store the workers share. Default:
+	// WORKDIR/.apl/blobs.
+	BlobDir string
+	// Shell runs commands (default builtins.Shell at Workdir with the
+	// default policy); Funcs are the builtins (default builtins.Funcs()).
+	Shell ShellRunner
+	Funcs builtins.Registry
+	// HeartbeatTimeout is how long a worker may go silent in a step
+	// before the step is given to another worker. Default: 20s.
+	HeartbeatTimeout time.Duration
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Workdir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return c, err
+		}
+		c.Workdir = wd
+	}
+	if c.BlobDir == "" {
+		c.BlobDir = BlobDir(c.Workdir)
+	}
+	if c.Shell == nil {
+		c.Shell = &builtins.Shell{Workdir: c.Workdir, Policy: builtins.DefaultPolicy}
+	}
+	if c.Funcs == nil {
+		c.Funcs = builtins.Funcs()
+	}
+	if c.HeartbeatTimeout == 0 {
+		c.HeartbeatTimeout = 20 * time.Second
+	}
+	return c, nil
+}
+
+// BlobDir is the default blob store of a project at workdir.
+func BlobDir(workdir string) string { return workdir + "/.apl/blobs" }
+
+// runner holds the workflow.
+type runner struct{ cfg Config }
+
+// Run is the workflow: the interpreter's walk, with the engine's clock
+// and coroutines, and every action an activity.
+func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
+	var pb *lang.Playbook
+	var diags hcl.Diagnostics
+	if len(in.Sources) == 0 {
+		pb, diags = w.cfg.Loader.Load(in.Ref)
+	} else {
+		pb, diags = w.cfg.Loader.LoadRef(in.Ref, in.Sources, in.Dir)
+	}
+	if diags.HasErrors() {
+		return RunOutput{}, temporal.NewNonRetryableApplicationError("loading "+in.Ref+": "+diags.Error(), "playbook", nil)
+	}
+	inputs := map[string]cty.Value{}
+	for name, v := range in.Inputs {
+		cv, err := v.decode()
+		if err != nil {
+			return RunOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("input %q: %v", name, err), "input", nil)
+		}
+		inputs[name] = cv
+	}
+	// The run directory receives artifacts; the engine's history, not
+	// the directory, is the run's durable state.
+	tmp, err := os.MkdirTemp("", "apl-temporal-*")
+	if err != nil {
+		return RunOutput{}, err
+	}
+	defer os.RemoveAll(tmp)
+	e := &engine{cur: ctx}
+	acts := &actions{e: e, cfg: w.cfg, pb: pb, agentCmd: in.AgentCommand}
+	var path pathObserver
+	opts := interp.Options{
+		Workdir: w.cfg.Workdir, RunsDir: tmp, RunID: in.RunID, Inputs: inputs, Mode: in.Mode,
+		AgentCommand: in.AgentCommand, NoSync: true, Engine: e, Observer: &path,
+		Shell: acts, Funcs: acts.funcs(), Drivers: acts.driver,
+	}
+	res, err := interp.Start(context.Background(), pb, in.Ref, opts)
+	if err != nil {
+		return RunOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), "run", nil)
+	}
+	out, err := encodeValue(res.Output)
+	if err != nil {
+		return RunOutput{}, err
+	}
+	return RunOutput{RunID: res.RunID, Status: res.Status, Recommendation: res.Recommendation, Reason: res.Reason,
+		Output: out, OutputJSON: res.OutputJSON, Waiting: res.Waiting, Path: path}, nil
+}
+
+// pathObserver records the steps a run took, as RunOutput.Path.
+type pathObserver []string
+
+func (p *pathObserver) Event(e interp.Event) { *p = append(*p, PathEntry(e)...) }
+
+// PathEntry is what an event adds to a run's path: a step's or an
+// item's end.
+func PathEntry(e interp.Event) []string {
+	name := e.Step
+	if e.Item != "" {
+		name += "[" + e.Item + "]"
+	}
+	switch e.Type {
+	case interp.EventStepCompleted, interp.EventStepFailed, interp.EventStepSkipped,
+		interp.EventItemCompleted, interp.EventItemFailed, interp.EventItemBlocked:
+		return []string{name + " " + e.Type}
+	}
+	return nil
+}
+
+// actions are the walk's ways to the world, each an activity.
+type actions struct {
+	e        *engine
+	cfg      Config
+	pb       *lang.Playbook
+	agentCmd []string
+}
+
+// activity runs an activity from the coroutine that runs now, with the
+// time left before ctx's deadline (and a minute's grace, so that the
+// action's own time limit reports first) as its limit. Temporal retries
+// it only when its worker went silent: an action's error comes back as
+// its result, and apl's own retry decides on it.
+func (a *actions) activity(ctx context.Context, name string, in any, out any) error {
+	c := a.e.cur
+	defer func() { a.e.cur = c }()
+	limit := 24 * time.Hour
+	if d, ok := ctx.Deadline(); ok {
+		limit = max(d.Sub(workflow.Now(c)), time.Second)
+	}
+	opts := workflow.ActivityOptions{
+		StartToCloseTimeout: limit + time.Minute,
+		HeartbeatTimeout:    a.cfg.HeartbeatTimeout,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, MaximumAttempts: 10,
+		},
+	}
+	var p payload
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(c, opts), activityPrefix+name, in).Get(c, &p); err != nil {
+		return err
+	}
+	return blobs(a.cfg.BlobDir).unwrap(p, out)
+}
+
+// Run implements interp.ShellRunner.
+func (a *actions) Run(ctx context.Context, spec builtins.ShellSpec) (builtins.ShellResult, error) {
+	in := shellSpec{Step: spec.Step, Command: spec.Command, Script: spec.Script, Dir: spec.Dir, Env: spec.Env,
+		Stdin: spec.Stdin, Timeout: spec.Timeout, MaxOutput: spec.MaxOutput, Parse: spec.Parse}
+	var r shellResult
+	if err := a.activity(ctx, "Shell", in, &r); err != nil {
+		return builtins.ShellResult{ExitCode: -1}, err
+	}
+	out, err := r.Output.decode()
+	if err != nil {
+		return builtins.ShellResult{ExitCode: -1}, err
+	}
+	return builtins.ShellResult{ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr,
+		StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated, Duration: r.Duration,
+		TimedOut: r.TimedOut, Output: out}, r.Failure.err()
+}
+
+// funcs are the worker's builtins, each called as an activity.
+func (a *actions) funcs() builtins.Registry {
+	reg := builtins.Registry{}
+	for name := range a.cfg.Funcs {
+		reg[name] = func(ctx context.Context, env builtins.Env, args cty.Value) (cty.Value, error) {
+			wa, err := encodeValue(args)
+			if err != nil {
+				return cty.NilVal, err
+			}
+			var r builtinResult
+			if err := a.activity(ctx, "Builtin", builtinCall{Name: name, Env: env, Args: wa}, &r); err != nil {
+				return cty.NilVal, err
+			}
+			out, err := r.Out.decode()
+			if err != nil {
+				return cty.NilVal, err
+			}
+			return out, r.Failure.err()
+		}
+	}
+	return reg
+}
+
+// driver serves an agent profile: its calls go to a worker, which makes
+// the driver the profile's configuration names.
+func (a *actions) driver(ag *lang.Agent) (agent.Driver, error) {
+	cfg, err := interp.AgentConfig(a.pb, ag, a.agentCmd)
+	if err != nil {
+		return nil, err
+	}
+	return &remoteDriver{a: a, cfg: cfg}, nil
+}
+
+type remoteDriver struct {
+	a   *actions
+	cfg agent.Config
+}
+
+func (d *remoteDriver) Call(ctx context.Context, req agent.Request) (agent.Response, error) {
+	in := agentCall{Config: wireConfig(d.cfg), Request: agentRequest{Step: req.Step, Agent: req.Agent, Model: req.Model,
+		Prompt: req.Prompt, System: req.System, RunID: req.RunID, ItemKey: req.ItemKey, SessionID: req.SessionID,
+		Attempt: req.Attempt, Schema: req.Schema, Timeout: req.Timeout}}
+	var r agentResult
+	if err := d.a.activity(ctx, "Agent", in, &r); err != nil {
+		return agent.Response{}, err
+	}
+	resp := r.Response
+	resp.Raw, resp.Stderr = r.Raw, r.Stderr
+	return resp, r.Failure.err()
+}
