@@ -32,6 +32,10 @@ type PlanOptions struct {
 	// AnswerTokens is a driver type's own cap on an answer, in tokens, when
 	// its block sets no max_tokens; 0 for none. nil: none.
 	AnswerTokens func(driverType string) int
+	// Settings are the values of the playbook's settings that read inputs
+	// (Playbook.PlanSettings: from apl plan --mode and --input); nil: their
+	// values under the inputs' defaults.
+	Settings FixedSettings
 }
 
 // Plan is the worst case of a run, computed from the step graph before
@@ -291,8 +295,8 @@ func (p *planner) visitCost(s *Step) {
 		backoff = s.Retry.Backoff * time.Duration(math.Pow(2, float64(s.Retry.Max))-1)
 	}
 	limit := func(d time.Duration) Bound {
-		if s.Timeout > 0 {
-			return Exactly(s.Timeout.Seconds())
+		if s.TimeoutIn(p.opts.Settings) > 0 {
+			return Exactly(s.TimeoutIn(p.opts.Settings).Seconds())
 		}
 		return Exactly(d.Seconds())
 	}
@@ -308,7 +312,7 @@ func (p *planner) visitCost(s *Step) {
 		}
 	case *Shell:
 		d := p.opts.ShellTimeout
-		if d == 0 && s.Timeout == 0 {
+		if d == 0 && s.TimeoutIn(p.opts.Settings) == 0 {
 			p.unbounded("seconds", s, s.DeclRange, "a shell action without a timeout and no default limit")
 			v[figSeconds] = Unbounded
 		} else {
@@ -324,15 +328,15 @@ func (p *planner) visitCost(s *Step) {
 		c := p.callCost(s, a)
 		v[figTokens] = calls.Times(c.tokens)
 		v[figCost] = calls.Times(c.cost)
-		if s.Timeout > 0 {
-			v[figSeconds] = runs.Times(Exactly(s.Timeout.Seconds()))
+		if s.TimeoutIn(p.opts.Settings) > 0 {
+			v[figSeconds] = runs.Times(Exactly(s.TimeoutIn(p.opts.Settings).Seconds()))
 		} else {
 			v[figSeconds] = calls.Times(c.seconds)
 		}
 	case *Call:
 		// file, json and git helpers: no notable time.
-		if s.Timeout > 0 {
-			v[figSeconds] = runs.Times(Exactly(s.Timeout.Seconds()))
+		if s.TimeoutIn(p.opts.Settings) > 0 {
+			v[figSeconds] = runs.Times(Exactly(s.TimeoutIn(p.opts.Settings).Seconds()))
 		}
 	case *Ask:
 		p.unbounded("seconds", s, a.DeclRange, "an ask waits for a human's answer")
@@ -358,8 +362,8 @@ func (p *planner) visitCost(s *Step) {
 		for i := range v {
 			v[i] = runs.Times(sv[i])
 		}
-		if s.Timeout > 0 {
-			v[figSeconds] = v[figSeconds].Min(runs.Times(Exactly(s.Timeout.Seconds())))
+		if s.TimeoutIn(p.opts.Settings) > 0 {
+			v[figSeconds] = v[figSeconds].Min(runs.Times(Exactly(s.TimeoutIn(p.opts.Settings).Seconds())))
 		}
 		v[figRetries] = v[figRetries].Plus(Exactly(float64(sp.Runs - 1)))
 	}
@@ -415,7 +419,7 @@ func (p *planner) callCost(s *Step, a *AgentCall) callBound {
 		c.seconds = Exactly(p.opts.AgentTimeout(dtype).Seconds())
 	} else {
 		c.seconds = Unbounded
-		if s.Timeout == 0 {
+		if s.TimeoutIn(p.opts.Settings) == 0 {
 			p.unbounded("seconds", s, a.DeclRange, "the agent's driver has no time limit; set a step timeout")
 		}
 	}
