@@ -55,8 +55,10 @@ document "state" {
       force_incomplete           = try(local.records[p.id].force_incomplete, false)
       diagnostic_path            = try(local.records[p.id].diagnostic_path, null)
       remediation_cycles         = try(local.records[p.id].remediation_cycles, 0)
-      score_history              = try(local.records[p.id].score_history, [])
-      skip_reason                = try(local.records[p.id].skip_reason, try(local.items[p.id].status, "") == "blocked" ? local.items[p.id].error : null)
+      # --quality ran out of cycles below 9.5.
+      quality_exhausted = run.mode == "quality" && try(local.records[p.id].force_incomplete, false)
+      score_history     = try(local.records[p.id].score_history, [])
+      skip_reason       = try(local.records[p.id].skip_reason, try(local.items[p.id].status, "") == "blocked" ? local.items[p.id].error : null)
     } }
     # apl's breaker is not readable here: its state shows only once it
     # opened and failed the run (README, gaps).

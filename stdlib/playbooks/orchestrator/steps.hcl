@@ -178,7 +178,8 @@ step "phases" {
   }
 
   # Orchestrator Section 5.1: a phase the runner completed below the
-  # threshold gets up to 2 remediation cycles, fed the scorecard's
+  # threshold gets up to max_remediation_cycles remediation cycles (2; 3
+  # in quality mode), fed the scorecard's
   # deductions and the judge's concerns; then it passes force_incomplete.
   step "assess" {
     gate {
@@ -207,7 +208,7 @@ step "phases" {
         reason = "phase ${item.id} failed: ${steps.run.error}"
       }
       rule "remediate" {
-        when    = "steps.run.output.status == 'completed' && steps.run.output.alignment_score < inputs.pass_threshold && vars.records[item.id].remediation_cycles < 2"
+        when    = "steps.run.output.status == 'completed' && steps.run.output.alignment_score < inputs.pass_threshold && vars.records[item.id].remediation_cycles < inputs.max_remediation_cycles"
         event   = "remediation_started"
         log     = "Phase ${item.id} completed at ${steps.run.output.alignment_score}/10 (threshold: ${inputs.pass_threshold}): remediation cycle ${vars.records[item.id].remediation_cycles + 1} with ${length([for c in steps.run.output.scorecard : c if try(c.score < c.max_score, c.score < 10)]) + length(steps.run.output.judge_concerns)} feedback items."
         details = { phase_id = item.id, cycle = vars.records[item.id].remediation_cycles + 1, current_score = steps.run.output.alignment_score, pass_threshold = inputs.pass_threshold, feedback_items = length(concat([for c in steps.run.output.scorecard : c if try(c.score < c.max_score, c.score < 10)], steps.run.output.judge_concerns)) }
@@ -223,7 +224,7 @@ step "phases" {
           events = concat(vars.events, [{ timestamp = timestamp(), phase = item.id, event = "remediation_started", details = { phase_id = item.id, cycle = vars.records[item.id].remediation_cycles + 1, current_score = steps.run.output.alignment_score, pass_threshold = inputs.pass_threshold } }])
         }
         goto = "run"
-        max  = 2
+        max  = inputs.max_remediation_cycles
         on_exhausted {
           goto = "force_incomplete"
         }
