@@ -26,7 +26,7 @@ type BreakerState struct {
 	CooldownUntil         *time.Time `json:"cooldown_until,omitempty"`
 	// OpenedAt is when the breaker last opened; nil once it closed.
 	OpenedAt *time.Time `json:"opened_at,omitempty"`
-	Reason                string     `json:"reason,omitempty"`
+	Reason   string     `json:"reason,omitempty"`
 }
 
 // countRetry counts one retry of the run (a step retried, a check that

@@ -278,7 +278,6 @@ func timeValue(t *time.Time) cty.Value {
 	return cty.StringVal(t.Format(time.RFC3339))
 }
 
-//
 // events builds run.events; without it run.events is null, for the
 // expressions that do not read it (readsEvents), which are most: the list
 // is rebuilt from the event log at each evaluation.
@@ -296,14 +295,14 @@ func (r *run) runValue(events bool) cty.Value {
 		evs = r.eventsValue()
 	}
 	return cty.ObjectVal(map[string]cty.Value{
-		"id":             cty.StringVal(r.st.Meta.RunID),
-		"mode":           cty.StringVal(r.st.Meta.Mode),
-		"status":         cty.StringVal(r.st.Meta.Status),
-		"recommendation": cty.StringVal(r.st.Meta.Recommendation),
-		"reason":         cty.StringVal(r.st.Meta.Reason),
-		"elapsed_s":      cty.NumberFloatVal(r.elapsed().Seconds()),
-		"tokens":         cty.NumberIntVal(int64(r.st.Metrics.TotalTokens)),
-		"cost_usd":       cost,
+		"id":              cty.StringVal(r.st.Meta.RunID),
+		"mode":            cty.StringVal(r.st.Meta.Mode),
+		"status":          cty.StringVal(r.st.Meta.Status),
+		"recommendation":  cty.StringVal(r.st.Meta.Recommendation),
+		"reason":          cty.StringVal(r.st.Meta.Reason),
+		"elapsed_s":       cty.NumberFloatVal(r.elapsed().Seconds()),
+		"tokens":          cty.NumberIntVal(int64(r.st.Metrics.TotalTokens)),
+		"cost_usd":        cost,
 		"workdir":         cty.StringVal(r.workdir),
 		"dir":             dir,
 		"circuit_breaker": r.breakerValue(),
