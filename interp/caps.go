@@ -24,7 +24,9 @@ type BreakerState struct {
 	ConsecutiveSameError  int        `json:"consecutive_same_error"`
 	LastError             string     `json:"last_error,omitempty"`
 	CooldownUntil         *time.Time `json:"cooldown_until,omitempty"`
-	Reason                string     `json:"reason,omitempty"`
+	// OpenedAt is when the breaker last opened; nil once it closed.
+	OpenedAt *time.Time `json:"opened_at,omitempty"`
+	Reason   string     `json:"reason,omitempty"`
 }
 
 // countRetry counts one retry of the run (a step retried, a check that
@@ -121,7 +123,7 @@ func (r *run) breaker(f *frame, s *lang.Step, stepErr error) *trip {
 		b.ConsecutiveNoProgress = 0
 		if b.State == BreakerHalfOpen {
 			b.State = BreakerClosed
-			b.CooldownUntil = nil
+			b.CooldownUntil, b.OpenedAt = nil, nil
 			b.Reason = ""
 			r.event(Event{Type: EventBreakerClosed, Step: s.Name, Message: "circuit breaker closed: step " + s.Name + " made progress"})
 		}
@@ -139,8 +141,10 @@ func (r *run) breaker(f *frame, s *lang.Step, stepErr error) *trip {
 
 func (r *run) openBreaker(s *lang.Step, reason string) *trip {
 	cb, b := r.pb.CircuitBreaker, &r.st.Breaker
-	until := r.now().Add(cb.Cooldown)
+	now := r.now()
+	until := now.Add(cb.Cooldown)
 	b.State = BreakerOpen
+	b.OpenedAt = &now
 	b.CooldownUntil = &until
 	b.Reason = reason
 	r.event(Event{Type: EventBreakerOpened, Step: s.Name, Message: "circuit breaker opened: " + reason,

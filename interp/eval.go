@@ -56,7 +56,7 @@ func (r *run) evalCtx(f *frame, extra map[string]cty.Value, exprs ...hcl.Express
 		vars[lang.RootSteps] = r.stepsValue(f, refs)
 	}
 	if all || need[lang.RootRun] {
-		vars[lang.RootRun] = r.runValue()
+		vars[lang.RootRun] = r.runValue(all || readsEvents(exprs))
 	}
 	if all || need[lang.RootVars] {
 		vars[lang.RootVars] = cty.ObjectVal(r.vars)
@@ -278,7 +278,10 @@ func timeValue(t *time.Time) cty.Value {
 	return cty.StringVal(t.Format(time.RFC3339))
 }
 
-func (r *run) runValue() cty.Value {
+// events builds run.events; without it run.events is null, for the
+// expressions that do not read it (readsEvents), which are most: the list
+// is rebuilt from the event log at each evaluation.
+func (r *run) runValue(events bool) cty.Value {
 	cost := cty.NullVal(cty.Number)
 	if c := r.st.Metrics.TotalCostUSD; c != nil {
 		cost = cty.NumberFloatVal(*c)
@@ -287,17 +290,23 @@ func (r *run) runValue() cty.Value {
 	if r.dir != nil {
 		dir = cty.StringVal(r.dir.abs)
 	}
+	evs := cty.NullVal(cty.DynamicPseudoType)
+	if events {
+		evs = r.eventsValue()
+	}
 	return cty.ObjectVal(map[string]cty.Value{
-		"id":             cty.StringVal(r.st.Meta.RunID),
-		"mode":           cty.StringVal(r.st.Meta.Mode),
-		"status":         cty.StringVal(r.st.Meta.Status),
-		"recommendation": cty.StringVal(r.st.Meta.Recommendation),
-		"reason":         cty.StringVal(r.st.Meta.Reason),
-		"elapsed_s":      cty.NumberFloatVal(r.elapsed().Seconds()),
-		"tokens":         cty.NumberIntVal(int64(r.st.Metrics.TotalTokens)),
-		"cost_usd":       cost,
-		"workdir":        cty.StringVal(r.workdir),
-		"dir":            dir,
+		"id":              cty.StringVal(r.st.Meta.RunID),
+		"mode":            cty.StringVal(r.st.Meta.Mode),
+		"status":          cty.StringVal(r.st.Meta.Status),
+		"recommendation":  cty.StringVal(r.st.Meta.Recommendation),
+		"reason":          cty.StringVal(r.st.Meta.Reason),
+		"elapsed_s":       cty.NumberFloatVal(r.elapsed().Seconds()),
+		"tokens":          cty.NumberIntVal(int64(r.st.Metrics.TotalTokens)),
+		"cost_usd":        cost,
+		"workdir":         cty.StringVal(r.workdir),
+		"dir":             dir,
+		"circuit_breaker": r.breakerValue(),
+		"events":          evs,
 	})
 }
 
@@ -315,7 +324,7 @@ func (r *run) exprEnv(f *frame, conds ...*lang.Condition) map[string]any {
 	env := map[string]any{
 		lang.RootInputs: r.inputsGo(),
 		lang.RootSteps:  steps,
-		lang.RootRun:    lang.ExprFields(r.runValue(), lang.RunFields),
+		lang.RootRun:    lang.ExprFields(r.runValue(condsReadRun(conds)), lang.RunFields),
 		lang.RootVars:   lang.ExprValue(cty.ObjectVal(r.vars)),
 	}
 	for _, c := range conds {

@@ -63,16 +63,16 @@ func (r *run) decide(f *frame, s *lang.Step, rule *lang.Rule, next string) outco
 // run, which may trip limits.max_retries.
 func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, next string) (outcome, *trip, error) {
 	var t *trip
-	if o.Goto != nil && o.Max > 0 {
+	if max := o.MaxIn(r.fixed); o.Goto != nil && max > 0 {
 		key := s.Name + "/" + rule.Name
-		if f.caps[key] >= o.Max {
+		if f.caps[key] >= max {
 			what := "goto " + o.Goto.Name
 			if o.Requeue {
 				what = "requeue to " + o.Goto.Name
 			}
 			r.event(r.stepEvent(f, s, Event{Type: EventCapExhausted,
-				Message: fmt.Sprintf("rule %q: %s taken %d times (max %d)", rule.Name, what, f.caps[key], o.Max),
-				Details: map[string]any{"rule": rule.Name, "max": o.Max}}))
+				Message: fmt.Sprintf("rule %q: %s taken %d times (max %d)", rule.Name, what, f.caps[key], max),
+				Details: map[string]any{"rule": rule.Name, "max": max}}))
 			// The capped outcome's set still holds (the last feedback, a
 			// count); the on_exhausted outcome's own set comes after it.
 			if err := r.assign(f, o.Set); err != nil {
@@ -80,7 +80,7 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 			}
 			eo, t, err := r.apply(f, s, rule, o.Exhausted, next)
 			if err == nil && t == nil && o.Exhausted.OpenBreaker {
-				t = r.openBreaker(s, fmt.Sprintf("rule %q of step %s: %s taken %d times (max %d)", rule.Name, s.Name, what, f.caps[key], o.Max))
+				t = r.openBreaker(s, fmt.Sprintf("rule %q of step %s: %s taken %d times (max %d)", rule.Name, s.Name, what, f.caps[key], max))
 			}
 			return eo, t, err
 		}
@@ -92,7 +92,7 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 			if o.Requeue {
 				verb = "requeue to"
 			}
-			if t = r.countRetry(f, s, fmt.Sprintf("rule %q: %s %s (%d/%d)", rule.Name, verb, o.Goto.Name, f.caps[key], o.Max)); t != nil {
+			if t = r.countRetry(f, s, fmt.Sprintf("rule %q: %s %s (%d/%d)", rule.Name, verb, o.Goto.Name, f.caps[key], max)); t != nil {
 				return goTo(o.Goto.Name), t, nil
 			}
 		}

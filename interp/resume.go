@@ -114,6 +114,9 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 	if err := r.restore(); err != nil {
 		return nil, err
 	}
+	if err := r.fixSettings(); err != nil {
+		return nil, err
+	}
 	h.store = newStore(stateFiles(dir), !opts.NoSync)
 	h.store.redact, d.redact = r.redact, r.redact
 	d.attrs = r.redact.Bytes(st.Meta.TraceAttributes)

@@ -59,8 +59,11 @@ type run struct {
 
 	inputs        cty.Value
 	inputsGoCache any
-	outputs       map[string]cty.Value
-	vars          map[string]cty.Value
+	// fixed are the playbook's settings as the run fixed them when it
+	// started (settings.go).
+	fixed   lang.FixedSettings
+	outputs map[string]cty.Value
+	vars    map[string]cty.Value
 	// raws are the whole texts of the agent answers this process saw, by
 	// record (StepRecord.RawFile has them on disk).
 	raws map[*StepRecord]string
@@ -128,6 +131,9 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (re
 			return nil, fmt.Errorf("input %q: %w", name, err)
 		}
 		r.st.Meta.Inputs[name] = b
+	}
+	if err := r.fixSettings(); err != nil {
+		return nil, err
 	}
 	for _, s := range r.topSteps() {
 		r.st.Steps[s.Name] = &StepRecord{Status: StepPending}

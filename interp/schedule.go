@@ -31,7 +31,7 @@ func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) result {
 		return result{err: err}
 	}
 	sc := &scheduler{r: r, step: s, g: newItemGraph(items), inUse: map[string]int{},
-		done: r.host.channel(s.ForEach.Concurrency), stop: make(chan struct{})}
+		done: r.host.channel(s.ForEach.ConcurrencyIn(r.fixed)), stop: make(chan struct{})}
 	for _, it := range items {
 		sc.queued = max(sc.queued, it.rec.Queued)
 	}
@@ -134,7 +134,7 @@ type itemDone struct {
 func (sc *scheduler) startReady(ctx context.Context) {
 	r, fe := sc.r, sc.step.ForEach
 	var held []*item // ready, but a limit is full
-	for sc.running < fe.Concurrency && sc.g.ready.Len() > 0 {
+	for sc.running < fe.ConcurrencyIn(r.fixed) && sc.g.ready.Len() > 0 {
 		it := heap.Pop(&sc.g.ready).(*item)
 		if it.rec.Status != StepPending {
 			continue
@@ -143,7 +143,7 @@ func (sc *scheduler) startReady(ctx context.Context) {
 			sc.settle(itemDone{it, outcome{kind: outFail, reason: err.Error()}}, false)
 			continue
 		}
-		if !limitsAllow(fe, it, sc.inUse) {
+		if !limitsAllow(fe, r.fixed, it, sc.inUse) {
 			held = append(held, it)
 			continue
 		}
@@ -278,14 +278,10 @@ func (sc *scheduler) blockDependents(from []string) {
 }
 
 // limitsAllow reports whether starting it keeps every limit.
-func limitsAllow(fe *lang.ForEach, it *item, inUse map[string]int) bool {
+func limitsAllow(fe *lang.ForEach, fixed lang.FixedSettings, it *item, inUse map[string]int) bool {
 	for _, lim := range fe.Limits {
 		v := it.rec.Limits[lim.Name]
-		max, ok := lim.Max[v]
-		if !ok {
-			max = lim.Default
-		}
-		if max > 0 && inUse[lim.Name+"="+v] >= max {
+		if max := lim.CapIn(fixed, v); max > 0 && inUse[lim.Name+"="+v] >= max {
 			return false
 		}
 	}

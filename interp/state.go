@@ -3,6 +3,8 @@ package interp
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/apl-lang/apl/lang"
 )
 
 // Run statuses.
@@ -94,6 +96,11 @@ type Meta struct {
 	// path templates gave them when the run started: resume writes the
 	// same files.
 	Documents map[string]DocumentFile `json:"documents,omitempty"`
+	// Settings are the values of the playbook's settings (caps,
+	// concurrencies, limits and time limits written over inputs, by
+	// lang.Setting.Name), fixed when the run started: a resumed run keeps
+	// them, even with a changed playbook.
+	Settings map[string]lang.Fixed `json:"settings,omitempty"`
 	// TraceAttributes are the playbook's trace attributes, evaluated when
 	// the run started: a JSON object added to every span.
 	TraceAttributes json.RawMessage `json:"trace_attributes,omitempty"`

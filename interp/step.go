@@ -186,8 +186,8 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 	feedback := ""
 	for {
 		actx, cancel := ctx, context.CancelFunc(func() {})
-		if s.Timeout > 0 {
-			actx, cancel = r.host.withTimeout(ctx, s.Timeout)
+		if limit := s.TimeoutIn(r.fixed); limit > 0 {
+			actx, cancel = r.host.withTimeout(ctx, limit)
 		}
 		// A new run of the action: nothing of the last one stays visible.
 		rec.Runs++
@@ -196,7 +196,7 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 		delete(f.outputs, s.Name)
 		delete(r.raws, rec)
 		res := r.act(actx, f, s, rec, feedback)
-		timedOut := s.Timeout > 0 && errors.Is(actx.Err(), context.DeadlineExceeded)
+		timedOut := s.TimeoutIn(r.fixed) > 0 && errors.Is(actx.Err(), context.DeadlineExceeded)
 		cancel()
 		if res.stop != nil && res.stop.kind != outTrip {
 			return res
@@ -204,7 +204,7 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 		if ctx.Err() != nil {
 			return stopWith(interrupted)
 		}
-		err := timeoutError(s, res.err, timedOut)
+		err := timeoutError(s, s.TimeoutIn(r.fixed), res.err, timedOut)
 		out := res.out
 		if err == nil && res.trip == nil && res.stop == nil {
 			out, err = r.conform(s, out)

@@ -35,13 +35,13 @@ func (e *TimeoutError) Unwrap() error { return e.Err }
 // timeoutError rewords err when the action ran out of time: its context's
 // deadline, which the step's timeout set, passed (timedOut), or a command
 // reached its own default limit.
-func timeoutError(s *lang.Step, err error, timedOut bool) error {
-	stepLimit := s.Timeout > 0 && (timedOut || errors.Is(err, builtins.ErrTimeout) || errors.Is(err, agent.ErrTimeout) || errors.Is(err, context.DeadlineExceeded))
+func timeoutError(s *lang.Step, limit time.Duration, err error, timedOut bool) error {
+	stepLimit := limit > 0 && (timedOut || errors.Is(err, builtins.ErrTimeout) || errors.Is(err, agent.ErrTimeout) || errors.Is(err, context.DeadlineExceeded))
 	switch {
 	case err == nil:
 		return nil
 	case stepLimit:
-		return &TimeoutError{Step: s.Name, Limit: s.Timeout, Err: err}
+		return &TimeoutError{Step: s.Name, Limit: limit, Err: err}
 	case errors.Is(err, builtins.ErrTimeout):
 		if _, shell := s.Action.(*lang.Shell); shell {
 			return &TimeoutError{Step: s.Name, Limit: builtins.DefaultTimeout, Default: true, Err: err}

@@ -33,6 +33,9 @@ type Condition struct {
 	AllSteps bool
 	// Locals is set when the expression reads local values.
 	Locals bool
+	// Run is set when the expression reads run, so that the interpreter
+	// builds run.events only for those that may read it.
+	Run bool
 }
 
 // Value runs the expression against env and returns what it yields.
@@ -153,6 +156,10 @@ func compileExpr(src string, holder hcl.Expression, env *condEnv, asBool bool) (
 	c.Locals = ast.Find(tree.Node, func(n ast.Node) bool {
 		id, ok := n.(*ast.IdentifierNode)
 		return ok && id.Value == RootLocal
+	}) != nil
+	c.Run = ast.Find(tree.Node, func(n ast.Node) bool {
+		id, ok := n.(*ast.IdentifierNode)
+		return ok && id.Value == RootRun
 	}) != nil
 	return c, nil
 }

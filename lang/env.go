@@ -66,7 +66,29 @@ var RunFields = map[string]Field{
 	"cost_usd":       {Type: cty.Number},
 	"workdir":        {Type: cty.String},
 	"dir":            {Type: cty.String},
+	// circuit_breaker is the breaker's state as the state file has it:
+	// closed, open or half_open, its counters, and when it last opened.
+	"circuit_breaker": {Type: BreakerType},
+	// events are the playbook's own events (gate events with their
+	// details), oldest first: at most MaxRunEvents, the newest.
+	"events": {Type: cty.DynamicPseudoType},
 }
+
+// BreakerType is the type of run.circuit_breaker. Without a
+// circuit_breaker block it stays closed, its counters 0.
+var BreakerType = cty.Object(map[string]cty.Type{
+	"state":                   cty.String,
+	"consecutive_no_progress": cty.Number,
+	"consecutive_same_error":  cty.Number,
+	"last_error":              cty.String,
+	"reason":                  cty.String,
+	"opened_at":               cty.String,
+	"cooldown_until":          cty.String,
+})
+
+// MaxRunEvents bounds run.events: the newest this many of the playbook's
+// own events.
+const MaxRunEvents = 1000
 
 func (f Field) exprType() types.Type {
 	if f.Whole {

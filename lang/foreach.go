@@ -27,6 +27,9 @@ type ForEach struct {
 	DependsOn   *Condition // expr over item yielding keys it waits for
 	Priority    *Condition // expr over item; lower runs first
 	Concurrency int
+	// ConcurrencyFrom, when concurrency reads inputs, is the setting a run
+	// fixes it from; Concurrency is then its value under the defaults.
+	ConcurrencyFrom *Setting
 	// OnItemFailure says what a failed item does to the step: ItemFailAtEnd
 	// (the default), ItemFailFast or ItemFailContinue.
 	OnItemFailure string
@@ -60,6 +63,10 @@ type Limit struct {
 	Key     *Condition
 	Max     map[string]int
 	Default int // for keys not in Max; 0: no cap
+	// MaxFrom and DefaultFrom, when max or default read inputs, are the
+	// settings a run fixes them from; Max and Default are then their
+	// values under the inputs' defaults.
+	MaxFrom, DefaultFrom *Setting
 }
 
 // decodeForEach reads a for_each step's attributes and limit blocks. The
@@ -88,9 +95,15 @@ func (l *loader) decodeForEach(s *Step, content *hcl.BodyContent, outer *condEnv
 		}
 	}
 	if a := content.Attributes["concurrency"]; a != nil {
-		n, d := constPositiveInt(a)
-		diags = append(diags, d...)
-		fe.Concurrency = n
+		if len(a.Expr.Variables()) > 0 {
+			set, f, d := l.decodeSetting(a, s.Name+".concurrency", SettingCount)
+			diags = append(diags, d...)
+			fe.ConcurrencyFrom, fe.Concurrency = set, max(f.N, 1)
+		} else {
+			n, d := constPositiveInt(a)
+			diags = append(diags, d...)
+			fe.Concurrency = n
+		}
 	}
 	fe.OnItemFailure = ItemFailAtEnd
 	if a := content.Attributes["on_item_failure"]; a != nil {
@@ -123,7 +136,14 @@ func (l *loader) decodeForEach(s *Step, content *hcl.BodyContent, outer *condEnv
 			diags = append(diags, d...)
 			lim.Key = c
 		}
-		if a := lc.Attributes["max"]; a != nil {
+		if a := lc.Attributes["max"]; a != nil && len(a.Expr.Variables()) > 0 {
+			set, f, d := l.decodeSetting(a, s.Name+".limit."+name+".max", SettingCaps)
+			diags = append(diags, d...)
+			lim.MaxFrom = set
+			if f.Caps != nil {
+				lim.Max = f.Caps
+			}
+		} else if a != nil {
 			v, d := constValue(a)
 			diags = append(diags, d...)
 			if !d.HasErrors() {
@@ -142,7 +162,11 @@ func (l *loader) decodeForEach(s *Step, content *hcl.BodyContent, outer *condEnv
 				}
 			}
 		}
-		if a := lc.Attributes["default"]; a != nil {
+		if a := lc.Attributes["default"]; a != nil && len(a.Expr.Variables()) > 0 {
+			set, f, d := l.decodeSetting(a, s.Name+".limit."+name+".default", SettingCount)
+			diags = append(diags, d...)
+			lim.DefaultFrom, lim.Default = set, f.N
+		} else if a != nil {
 			n, d := constPositiveInt(a)
 			diags = append(diags, d...)
 			lim.Default = n

@@ -75,7 +75,10 @@ type Outcome struct {
 	// and restarts at Goto after the items that never started. Goto is
 	// then the body step it restarts at; the graph sees a capped goto.
 	Requeue bool
-	Max     int            // cap on taking Goto in one run; 0 = no cap
+	Max     int // cap on taking Goto in one run; 0 = no cap
+	// MaxFrom, when max reads inputs, is the setting a run fixes it
+	// from; Max is then its value under the inputs' defaults.
+	MaxFrom *Setting
 	Finish  hcl.Expression // finish the run with this status
 	Fail    hcl.Expression // fail the run with this recommendation
 	Reason  hcl.Expression // why, for Finish and Fail
@@ -111,7 +114,7 @@ func (l *loader) decodeGateBlock(s *Step, b *hcl.Block, env *condEnv) (*Gate, hc
 				r.When = c
 				l.noteConditionRefs(c)
 			}
-			o, d := l.decodeOutcome(s, rc, rb.DefRange, true)
+			o, d := l.decodeOutcome(s, name, rc, rb.DefRange, true)
 			diags = append(diags, d...)
 			r.Outcome = o
 			if g.Otherwise != nil {
@@ -126,7 +129,7 @@ func (l *loader) decodeGateBlock(s *Step, b *hcl.Block, env *condEnv) (*Gate, hc
 			}
 			rc, d := rb.Body.Content(otherwiseSchema)
 			diags = append(diags, d...)
-			o, d := l.decodeOutcome(s, rc, rb.DefRange, true)
+			o, d := l.decodeOutcome(s, "otherwise", rc, rb.DefRange, true)
 			diags = append(diags, d...)
 			g.Otherwise = &Rule{Name: "otherwise", Outcome: o, DeclRange: rb.DefRange}
 		}
@@ -140,7 +143,7 @@ func (l *loader) decodeGateBlock(s *Step, b *hcl.Block, env *condEnv) (*Gate, hc
 
 // decodeOutcome reads the actions shared by rules, otherwise and
 // on_exhausted.
-func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allowExhausted bool) (*Outcome, hcl.Diagnostics) {
+func (l *loader) decodeOutcome(s *Step, rule string, c *hcl.BodyContent, rng hcl.Range, allowExhausted bool) (*Outcome, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	o := &Outcome{DeclRange: rng}
 	scope := refScope{body: s.Parent, step: s, what: "a gate action"}
@@ -241,11 +244,19 @@ func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allow
 		diags = append(diags, errDiag("max in on_exhausted",
 			"An on_exhausted outcome runs once the cap is used up; it cannot have a cap of its own. Remove max here.", a.NameRange))
 	} else if a != nil {
-		v, d := constInt(a)
-		diags = append(diags, d...)
-		if !d.HasErrors() && v < 1 {
-			diags = append(diags, errDiag("Invalid max", "max is how many times the goto may be taken in one run; it must be at least 1.", a.Expr.Range()))
+		var v int
+		var d hcl.Diagnostics
+		if len(a.Expr.Variables()) > 0 {
+			var f Fixed
+			o.MaxFrom, f, d = l.decodeSetting(a, s.Name+"."+rule+".max", SettingCount)
+			v = f.N
+		} else {
+			v, d = constInt(a)
+			if !d.HasErrors() && v < 1 {
+				d = append(d, errDiag("Invalid max", "max is how many times the goto may be taken in one run; it must be at least 1.", a.Expr.Range()))
+			}
 		}
+		diags = append(diags, d...)
 		if d.HasErrors() || v < 1 {
 			l.badMax[o] = true
 		}
@@ -265,7 +276,7 @@ func (l *loader) decodeOutcome(s *Step, c *hcl.BodyContent, rng hcl.Range, allow
 		}
 		ec, d := eb.Body.Content(exhaustedSchema)
 		diags = append(diags, d...)
-		eo, d := l.decodeOutcome(s, ec, eb.DefRange, false)
+		eo, d := l.decodeOutcome(s, rule, ec, eb.DefRange, false)
 		diags = append(diags, d...)
 		o.Exhausted = eo
 	}

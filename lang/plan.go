@@ -32,6 +32,10 @@ type PlanOptions struct {
 	// AnswerTokens is a driver type's own cap on an answer, in tokens, when
 	// its block sets no max_tokens; 0 for none. nil: none.
 	AnswerTokens func(driverType string) int
+	// Settings are the values of the playbook's settings that read inputs
+	// (Playbook.PlanSettings: from apl plan --mode and --input); nil: their
+	// values under the inputs' defaults.
+	Settings FixedSettings
 }
 
 // Plan is the worst case of a run, computed from the step graph before
@@ -307,8 +311,8 @@ func (p *planner) visitCost(s *Step) {
 		backoff = s.Retry.Backoff * time.Duration(math.Pow(2, float64(s.Retry.Max))-1)
 	}
 	limit := func(d time.Duration) Bound {
-		if s.Timeout > 0 {
-			return Exactly(s.Timeout.Seconds())
+		if s.TimeoutIn(p.opts.Settings) > 0 {
+			return Exactly(s.TimeoutIn(p.opts.Settings).Seconds())
 		}
 		return Exactly(d.Seconds())
 	}
@@ -325,12 +329,12 @@ func (p *planner) visitCost(s *Step) {
 			// Calls, tokens, cost and retries count every item; the wall
 			// clock only the items that cannot run at once.
 			var seconds Bound
-			sp.Concurrency, seconds = forEachSeconds(s.ForEach, items, body.worst(figSeconds))
+			sp.Concurrency, seconds = forEachSeconds(s.ForEach, p.opts.Settings, items, body.worst(figSeconds))
 			v[figSeconds] = seconds
 		}
 	case *Shell:
 		d := p.opts.ShellTimeout
-		if d == 0 && s.Timeout == 0 {
+		if d == 0 && s.TimeoutIn(p.opts.Settings) == 0 {
 			p.unbounded("seconds", s, s.DeclRange, "a shell action without a timeout and no default limit")
 			v[figSeconds] = Unbounded
 		} else {
@@ -346,15 +350,15 @@ func (p *planner) visitCost(s *Step) {
 		c := p.callCost(s, a)
 		v[figTokens] = calls.Times(c.tokens)
 		v[figCost] = calls.Times(c.cost)
-		if s.Timeout > 0 {
-			v[figSeconds] = runs.Times(Exactly(s.Timeout.Seconds()))
+		if s.TimeoutIn(p.opts.Settings) > 0 {
+			v[figSeconds] = runs.Times(Exactly(s.TimeoutIn(p.opts.Settings).Seconds()))
 		} else {
 			v[figSeconds] = calls.Times(c.seconds)
 		}
 	case *Call:
 		// file, json and git helpers: no notable time.
-		if s.Timeout > 0 {
-			v[figSeconds] = runs.Times(Exactly(s.Timeout.Seconds()))
+		if s.TimeoutIn(p.opts.Settings) > 0 {
+			v[figSeconds] = runs.Times(Exactly(s.TimeoutIn(p.opts.Settings).Seconds()))
 		}
 	case *Ask:
 		p.unbounded("seconds", s, a.DeclRange, "an ask waits for a human's answer")
@@ -380,8 +384,8 @@ func (p *planner) visitCost(s *Step) {
 		for i := range v {
 			v[i] = runs.Times(sv[i])
 		}
-		if s.Timeout > 0 {
-			v[figSeconds] = v[figSeconds].Min(runs.Times(Exactly(s.Timeout.Seconds())))
+		if s.TimeoutIn(p.opts.Settings) > 0 {
+			v[figSeconds] = v[figSeconds].Min(runs.Times(Exactly(s.TimeoutIn(p.opts.Settings).Seconds())))
 		}
 		v[figRetries] = v[figRetries].Plus(Exactly(float64(sp.Runs - 1)))
 	}
@@ -406,16 +410,23 @@ func (p *planner) visitCost(s *Step) {
 // they run one at a time. A requeued item gives up its slot between
 // attempts; the slots are then all busy (at most items×item/n) except while
 // the last item to end runs alone (at most item), which is the bound.
-func forEachSeconds(fe *ForEach, items, item Bound) (int, Bound) {
-	n := max(fe.Concurrency, 1)
+func forEachSeconds(fe *ForEach, fs FixedSettings, items, item Bound) (int, Bound) {
+	n := max(fe.ConcurrencyIn(fs), 1)
 	for _, l := range fe.Limits {
-		for _, m := range l.Max {
+		caps, def := l.Max, l.Default
+		if f, ok := fs[l.MaxFrom]; ok && l.MaxFrom != nil {
+			caps = f.Caps
+		}
+		if f, ok := fs[l.DefaultFrom]; ok && l.DefaultFrom != nil {
+			def = f.N
+		}
+		for _, m := range caps {
 			if m > 0 {
 				n = min(n, m)
 			}
 		}
-		if l.Default > 0 {
-			n = min(n, l.Default)
+		if def > 0 {
+			n = min(n, def)
 		}
 	}
 	if fe.DependsOn != nil {
@@ -478,7 +489,7 @@ func (p *planner) callCost(s *Step, a *AgentCall) callBound {
 		c.seconds = Exactly(p.opts.AgentTimeout(dtype).Seconds())
 	} else {
 		c.seconds = Unbounded
-		if s.Timeout == 0 {
+		if s.TimeoutIn(p.opts.Settings) == 0 {
 			p.unbounded("seconds", s, a.DeclRange, "the agent's driver has no time limit; set a step timeout")
 		}
 	}

@@ -34,10 +34,10 @@ func (p *planner) section(steps []*Step, onFail *vec) *planSection {
 			continue
 		}
 		for _, r := range gateRules(s.Gate) {
-			if o := r.Outcome; o != nil && o.Max > 0 {
+			if o := r.Outcome; o != nil && o.MaxIn(p.opts.Settings) > 0 {
 				sec.slot[o] = len(sec.caps)
-				sec.caps = append(sec.caps, o.Max)
-				states *= float64(o.Max + 1)
+				sec.caps = append(sec.caps, o.MaxIn(p.opts.Settings))
+				states *= float64(o.MaxIn(p.opts.Settings) + 1)
 			}
 		}
 	}
@@ -104,7 +104,7 @@ func (sec *planSection) moves(s *Step, ctr []uint16) (out []move) {
 		switch {
 		case !capped:
 			out = append(out, resolve(r, o, false))
-		case int(ctr[i]) < o.Max:
+		case int(ctr[i]) < sec.caps[i]:
 			m := resolve(r, o, false)
 			m.bump, m.backward = i, o.Goto != nil && o.Goto.Index <= s.Index
 			out = append(out, m)
@@ -284,9 +284,10 @@ func (sec *planSection) flow(weight func(*Step) Bound, retry bool, onFail Bound)
 		}
 		for _, e := range s.Edges {
 			if e.Max > 0 && !uncapped[e.To] {
-				capped[e.To] = capped[e.To].Plus(Exactly(float64(e.Max)))
+				n := Exactly(float64(e.Rule.Outcome.MaxIn(sec.p.opts.Settings)))
+				capped[e.To] = capped[e.To].Plus(n)
 				if retry && e.To.Index <= s.Index {
-					extra = extra.Plus(Exactly(float64(e.Max)))
+					extra = extra.Plus(n)
 				}
 			}
 		}

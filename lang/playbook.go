@@ -50,7 +50,10 @@ type Playbook struct {
 	Vars   []*Var
 	Output *Output
 
-	Limits         *Limits         // nil: no run caps
+	Limits *Limits // nil: no run caps
+	// Settings are the caps, concurrencies, limits and time limits written
+	// over inputs, which a run fixes when it starts (Playbook.Fix).
+	Settings       []*Setting
 	CircuitBreaker *CircuitBreaker // nil: none
 	// StatePath, when set, is where the run's state file lives (relative
 	// to the working directory), instead of the run directory.

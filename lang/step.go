@@ -75,8 +75,11 @@ type Step struct {
 	// Example is the output a dry run (apl run --dry-run) gives the step
 	// instead of running its action; cty.NilVal when the step declares
 	// none. It fits Returns, checked at load.
-	Example         cty.Value
-	Timeout         time.Duration
+	Example cty.Value
+	Timeout time.Duration
+	// TimeoutFrom, when timeout reads inputs, is the setting a run fixes
+	// it from; Timeout is then its value under the inputs' defaults.
+	TimeoutFrom     *Setting
 	ContinueOnError bool
 	Action          Action // nil for a step that only routes
 	Gate            *Gate
@@ -301,7 +304,11 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 		s.SkipReason = a.Expr
 		l.deferRefs(a.Expr, refScope{body: s.Parent, what: "a skip reason"})
 	}
-	if a := content.Attributes["timeout"]; a != nil {
+	if a := content.Attributes["timeout"]; a != nil && len(a.Expr.Variables()) > 0 {
+		set, f, d := l.decodeSetting(a, s.Name+".timeout", SettingDuration)
+		diags = append(diags, d...)
+		s.TimeoutFrom, s.Timeout = set, f.D
+	} else if a != nil {
 		v, d := constString(a)
 		diags = append(diags, d...)
 		if !d.HasErrors() {

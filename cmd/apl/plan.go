@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -11,13 +13,16 @@ import (
 	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/lang"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 )
 
 type planCmd struct {
-	Playbook     string `arg:"" help:"The playbook: a .hcl file, a directory or stdlib:NAME."`
-	Items        int    `help:"Assume at most N items in every for_each list whose length is not a constant." placeholder:"N"`
-	PromptTokens int    `name:"prompt-tokens" help:"Assume every agent prompt holds at most N tokens (without it, tokens and cost are bounded only by caps)." placeholder:"N"`
-	JSON         bool   `name:"json" help:"Print the plan as JSON."`
+	Playbook     string   `arg:"" help:"The playbook: a .hcl file, a directory or stdlib:NAME."`
+	Items        int      `help:"Assume at most N items in every for_each list whose length is not a constant." placeholder:"N"`
+	PromptTokens int      `name:"prompt-tokens" help:"Assume every agent prompt holds at most N tokens (without it, tokens and cost are bounded only by caps)." placeholder:"N"`
+	JSON         bool     `name:"json" help:"Print the plan as JSON."`
+	Mode         string   `placeholder:"NAME" help:"Plan a run in this mode: settings that read inputs (caps, concurrency, limits, timeouts) take its values."`
+	Input        []string `placeholder:"NAME=VALUE" help:"Plan a run given this input value (repeatable); settings that read it take it."`
 }
 
 // planOptions are the defaults a run applies, which the builtins own.
@@ -50,18 +55,71 @@ func (c *planCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	p := lang.ComputePlan(pb, planOptions(c.Items, c.PromptTokens))
+	fixed, settings, err := c.settings(pb)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	opts := planOptions(c.Items, c.PromptTokens)
+	opts.Settings = fixed
+	p := lang.ComputePlan(pb, opts)
 	if c.JSON {
-		return printJSON(e.stdout, planJSON{p, factorsJSON(p.Unbounded)})
+		return printJSON(e.stdout, planJSON{p, factorsJSON(p.Unbounded), settings})
 	}
 	writePlan(e.stdout, p)
+	writeSettings(e.stdout, settings)
 	return nil
+}
+
+// settings works out the settings that read inputs from --mode and
+// --input, the inputs' defaults standing in for the rest.
+func (c *planCmd) settings(pb *lang.Playbook) (lang.FixedSettings, []lang.PlanSetting, error) {
+	given := map[string]cty.Value{}
+	for _, kv := range c.Input {
+		name, raw, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, nil, fmt.Errorf("--input takes NAME=VALUE, not %q", kv)
+		}
+		in := pb.Input(name)
+		if in == nil {
+			return nil, nil, fmt.Errorf("--input %s: playbook %q has no input %q%s", kv, pb.Name, name, suggestInput(pb, name, "; did you mean %s?"))
+		}
+		v, err := parseInput(in, raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--input %s: %w", kv, err)
+		}
+		given[name] = v
+	}
+	return pb.PlanSettings(c.Mode, given)
+}
+
+// writeSettings says which values the plan took for the settings that
+// read inputs, and where they came from.
+func writeSettings(w io.Writer, settings []lang.PlanSetting) {
+	if len(settings) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nSettings fixed when a run starts, as this plan takes them:")
+	for _, s := range settings {
+		var from []string
+		for _, in := range slices.Sorted(maps.Keys(s.From)) {
+			src := s.From[in]
+			switch src {
+			case "default":
+				src = "its default"
+			case "input":
+				src = "--input"
+			}
+			from = append(from, fmt.Sprintf("inputs.%s: %s", in, src))
+		}
+		fmt.Fprintf(w, "  %s = %s (%s)\n", s.Name, s.Value, strings.Join(from, ", "))
+	}
 }
 
 // planJSON is a plan with each unbounded factor's place as FILE:LINE:COL.
 type planJSON struct {
 	*lang.Plan
-	Unbounded []factorJSON `json:"unbounded"`
+	Unbounded []factorJSON       `json:"unbounded"`
+	Settings  []lang.PlanSetting `json:"settings"`
 }
 
 type factorJSON struct {

@@ -11,7 +11,6 @@ input "major" {
 
 step "s" {
   progress = steps.s.status # ERROR: Constant required
-  timeout  = "${inputs.major}m" # ERROR: Constant required
   when     = inputs.major # ERROR: Constant required
   shell {
     command = ["echo", tostring(inputs.major)]

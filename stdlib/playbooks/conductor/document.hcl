@@ -30,7 +30,7 @@ document "state" {
       blocked_by          = try(t.blocked_by, [])
       test_file           = try(t.test_file, null)
       started_at          = try(vars.started_at[t.id], null)
-      timeout_at          = try(timeadd(vars.started_at[t.id], "30m"), null)
+      timeout_at          = try(timeadd(vars.started_at[t.id], "${inputs.timeout_minutes}m"), null)
       completed_at        = try(vars.completed_at[t.id], null)
       files_changed       = try(steps.tasks.output.items[t.id].outputs.implement.files_changed, null)
       implementer_commits = compact([try(steps.tasks.output.items[t.id].outputs.implement.commit_hash, "")])
@@ -64,15 +64,15 @@ document "state" {
     skill_log  = try(vars.skill_log, [])
     created_at = try(vars.created_at, null)
     updated_at = timestamp()
-    # The seed's config. The limits are constants in steps.hcl
-    # (concurrency, limit "model", timeout) and stated again here.
+    # The seed's config: the limits are inputs, which steps.hcl's
+    # concurrency, limit "model" and timeout read when the run starts.
     config = {
-      timeout_minutes                 = 30
+      timeout_minutes                 = inputs.timeout_minutes
       max_identical_rejections        = 3
       max_iterations_without_progress = 3
       max_total_attempts              = inputs.max_total_attempts
-      max_parallel_tasks              = 3
-      max_parallel_by_model           = { haiku = 5, sonnet = 3, opus = 1 }
+      max_parallel_tasks              = inputs.max_parallel_tasks
+      max_parallel_by_model           = inputs.max_parallel_by_model
       conductor_refresh_interval      = 5
       conductor_model                 = "haiku"
     }

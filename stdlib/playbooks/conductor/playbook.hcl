@@ -57,6 +57,32 @@ input "max_total_attempts" {
   }
 }
 
+input "max_parallel_tasks" {
+  type        = number
+  default     = 3
+  description = "config.max_parallel_tasks: tasks whose implementer or review runs at once."
+  validation {
+    condition = "value >= 1 && value == floor(value)"
+    message   = "max_parallel_tasks is a whole number of at least 1."
+  }
+}
+
+input "max_parallel_by_model" {
+  type        = map(number)
+  default     = { haiku = 5, sonnet = 3, opus = 1 }
+  description = "config.max_parallel_by_model: tasks running at once per model (the escalated one once a task is escalated); a model not named has no cap of its own."
+}
+
+input "timeout_minutes" {
+  type        = number
+  default     = 30
+  description = "config.timeout_minutes: how long an implementer may run before the attempt counts as a timeout."
+  validation {
+    condition = "value >= 1 && value == floor(value)"
+    message   = "timeout_minutes is a whole number of at least 1."
+  }
+}
+
 # The seed's agents. Implementers run the task's model (escalated_model ||
 # model || sonnet, computed per call in steps.hcl); reviews always sonnet.
 # They run Claude Code; apl run --agent-cmd sends them elsewhere.

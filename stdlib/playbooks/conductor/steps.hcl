@@ -65,7 +65,7 @@ step "tasks" {
   for_each        = "local.items"
   key             = "item.id"
   depends_on      = "item.blocked_by"
-  concurrency     = 3 # config.max_parallel_tasks
+  concurrency     = inputs.max_parallel_tasks
   on_item_failure = "continue"
   # A deadlock fails this step; finish says what it means.
   continue_on_error = true
@@ -74,7 +74,7 @@ step "tasks" {
   # now: an escalated task counts against its new model.
   limit "model" {
     key = "vars.models[item.id] ?? item.model"
-    max = { haiku = 5, sonnet = 3, opus = 1 }
+    max = inputs.max_parallel_by_model
   }
 
   # validateBeforeSpawn and logSkillInvocation("homerun:implement").
@@ -101,7 +101,7 @@ step "tasks" {
   # are the same implementer (its session continues with the feedback);
   # after a failed call or from attempt 3 a fresh one.
   step "implement" {
-    timeout           = "30m" # config.timeout_minutes
+    timeout           = "${inputs.timeout_minutes}m"
     continue_on_error = true
     # What a dry run answers. It addresses no acceptance criteria, so a
     # dry run's tasks go round the retry table; --mocks walks other paths.

@@ -8,7 +8,6 @@ locals {
   # Seed 001 _meta.status: running, completed, failed or paused.
   meta_status = (run.status == "running" || run.status == "completed" || run.status == "failed" ? run.status
   : run.status == "interrupted" || run.status == "waiting" ? "paused" : "completed")
-  breaker_open = startswith(run.reason, "circuit breaker open")
 }
 
 document "state" {
@@ -55,19 +54,26 @@ document "state" {
       force_incomplete           = try(local.records[p.id].force_incomplete, false)
       diagnostic_path            = try(local.records[p.id].diagnostic_path, null)
       remediation_cycles         = try(local.records[p.id].remediation_cycles, 0)
-      score_history              = try(local.records[p.id].score_history, [])
-      skip_reason                = try(local.records[p.id].skip_reason, try(local.items[p.id].status, "") == "blocked" ? local.items[p.id].error : null)
+      # --quality ran out of cycles below 9.5.
+      quality_exhausted = run.mode == "quality" && try(local.records[p.id].force_incomplete, false)
+      score_history     = try(local.records[p.id].score_history, [])
+      skip_reason       = try(local.records[p.id].skip_reason, try(local.items[p.id].status, "") == "blocked" ? local.items[p.id].error : null)
     } }
-    # apl's breaker is not readable here: its state shows only once it
-    # opened and failed the run (README, gaps).
+    # apl's circuit breaker, as its state says (half_open between a
+    # resume after the cooldown and the step that decides).
     circuit_breaker = {
-      state                   = local.breaker_open ? "open" : "closed"
-      consecutive_no_progress = null
-      consecutive_same_error  = null
-      last_error              = local.breaker_open ? run.reason : null
-      cooldown_until          = null
+      state                   = run.circuit_breaker.state
+      consecutive_no_progress = run.circuit_breaker.consecutive_no_progress
+      consecutive_same_error  = run.circuit_breaker.consecutive_same_error
+      last_error              = run.circuit_breaker.last_error != null ? run.circuit_breaker.last_error : run.circuit_breaker.reason
+      cooldown_until          = run.circuit_breaker.cooldown_until
     }
-    event_log = vars.events
+    # The run's start (once the spec is locked), then the playbook's own
+    # events, as the gates recorded them (apl's details key "rule" left out).
+    event_log = concat(
+      length(vars.spec) == 0 ? [] : [{ timestamp = vars.spec.locked_at, event = "run_started", details = { total_phases = length(local.phases), pass_threshold = inputs.pass_threshold, mode = run.mode } }],
+      [for e in run.events : { timestamp = e.timestamp, phase = e.item, event = e.event, details = { for k, v in e.details : k => v if k != "rule" } }],
+    )
     metrics = {
       total_tokens_used      = run.tokens
       total_duration_minutes = floor(run.elapsed_s / 60)

@@ -82,14 +82,24 @@ input "max_replan_attempts" {
   }
 }
 
+input "max_remediation_cycles" {
+  type        = number
+  default     = 2
+  description = "Orchestrator Section 5.1: remediation cycles of a phase completed below pass_threshold before it passes force_incomplete (2; 3 with --mode quality)."
+  validation {
+    condition = "value >= 1 && value <= 5 && value == floor(value)"
+    message   = "max_remediation_cycles is a whole number from 1 to 5."
+  }
+}
+
 mode "lenient" {
   description = "Accept phases at 7/10 (--lenient); every phase gets pass_threshold 7."
   inputs      = { pass_threshold = 7 }
 }
 
 mode "quality" {
-  description = "Demand 9.5/10 (--quality); every phase gets pass_threshold 9.5."
-  inputs      = { pass_threshold = 9.5 }
+  description = "Demand 9.5/10 (--quality); every phase gets pass_threshold 9.5 and up to 3 remediation cycles."
+  inputs      = { pass_threshold = 9.5, max_remediation_cycles = 3 }
 }
 
 # Seed 001 §2, the run-wide rows. The per-phase rows are on the playbook

@@ -1,19 +1,13 @@
 # The run: learnings reset, the roadmap, the spec lock, then every phase
 # through stdlib:phase-runner. Each gate outcome that is a seed 001 §3/§12
-# event names it (`event` with `details`, for apl's event log) and appends
-# it to vars.events (for the event_log of .autopilot/state.json); the
+# event names it (`event` with `details`): apl's event log records it, and
+# the event_log of .autopilot/state.json reads it back as run.events. The
 # per-phase record it changes is vars.records[PHASE].
 
 var "records" {
   type        = any
   default     = {}
   description = "Per phase id: started_at, status, score_history, remediation feedback and cycles, force_incomplete, diagnostic_path, ..."
-}
-
-var "events" {
-  type        = any
-  default     = []
-  description = "The seed's domain events, in the state document's event_log shape."
 }
 
 var "spec" {
@@ -68,8 +62,7 @@ step "spec_lock" {
   gate {
     otherwise {
       set = {
-        spec   = { path = local.spec_path, hash = "sha256:${steps.spec_lock.output.sha256}", locked_at = timestamp() }
-        events = [{ timestamp = timestamp(), event = "run_started", details = { total_phases = length(local.phases), pass_threshold = inputs.pass_threshold, mode = run.mode } }]
+        spec = { path = local.spec_path, hash = "sha256:${steps.spec_lock.output.sha256}", locked_at = timestamp() }
       }
       log = "${length(local.phases)} phases: ${join(", ", [for p in local.phases : p.id])}; spec ${local.spec_path} locked at sha256:${substr(steps.spec_lock.output.sha256, 0, 12)}."
     }
@@ -95,7 +88,6 @@ step "phases" {
         reason = "phase ${vars.halted} failed"
         set = {
           records = merge(vars.records, { (item.id) = { status = "skipped", skip_reason = "halted_after_phase_${vars.halted}" } })
-          events  = concat(vars.events, [{ timestamp = timestamp(), phase = item.id, event = "phase_skipped", details = { phase_id = item.id, reason = "halted_after_phase_${vars.halted}" } }])
         }
         details = { phase_id = item.id, reason = "halted_after_phase_${vars.halted}" }
       }
@@ -104,7 +96,6 @@ step "phases" {
         details = { phase_id = item.id, phase_name = item.name }
         set = {
           records = merge(vars.records, { (item.id) = { status = "in_progress", started_at = timestamp(), name = item.name, score_history = [], remediation_cycles = 0, force_incomplete = false, diagnostic_path = null } })
-          events  = concat(vars.events, [{ timestamp = timestamp(), phase = item.id, event = "phase_started", details = { phase_id = item.id, phase_name = item.name } }])
         }
       }
     }
@@ -162,7 +153,6 @@ step "phases" {
             run_seconds     = try(vars.records[item.id].run_seconds, 0) + steps.run.duration_s
             score_history   = concat(vars.records[item.id].score_history, [{ score = steps.run.output.alignment_score, timestamp = timestamp(), flag = run.mode == "quality" ? "quality" : "initial", cycle = vars.records[item.id].remediation_cycles }])
           }) })
-          events = concat(vars.events, [{ timestamp = timestamp(), phase = item.id, event = "remediation_completed", details = { phase_id = item.id, cycle = vars.records[item.id].remediation_cycles, old_score = vars.records[item.id].alignment_score, new_score = steps.run.output.alignment_score, improved = steps.run.output.alignment_score > vars.records[item.id].alignment_score, reached_threshold = steps.run.output.alignment_score >= inputs.pass_threshold } }])
         }
       }
       otherwise {
@@ -178,7 +168,8 @@ step "phases" {
   }
 
   # Orchestrator Section 5.1: a phase the runner completed below the
-  # threshold gets up to 2 remediation cycles, fed the scorecard's
+  # threshold gets up to max_remediation_cycles remediation cycles (2; 3
+  # in quality mode), fed the scorecard's
   # deductions and the judge's concerns; then it passes force_incomplete.
   step "assess" {
     gate {
@@ -189,7 +180,6 @@ step "phases" {
         set = {
           halted  = item.id
           records = merge(vars.records, { (item.id) = merge(vars.records[item.id], { status = "failed", completed_at = timestamp(), reason = steps.run.error }) })
-          events  = concat(vars.events, [{ timestamp = timestamp(), phase = item.id, event = "phase_failed", details = { phase_id = item.id, reason = steps.run.error } }])
         }
         fail   = "halt"
         reason = "phase ${item.id} hit a per-phase cap: ${steps.run.error}"
@@ -201,13 +191,12 @@ step "phases" {
         set = {
           halted  = item.id
           records = merge(vars.records, { (item.id) = merge(vars.records[item.id], { status = "failed", completed_at = timestamp(), reason = steps.run.error, summary = try(steps.run.output.summary, steps.run.error) }) })
-          events  = concat(vars.events, [{ timestamp = timestamp(), phase = item.id, event = "phase_failed", details = { phase_id = item.id, reason = steps.run.error, recommendation = try(steps.run.output.recommendation, "halt") } }])
         }
         fail   = try(steps.run.output.recommendation, "halt")
         reason = "phase ${item.id} failed: ${steps.run.error}"
       }
       rule "remediate" {
-        when    = "steps.run.output.status == 'completed' && steps.run.output.alignment_score < inputs.pass_threshold && vars.records[item.id].remediation_cycles < 2"
+        when    = "steps.run.output.status == 'completed' && steps.run.output.alignment_score < inputs.pass_threshold && vars.records[item.id].remediation_cycles < inputs.max_remediation_cycles"
         event   = "remediation_started"
         log     = "Phase ${item.id} completed at ${steps.run.output.alignment_score}/10 (threshold: ${inputs.pass_threshold}): remediation cycle ${vars.records[item.id].remediation_cycles + 1} with ${length([for c in steps.run.output.scorecard : c if try(c.score < c.max_score, c.score < 10)]) + length(steps.run.output.judge_concerns)} feedback items."
         details = { phase_id = item.id, cycle = vars.records[item.id].remediation_cycles + 1, current_score = steps.run.output.alignment_score, pass_threshold = inputs.pass_threshold, feedback_items = length(concat([for c in steps.run.output.scorecard : c if try(c.score < c.max_score, c.score < 10)], steps.run.output.judge_concerns)) }
@@ -220,10 +209,9 @@ step "phases" {
             )
             history = concat(try(vars.records[item.id].history, []), [{ cycle = vars.records[item.id].remediation_cycles, score = steps.run.output.alignment_score, changes = try(join("; ", steps.run.output.commit_shas), ""), remaining = concat([for c in steps.run.output.scorecard : try(c.criterion, "") if try(c.score < c.max_score, c.score < 10)], steps.run.output.judge_concerns) }])
           }) })
-          events = concat(vars.events, [{ timestamp = timestamp(), phase = item.id, event = "remediation_started", details = { phase_id = item.id, cycle = vars.records[item.id].remediation_cycles + 1, current_score = steps.run.output.alignment_score, pass_threshold = inputs.pass_threshold } }])
         }
         goto = "run"
-        max  = 2
+        max  = inputs.max_remediation_cycles
         on_exhausted {
           goto = "force_incomplete"
         }
@@ -248,7 +236,6 @@ step "phases" {
         details = { phase_id = item.id, final_score = steps.run.output.alignment_score, pass_threshold = inputs.pass_threshold, remediation_cycles = vars.records[item.id].remediation_cycles, diagnostic_path = ".autopilot/diagnostics/phase-${item.id}-confidence.md" }
         set = {
           records = merge(vars.records, { (item.id) = merge(vars.records[item.id], { force_incomplete = true }) })
-          events  = concat(vars.events, [{ timestamp = timestamp(), phase = item.id, event = "force_incomplete_marked", details = { phase_id = item.id, final_score = steps.run.output.alignment_score, pass_threshold = inputs.pass_threshold, remediation_cycles = vars.records[item.id].remediation_cycles, diagnostic_path = ".autopilot/diagnostics/phase-${item.id}-confidence.md" } }])
         }
       }
     }
@@ -300,7 +287,6 @@ gate {
     details = { phase_id = item.id, alignment_score = steps.run.output.alignment_score, pass_threshold = inputs.pass_threshold, diagnostic_path = steps.diagnostic.output.path }
     set = {
       records = merge(vars.records, { (item.id) = merge(vars.records[item.id], { diagnostic_path = steps.diagnostic.output.path }) })
-      events  = concat(vars.events, [{ timestamp = timestamp(), phase = item.id, event = "confidence_diagnostic_written", details = { phase_id = item.id, alignment_score = steps.run.output.alignment_score, pass_threshold = inputs.pass_threshold, diagnostic_path = steps.diagnostic.output.path } }])
     }
   }
   otherwise {
@@ -365,7 +351,6 @@ step "phase_done" {
           duration_minutes           = floor(try(vars.records[item.id].run_seconds, steps.run.duration_s) / 60)
           human_verify_justification = steps.run.output.human_verify_justification
         }) })
-        events = concat(vars.events, [{ timestamp = timestamp(), phase = item.id, event = "phase_completed", details = { phase_id = item.id, alignment_score = steps.run.output.alignment_score, remediation_cycles = vars.records[item.id].remediation_cycles, force_incomplete = vars.records[item.id].force_incomplete } }])
       }
     }
   }

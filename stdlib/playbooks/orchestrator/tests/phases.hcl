@@ -173,3 +173,37 @@ test "quality mode remediates 9.2" {
     }
   }
 }
+
+test "quality mode remediates up to 3 cycles" {
+  mode   = "quality"
+  inputs = { phases = ["1"] }
+  mock "run" {
+    output = {
+      status         = "completed", alignment_score = 9.2, recommendation = "proceed", summary = "at 9.2", commit_shas = [], automated_checks = {}, pipeline_steps = {}
+      debug_attempts = 0, replan_attempts = 0, human_verify_justification = null, judge_concerns = ["one edge case"], criteria_results = [], failure_categories = [], scorecard = []
+    }
+  }
+  expect {
+    status = "completed"
+    visits = { run = 4, force_incomplete = 1 }
+    output = {
+      phases = {
+        "1" = { status = "completed", alignment_score = 9.2, remediation_cycles = 3, force_incomplete = true, diagnostic_path = null, scores = [9.2, 9.2, 9.2, 9.2] }
+      }
+    }
+  }
+}
+
+test "remediation cycles are an input" {
+  inputs = { phases = ["3"], max_remediation_cycles = 1 }
+  mock "run" {
+    output = {
+      status         = "completed", alignment_score = 8, recommendation = "proceed", summary = "at 8.0", commit_shas = [], automated_checks = {}, pipeline_steps = {}
+      debug_attempts = 0, replan_attempts = 0, human_verify_justification = null, judge_concerns = [], criteria_results = [], failure_categories = [], scorecard = []
+    }
+  }
+  expect {
+    status = "completed"
+    visits = { run = 2, force_incomplete = 1 }
+  }
+}
