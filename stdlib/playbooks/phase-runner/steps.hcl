@@ -52,8 +52,11 @@ step "preflight" {
       reason = "Preflight failed: spec_hash_mismatch (expected ${inputs.spec_hash}, actual ${steps.spec_hash.output.sha256})"
     }
     rule "all_clear" {
+      when = "len(local.preflight_issues) == 0 && len(local.unresolved_debug) == 0"
+    }
+    rule "unresolved_debug" {
       when = "len(local.preflight_issues) == 0"
-      log  = "%{if length(local.unresolved_debug) > 0}Unresolved debug files: ${join(", ", local.unresolved_debug)}.%{endif}"
+      log  = "Unresolved debug files: ${join(", ", local.unresolved_debug)}."
     }
     otherwise {
       set    = { issues = [for i in local.preflight_issues : "Preflight failed: ${i}"] }
@@ -78,7 +81,10 @@ step "triage_source" {
 # default); an item that passes completes, one that fails fails.
 step "triage" {
   progress = "TRIAGE"
-  for_each = "local.criteria"
+  # The routing is local.routing, which triage_log's gate reads too: the
+  # template is evaluated before any gate.
+  progress_done = "Routing: ${local.routing}"
+  for_each      = "local.criteria"
   # A failing criterion is a finding, not a failure of the run: the gate
   # routes on the counts.
   on_item_failure = "continue"
@@ -100,16 +106,12 @@ step "triage" {
   }
 
   gate {
-    rule "verify_only" {
-      when = "local.routing == 'verify_only'"
-      log  = "Routing: verify_only (pass ratio ${steps.triage.output.completed}/${local.triage_total})."
-    }
     rule "no_criteria" {
       when = "local.triage_total == 0"
       log  = "No verifiable criteria for triage -- routing to full pipeline."
     }
     otherwise {
-      log = "Routing: full_pipeline (pass ratio ${steps.triage.output.completed}/${local.triage_total})."
+      log = "Triage: ${steps.triage.output.completed}/${local.triage_total} criteria pass (pass ratio ${local.pass_ratio})."
     }
   }
 }
@@ -543,7 +545,8 @@ step "batch_verify" {
 
 # STEP 4: VERIFY, blind; with the triage evidence on the verify_only path.
 step "verify" {
-  progress = "VERIFY"
+  progress      = "VERIFY"
+  progress_done = "Result: ${steps.verify.output.pass ? "pass" : "fail"}"
   returns = object({
     pass = bool
     # status is true, false or "n/a" (a command that is not configured).
@@ -596,7 +599,8 @@ step "verify" {
 
 # STEP 4.5: JUDGE, adversarial; at least one concern.
 step "judge" {
-  progress = "JUDGE"
+  progress      = "JUDGE"
+  progress_done = "Recommendation: ${steps.judge.output.recommendation}"
   returns = object({
     recommendation       = string
     concerns             = list(string)
@@ -625,6 +629,8 @@ step "judge" {
 # decimal precision, with evidence.
 step "rate" {
   progress = "RATE"
+  # x.x/10: 9.0 decodes to 9, so a whole score is given its decimal.
+  progress_done = "Score: ${local.score_text}/10"
   returns = object({
     alignment_score         = number
     scorecard               = list(any)
@@ -883,7 +889,7 @@ step "result" {
   call "git.head" {}
   gate {
     otherwise {
-      log = "Phase ${inputs.phase_id} complete. Alignment: ${try(steps.rate.output.alignment_score, "n/a")}/10."
+      log = "Phase ${inputs.phase_id} complete. Alignment: ${local.score_text}/10."
     }
   }
 }
