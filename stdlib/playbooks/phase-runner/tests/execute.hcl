@@ -119,6 +119,30 @@ test "per-task execute verifies each task" {
   }
 }
 
+# A task debugger that ran and timed out spends the attempt: no
+# gsd-debugger, the task is verified again.
+test "a task debugger timeout spends the attempt" {
+  inputs = { phase_id = "6.3" }
+  mock "plan_tasks" {
+    output = { exists = true, content = "<task id=\"01-01\" type=\"auto\" complexity=\"simple\">\n  <name>Add the loader</name>\n</task>\n" }
+  }
+  mock "mini_verify" {
+    outputs = [
+      { task_id = "01-01", pass = false, criteria_results = [{ criterion = "Loader compiles", status = "fail" }], concerns = [], commands_run = ["go build ./... -> error"] },
+      { task_id = "01-01", pass = true, criteria_results = [{ criterion = "Loader compiles", status = "pass" }], concerns = [], commands_run = ["go build ./... -> ok"] },
+    ]
+  }
+  mock "task_debug" {
+    error      = "autopilot-debugger: timed out after 10m"
+    error_kind = "timeout"
+  }
+  expect {
+    status = "completed"
+    visits = { task_debug = 1, task_debug_fallback = 0, mini_verify = 2, task_log = 1, task_failed = 0 }
+    output = { tasks_completed = "1/1", tasks_failed = "0/1" }
+  }
+}
+
 # Mocked answers are numbered per item, so this plan has one task.
 test "a task still failing after 2 debug attempts is FAILED and the phase goes on" {
   inputs = { phase_id = "6.3" }
@@ -282,7 +306,8 @@ test "a task's debug falls back to gsd-debugger" {
     ]
   }
   mock "task_debug" {
-    error = "autopilot-debugger: not installed"
+    error      = "autopilot-debugger: not installed"
+    error_kind = "unavailable"
   }
   expect {
     status = "completed"
