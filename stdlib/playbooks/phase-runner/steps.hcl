@@ -829,6 +829,13 @@ step "debug" {
     }
   }
   gate {
+    # Context exhaustion ends the phase: HANDOFF.md (failure.hcl).
+    rule "context_exhausted" {
+      when   = "steps.debug.error_kind == 'budget'"
+      set    = { recommendation = "halt" }
+      fail   = "halt"
+      reason = "context_exhaustion during debug: ${steps.debug.error}"
+    }
     rule "fallback" {
       when = "steps.debug.error_kind in ['unavailable', 'exit_status', 'other']"
       log  = "autopilot-debugger is not available (${steps.debug.error_kind}: ${steps.debug.error}); falling back to gsd-debugger."

@@ -384,3 +384,62 @@ test "a plan of checkpoints only needs a person, with no score" {
     }
   }
 }
+
+# Context exhaustion (CTXE-01): the verifier's answer could not be cut
+# down to its budget (kind "budget"): HANDOFF.md is written before the
+# post-mortem, and the phase halts with the seed's issue.
+test "context exhaustion writes HANDOFF.md and halts" {
+  inputs = { phase_id = "6.3" }
+  mock "plan_tasks" {
+    output = { exists = true, content = "<task id=\"01-01\" type=\"auto\" complexity=\"simple\">\n  <name>Add the loader</name>\n  <files>loader.go</files>\n</task>\n<task id=\"01-02\" type=\"auto\" complexity=\"medium\">\n  <name>Test the loader</name>\n</task>\n" }
+  }
+  mock "verify" {
+    error      = "budget \"verify\": the answer's JSON is truncated"
+    error_kind = "budget"
+  }
+  expect {
+    status         = "failed"
+    recommendation = ""
+    visits         = { verify = 1, judge = 0, handoff = 1, postmortem = 1 }
+    output = {
+      recommendation = "halt"
+      issues         = ["context_exhaustion: partial progress saved to HANDOFF.md"]
+    }
+  }
+}
+
+test "a debugger out of budget halts with HANDOFF.md" {
+  inputs = { phase_id = "6.3" }
+  mock "verify" {
+    output = {
+      pass               = false
+      automated_checks   = { compile = { status = false }, lint = { status = true } }
+      criteria_results   = []
+      commands_run       = ["go test ./... -> FAIL"]
+      failures           = ["a test fails"]
+      failure_categories = []
+    }
+  }
+  mock "debug" {
+    error      = "limits.max_tokens: the run used 210000 tokens (max 200000)"
+    error_kind = "budget"
+  }
+  expect {
+    status         = "failed"
+    recommendation = "halt"
+    visits         = { debug = 1, debug_fallback = 0, verify = 1, handoff = 1 }
+    output         = { recommendation = "halt" }
+  }
+}
+
+test "a failure that is not exhaustion writes no HANDOFF.md" {
+  inputs = { phase_id = "6.3" }
+  mock "verify" {
+    error      = "gsd-verifier: exit status 1"
+    error_kind = "exit_status"
+  }
+  expect {
+    status = "failed"
+    visits = { handoff = 0, postmortem = 1 }
+  }
+}
