@@ -50,7 +50,54 @@ locals {
   )
 }
 
+# Context Exhaustion Handoff (CTXE-01): an agent step of the phase that
+# failed as kind "budget" (its budget block could not cut the answer
+# down, or a token or cost cap was reached) leaves HANDOFF.md in the phase
+# directory, so that the orchestrator resumes from the tasks remaining.
+locals {
+  handoff_steps   = ["research", "plan", "plan_check", "execute_batch", "verify", "judge", "rate", "debug", "debug_fallback"]
+  exhausted_step  = try([for s in local.handoff_steps : s if steps[s].error_kind == "budget"][0], "")
+  handoff_done    = [for t in local.auto_tasks : t if contains(["completed", "verified"], try(steps.execute.output.items[t.id].status, ""))]
+  handoff_left    = [for t in local.auto_tasks : t if !contains([for d in local.handoff_done : d.id], t.id)]
+  handoff_last_ok = try([for s in reverse(local.pipeline) : s if steps[s].status == "completed"][0], "none")
+}
+
 on_failure {
+  step "handoff" {
+    when              = "local.exhausted_step != ''"
+    skip_reason       = "no context exhaustion"
+    continue_on_error = true
+    call "file.write" {
+      path    = "${local.phase_dir}/HANDOFF.md"
+      content = <<-EOT
+        # Phase ${inputs.phase_id} Partial Progress Handoff
+
+        **Phase ID:** ${inputs.phase_id}
+        **Reason:** Context exhaustion detected during ${local.exhausted_step}
+        **Timestamp:** ${timestamp()}
+        **Last Checkpoint SHA:** ${inputs.last_checkpoint_sha}
+
+        ## Tasks Completed
+        | Task ID | Status | Commit SHA | Files Modified |
+        |---------|--------|------------|----------------|
+        ${length(local.handoff_done) == 0 ? "| - | none | - | - |" : join("\n", [for t in local.handoff_done : "| ${t.id} | COMPLETED | ${join(", ", try(steps.execute.output.items[t.id].outputs.execute_task.commit_shas, []))} | ${length(t.files) > 0 ? join(", ", t.files) : "-"} |"])}
+
+        ## Tasks Remaining
+        | Task ID | Description | Estimated Complexity |
+        |---------|-------------|---------------------|
+        ${length(local.handoff_left) == 0 ? "| - | none | - |" : join("\n", [for t in local.handoff_left : "| ${t.id} | ${t.description} | ${t.complexity} |"])}
+
+        ## Files Modified (partial list)
+        ${join("\n", coalescelist(flatten([for t in local.handoff_done : [for f in t.files : "- ${f}: task ${t.id} (${t.description})"]]), ["- none"]))}
+
+        ## Partial Progress State
+        - Current step: ${local.exhausted_step}
+        - Last successful operation: ${local.handoff_last_ok}
+        - Issues encountered: ${steps[local.exhausted_step].error}
+      EOT
+    }
+  }
+
   step "postmortem" {
     continue_on_error = true
     call "file.write" {

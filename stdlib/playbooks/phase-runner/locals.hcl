@@ -116,6 +116,9 @@ locals {
     estimated_complexity = g.complexity
   }]
 
+  # The alignment score as the seed writes it, x.x (9.0, not 9).
+  score_text = try(floor(steps.rate.output.alignment_score) == steps.rate.output.alignment_score ? format("%.1f", steps.rate.output.alignment_score) : tostring(steps.rate.output.alignment_score), "n/a")
+
   # STEP 4 and STEP 5: whether the automated checks pass ("n/a" and a
   # missing build count as passing).
   checks_pass = try(

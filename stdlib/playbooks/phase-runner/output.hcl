@@ -29,12 +29,14 @@ output {
     [for k, it in try(steps.execute.output.items, {}) : "Task ${k} FAILED: ${it.error}" if it.status == "failed"],
     [for k, it in try(steps.batch_verify.output.items, {}) : "Task ${k} FAILED: ${it.error}" if it.status == "failed"],
     run.status == "completed" ? [] : flatten([for e in local.history : e.issues]),
+    steps.handoff.status == "completed" ? ["context_exhaustion: partial progress saved to HANDOFF.md"] : [],
+    steps.handoff.status == "failed" ? ["HANDOFF.md write failed: ${steps.handoff.error}"] : [],
     steps.postmortem.status == "failed" ? ["post-mortem write failed: ${steps.postmortem.error}"] : [],
     steps.learnings.status == "failed" ? ["learnings write failed: ${steps.learnings.error}"] : [],
   )
   debug_attempts  = steps.debug.attempts
   replan_attempts = try(vars.replans, 0)
-  recommendation  = run.recommendation != "" ? run.recommendation : "proceed"
+  recommendation  = run.recommendation != "" ? run.recommendation : local.exhausted_step != "" ? "halt" : "proceed"
   summary = (run.status == "split_request" ? "Phase scope too large. Recommending split into ${length(local.sub_phases)} sub-phases."
     : run.status == "failed" ? "Phase ${inputs.phase_id} failed: ${run.reason}"
   : "Phase ${inputs.phase_id} ${run.status} at ${try(steps.rate.output.alignment_score, "n/a")}/10.")

@@ -25,7 +25,8 @@ playbook "phase-runner" {
 input "phase_id" {
   type        = string
   flag        = "phase"
-  description = "The phase identifier (e.g., \"6.3\")."
+  positional  = true
+  description = "The phase identifier (e.g., \"6.3\"): apl run stdlib:phase-runner 6.3, or --phase 6.3."
 }
 
 input "phase_name" {

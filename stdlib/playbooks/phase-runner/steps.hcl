@@ -52,8 +52,11 @@ step "preflight" {
       reason = "Preflight failed: spec_hash_mismatch (expected ${inputs.spec_hash}, actual ${steps.spec_hash.output.sha256})"
     }
     rule "all_clear" {
+      when = "len(local.preflight_issues) == 0 && len(local.unresolved_debug) == 0"
+    }
+    rule "unresolved_debug" {
       when = "len(local.preflight_issues) == 0"
-      log  = "%{if length(local.unresolved_debug) > 0}Unresolved debug files: ${join(", ", local.unresolved_debug)}.%{endif}"
+      log  = "Unresolved debug files: ${join(", ", local.unresolved_debug)}."
     }
     otherwise {
       set    = { issues = [for i in local.preflight_issues : "Preflight failed: ${i}"] }
@@ -78,7 +81,10 @@ step "triage_source" {
 # default); an item that passes completes, one that fails fails.
 step "triage" {
   progress = "TRIAGE"
-  for_each = "local.criteria"
+  # The routing is local.routing, which triage_log's gate reads too: the
+  # template is evaluated before any gate.
+  progress_done = "Routing: ${local.routing}"
+  for_each      = "local.criteria"
   # A failing criterion is a finding, not a failure of the run: the gate
   # routes on the counts.
   on_item_failure = "continue"
@@ -100,16 +106,12 @@ step "triage" {
   }
 
   gate {
-    rule "verify_only" {
-      when = "local.routing == 'verify_only'"
-      log  = "Routing: verify_only (pass ratio ${steps.triage.output.completed}/${local.triage_total})."
-    }
     rule "no_criteria" {
       when = "local.triage_total == 0"
       log  = "No verifiable criteria for triage -- routing to full pipeline."
     }
     otherwise {
-      log = "Routing: full_pipeline (pass ratio ${steps.triage.output.completed}/${local.triage_total})."
+      log = "Triage: ${steps.triage.output.completed}/${local.triage_total} criteria pass (pass ratio ${local.pass_ratio})."
     }
   }
 }
@@ -422,8 +424,17 @@ step "execute" {
           - **Debug attempts:** ${steps.task_debug.attempts}
       EOT
     }
+    # Seed 001's task_completed {task, commit}: the executor's commit, and
+    # the debuggers' after it.
     gate {
       otherwise {
+        event = "task_completed"
+        details = {
+          task           = item.id
+          commit         = try(steps.execute_task.output.commit_shas[0], null)
+          commits        = concat(steps.execute_task.output.commit_shas, try(steps.task_debug.output.commits, []), try(steps.task_debug_fallback.output.commits, []))
+          debug_attempts = steps.task_debug.attempts
+        }
         finish = "verified"
       }
     }
@@ -445,6 +456,12 @@ step "execute" {
     }
     gate {
       otherwise {
+        event = "task_failed"
+        details = {
+          task           = item.id
+          failures       = [for r in steps.mini_verify.output.criteria_results : r.criterion if r.status != "pass"]
+          debug_attempts = steps.task_debug.attempts
+        }
         fail   = "task_failed"
         reason = "Task ${item.id} still fails after 2 debug attempts: ${join("; ", [for r in steps.mini_verify.output.criteria_results : r.criterion if r.status != "pass"])}"
       }
@@ -529,13 +546,17 @@ step "batch_verify" {
     }
     gate {
       rule "verified" {
-        when = "steps.batch_mini_verify.output.pass"
-        log  = "Task ${item.id}: VERIFIED"
+        when    = "steps.batch_mini_verify.output.pass"
+        log     = "Task ${item.id}: VERIFIED"
+        event   = "task_completed"
+        details = { task = item.id, commit = null, batch = true }
       }
       otherwise {
-        log    = "Task ${item.id}: FAILED -- ${join("; ", [for r in steps.batch_mini_verify.output.criteria_results : r.criterion if r.status != "pass"])}"
-        fail   = "task_failed"
-        reason = "Task ${item.id} fails its mini-verification: ${join("; ", [for r in steps.batch_mini_verify.output.criteria_results : r.criterion if r.status != "pass"])}"
+        log     = "Task ${item.id}: FAILED -- ${join("; ", [for r in steps.batch_mini_verify.output.criteria_results : r.criterion if r.status != "pass"])}"
+        event   = "task_failed"
+        details = { task = item.id, failures = [for r in steps.batch_mini_verify.output.criteria_results : r.criterion if r.status != "pass"], batch = true }
+        fail    = "task_failed"
+        reason  = "Task ${item.id} fails its mini-verification: ${join("; ", [for r in steps.batch_mini_verify.output.criteria_results : r.criterion if r.status != "pass"])}"
       }
     }
   }
@@ -543,7 +564,8 @@ step "batch_verify" {
 
 # STEP 4: VERIFY, blind; with the triage evidence on the verify_only path.
 step "verify" {
-  progress = "VERIFY"
+  progress      = "VERIFY"
+  progress_done = "Result: ${steps.verify.output.pass ? "pass" : "fail"}"
   returns = object({
     pass = bool
     # status is true, false or "n/a" (a command that is not configured).
@@ -596,7 +618,8 @@ step "verify" {
 
 # STEP 4.5: JUDGE, adversarial; at least one concern.
 step "judge" {
-  progress = "JUDGE"
+  progress      = "JUDGE"
+  progress_done = "Recommendation: ${steps.judge.output.recommendation}"
   returns = object({
     recommendation       = string
     concerns             = list(string)
@@ -625,6 +648,8 @@ step "judge" {
 # decimal precision, with evidence.
 step "rate" {
   progress = "RATE"
+  # x.x/10: 9.0 decodes to 9, so a whole score is given its decimal.
+  progress_done = "Score: ${local.score_text}/10"
   returns = object({
     alignment_score         = number
     scorecard               = list(any)
@@ -679,16 +704,20 @@ step "rate" {
 step "gate" {
   gate {
     rule "rollback" {
-      when = "steps.judge.output.recommendation == 'rollback'"
-      log  = "Phase ${inputs.phase_id} rollback recommended by judge. Reason: ${try(coalesce(steps.judge.output.notes, ""), join("; ", steps.judge.output.concerns))}"
-      set  = { recommendation = "rollback" }
-      goto = "rollback"
+      when    = "steps.judge.output.recommendation == 'rollback'"
+      log     = "Phase ${inputs.phase_id} rollback recommended by judge. Reason: ${try(coalesce(steps.judge.output.notes, ""), join("; ", steps.judge.output.concerns))}"
+      set     = { recommendation = "rollback" }
+      event   = "rollback_initiated"
+      details = { phase_id = inputs.phase_id, recommendation = "rollback", reason = try(coalesce(steps.judge.output.notes, ""), join("; ", steps.judge.output.concerns)) }
+      goto    = "rollback"
     }
     rule "halt" {
-      when = "steps.judge.output.recommendation == 'halt'"
-      log  = "Phase ${inputs.phase_id} HALTED by judge. Reason: ${try(coalesce(steps.judge.output.notes, ""), join("; ", steps.judge.output.concerns))}"
-      set  = { recommendation = "halt" }
-      goto = "rollback"
+      when    = "steps.judge.output.recommendation == 'halt'"
+      log     = "Phase ${inputs.phase_id} HALTED by judge. Reason: ${try(coalesce(steps.judge.output.notes, ""), join("; ", steps.judge.output.concerns))}"
+      set     = { recommendation = "halt" }
+      event   = "rollback_initiated"
+      details = { phase_id = inputs.phase_id, recommendation = "halt", reason = try(coalesce(steps.judge.output.notes, ""), join("; ", steps.judge.output.concerns)) }
+      goto    = "rollback"
     }
     # Human-verify checkpoint, Cases 1 and 2: checkpoint tasks the
     # verifier could not resolve autonomously (autonomous_confidence < 6).
@@ -726,40 +755,50 @@ step "gate" {
     # An empty commands_run is rubber-stamping: a warning, and the debug
     # loop re-runs verification. "1 re-plan + 1 debug" is a cap too.
     rule "debug" {
-      when = <<-EXPR
+      when    = <<-EXPR
         (!local.checks_pass || steps.judge.output.recommendation == 'debug' || len(steps.verify.output.commands_run) == 0)
         && steps.debug.attempts < inputs.max_debug_attempts
         && !((vars.replans ?? 0) >= 1 && steps.debug.attempts >= 1)
       EXPR
-      log  = "Phase ${inputs.phase_id} has failing checks. Entering debug loop.%{if length(steps.verify.output.commands_run) == 0} (warning: the verifier's commands_run is empty)%{endif}"
-      goto = "debug"
-      max  = 3
+      log     = "Phase ${inputs.phase_id} has failing checks. Entering debug loop.%{if length(steps.verify.output.commands_run) == 0} (warning: the verifier's commands_run is empty)%{endif}"
+      event   = "debug_attempt"
+      details = { phase_id = inputs.phase_id, attempt = steps.debug.attempts + 1, failing_checks = local.failing_checks, failures = steps.verify.output.failures }
+      goto    = "debug"
+      max     = 3
       on_exhausted {
-        log  = "Phase ${inputs.phase_id} max retries exceeded. Rolling back."
-        set  = { recommendation = "halt" }
-        goto = "rollback"
+        log     = "Phase ${inputs.phase_id} max retries exceeded. Rolling back."
+        set     = { recommendation = "halt" }
+        event   = "rollback_initiated"
+        details = { phase_id = inputs.phase_id, recommendation = "halt", reason = "max retries exceeded" }
+        goto    = "rollback"
       }
     }
     rule "replan" {
-      when = <<-EXPR
+      when    = <<-EXPR
         steps.rate.output.alignment_score < 7
         && local.checks_pass
         && (vars.replans ?? 0) < inputs.max_replan_attempts
       EXPR
-      log  = "Phase ${inputs.phase_id} alignment too low (${steps.rate.output.alignment_score}). Re-planning."
-      set  = { replans = try(vars.replans, 0) + 1 }
-      goto = "research"
-      max  = 1
+      log     = "Phase ${inputs.phase_id} alignment too low (${steps.rate.output.alignment_score}). Re-planning."
+      set     = { replans = try(vars.replans, 0) + 1 }
+      event   = "replan_attempt"
+      details = { phase_id = inputs.phase_id, attempt = vars.replans, alignment_score = steps.rate.output.alignment_score }
+      goto    = "research"
+      max     = 1
       on_exhausted {
-        log  = "Phase ${inputs.phase_id} max retries exceeded. Rolling back."
-        set  = { recommendation = "halt" }
-        goto = "rollback"
+        log     = "Phase ${inputs.phase_id} max retries exceeded. Rolling back."
+        set     = { recommendation = "halt" }
+        event   = "rollback_initiated"
+        details = { phase_id = inputs.phase_id, recommendation = "halt", reason = "max retries exceeded" }
+        goto    = "rollback"
       }
     }
     otherwise {
-      log  = "Phase ${inputs.phase_id} max retries exceeded. Rolling back."
-      set  = { recommendation = "halt" }
-      goto = "rollback"
+      log     = "Phase ${inputs.phase_id} max retries exceeded. Rolling back."
+      set     = { recommendation = "halt" }
+      event   = "rollback_initiated"
+      details = { phase_id = inputs.phase_id, recommendation = "halt", reason = "max retries exceeded" }
+      goto    = "rollback"
     }
   }
 }
@@ -790,6 +829,13 @@ step "debug" {
     }
   }
   gate {
+    # Context exhaustion ends the phase: HANDOFF.md (failure.hcl).
+    rule "context_exhausted" {
+      when   = "steps.debug.error_kind == 'budget'"
+      set    = { recommendation = "halt" }
+      fail   = "halt"
+      reason = "context_exhaustion during debug: ${steps.debug.error}"
+    }
     rule "fallback" {
       when = "steps.debug.error_kind in ['unavailable', 'exit_status', 'other']"
       log  = "autopilot-debugger is not available (${steps.debug.error_kind}: ${steps.debug.error}); falling back to gsd-debugger."
@@ -867,6 +913,12 @@ step "rollback" {
     branch  = "autopilot-diagnostic-phase-${inputs.phase_id}"
     message = "rollback: revert to phase ${inputs.phase_id} checkpoint"
   }
+  gate {
+    otherwise {
+      event   = "rollback_completed"
+      details = { phase_id = inputs.phase_id, rollback_from = inputs.last_checkpoint_sha, rollback_to = steps.rollback.output.commit, diagnostic_branch = steps.rollback.output.branch }
+    }
+  }
 }
 
 step "rolled_back" {
@@ -883,7 +935,7 @@ step "result" {
   call "git.head" {}
   gate {
     otherwise {
-      log = "Phase ${inputs.phase_id} complete. Alignment: ${try(steps.rate.output.alignment_score, "n/a")}/10."
+      log = "Phase ${inputs.phase_id} complete. Alignment: ${local.score_text}/10."
     }
   }
 }

@@ -119,6 +119,30 @@ test "per-task execute verifies each task" {
   }
 }
 
+# A task debugger that ran and timed out spends the attempt: no
+# gsd-debugger, the task is verified again.
+test "a task debugger timeout spends the attempt" {
+  inputs = { phase_id = "6.3" }
+  mock "plan_tasks" {
+    output = { exists = true, content = "<task id=\"01-01\" type=\"auto\" complexity=\"simple\">\n  <name>Add the loader</name>\n</task>\n" }
+  }
+  mock "mini_verify" {
+    outputs = [
+      { task_id = "01-01", pass = false, criteria_results = [{ criterion = "Loader compiles", status = "fail" }], concerns = [], commands_run = ["go build ./... -> error"] },
+      { task_id = "01-01", pass = true, criteria_results = [{ criterion = "Loader compiles", status = "pass" }], concerns = [], commands_run = ["go build ./... -> ok"] },
+    ]
+  }
+  mock "task_debug" {
+    error      = "autopilot-debugger: timed out after 10m"
+    error_kind = "timeout"
+  }
+  expect {
+    status = "completed"
+    visits = { task_debug = 1, task_debug_fallback = 0, mini_verify = 2, task_log = 1, task_failed = 0 }
+    output = { tasks_completed = "1/1", tasks_failed = "0/1" }
+  }
+}
+
 # Mocked answers are numbered per item, so this plan has one task.
 test "a task still failing after 2 debug attempts is FAILED and the phase goes on" {
   inputs = { phase_id = "6.3" }
@@ -282,7 +306,8 @@ test "a task's debug falls back to gsd-debugger" {
     ]
   }
   mock "task_debug" {
-    error = "autopilot-debugger: not installed"
+    error      = "autopilot-debugger: not installed"
+    error_kind = "unavailable"
   }
   expect {
     status = "completed"
@@ -357,5 +382,64 @@ test "a plan of checkpoints only needs a person, with no score" {
       commit_shas                = []
       human_verify_justification = { checkpoint_task_id = "03-01", task_description = "Check the colours", auto_tasks_passed = 0, auto_tasks_total = 0 }
     }
+  }
+}
+
+# Context exhaustion (CTXE-01): the verifier's answer could not be cut
+# down to its budget (kind "budget"): HANDOFF.md is written before the
+# post-mortem, and the phase halts with the seed's issue.
+test "context exhaustion writes HANDOFF.md and halts" {
+  inputs = { phase_id = "6.3" }
+  mock "plan_tasks" {
+    output = { exists = true, content = "<task id=\"01-01\" type=\"auto\" complexity=\"simple\">\n  <name>Add the loader</name>\n  <files>loader.go</files>\n</task>\n<task id=\"01-02\" type=\"auto\" complexity=\"medium\">\n  <name>Test the loader</name>\n</task>\n" }
+  }
+  mock "verify" {
+    error      = "budget \"verify\": the answer's JSON is truncated"
+    error_kind = "budget"
+  }
+  expect {
+    status         = "failed"
+    recommendation = ""
+    visits         = { verify = 1, judge = 0, handoff = 1, postmortem = 1 }
+    output = {
+      recommendation = "halt"
+      issues         = ["context_exhaustion: partial progress saved to HANDOFF.md"]
+    }
+  }
+}
+
+test "a debugger out of budget halts with HANDOFF.md" {
+  inputs = { phase_id = "6.3" }
+  mock "verify" {
+    output = {
+      pass               = false
+      automated_checks   = { compile = { status = false }, lint = { status = true } }
+      criteria_results   = []
+      commands_run       = ["go test ./... -> FAIL"]
+      failures           = ["a test fails"]
+      failure_categories = []
+    }
+  }
+  mock "debug" {
+    error      = "limits.max_tokens: the run used 210000 tokens (max 200000)"
+    error_kind = "budget"
+  }
+  expect {
+    status         = "failed"
+    recommendation = "halt"
+    visits         = { debug = 1, debug_fallback = 0, verify = 1, handoff = 1 }
+    output         = { recommendation = "halt" }
+  }
+}
+
+test "a failure that is not exhaustion writes no HANDOFF.md" {
+  inputs = { phase_id = "6.3" }
+  mock "verify" {
+    error      = "gsd-verifier: exit status 1"
+    error_kind = "exit_status"
+  }
+  expect {
+    status = "failed"
+    visits = { handoff = 0, postmortem = 1 }
   }
 }

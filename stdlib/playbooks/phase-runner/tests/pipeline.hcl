@@ -291,7 +291,8 @@ test "autopilot-debugger falls back to gsd-debugger" {
     ]
   }
   mock "debug" {
-    error = "autopilot-debugger: no such agent type"
+    error      = "autopilot-debugger: no such agent type"
+    error_kind = "unavailable"
   }
   expect {
     status = "completed"
@@ -583,5 +584,34 @@ test "the gsd-debugger fallback makes the same attempt" {
     recommendation = "halt"
     visits         = { debug = 1, debug_fallback = 1, verify = 2 }
     output         = { debug_attempts = 1 }
+  }
+}
+
+# A debugger that ran and timed out is no reason to fall back: the attempt
+# is spent, and with max_debug_attempts 1 the phase halts.
+test "a debugger timeout spends the attempt" {
+  inputs = { phase_id = "6.3", max_debug_attempts = 1 }
+  mock "verify" {
+    output = {
+      pass               = false
+      automated_checks   = { compile = { status = false }, lint = { status = true } }
+      criteria_results   = []
+      commands_run       = ["go build ./... -> error"]
+      failures           = ["compile error"]
+      failure_categories = []
+    }
+  }
+  mock "debug" {
+    error      = "autopilot-debugger: timed out after 10m"
+    error_kind = "timeout"
+  }
+  expect {
+    status         = "failed"
+    recommendation = "halt"
+    visits         = { debug = 1, debug_fallback = 0, verify = 2 }
+    output = {
+      debug_attempts = 1
+      issues         = ["compile: ", "compile error", "Debug attempt 1 failed: autopilot-debugger: timed out after 10m", "compile: ", "compile error"]
+    }
   }
 }
