@@ -25,6 +25,9 @@ import (
 type docs struct {
 	last map[string][]byte // the bytes last written, by document
 	err  map[string]string // the failure last reported, by document
+	// archived are the documents moved to their archive as the run
+	// ended: the snapshot that follows must not write them again.
+	archived map[string]bool
 }
 
 // openDocuments evaluates the paths of the playbook's documents, once,
@@ -104,8 +107,8 @@ func (r *run) writeDocuments() {
 	}
 	for _, d := range r.pb.Documents {
 		f, ok := r.st.Meta.Documents[d.Name]
-		if !ok {
-			continue // added to the playbook after the run began
+		if !ok || r.docs.archived[d.Name] {
+			continue // added to the playbook after the run began, or archived
 		}
 		data, err := r.projectDocument(d)
 		if err == nil && bytes.Equal(data, r.docs.last[d.Name]) {
@@ -225,6 +228,10 @@ func (r *run) archiveDocuments() bool {
 			r.documentFailed(d, fmt.Errorf("archive: %w", err))
 			continue
 		}
+		if r.docs.archived == nil {
+			r.docs.archived = map[string]bool{}
+		}
+		r.docs.archived[d.Name] = true
 		r.event(Event{Type: EventLog, Message: fmt.Sprintf("document %q archived to %s", d.Name, to)})
 	}
 	return len(r.st.Events) > events

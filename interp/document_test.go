@@ -123,6 +123,40 @@ func TestDocumentWrittenAtEachTransition(t *testing.T) {
 	}
 }
 
+// An archived document stays archived: the snapshot written after the
+// archiving (for its events) must not write the document again, even when
+// its content has changed since (here a timestamp on a clock that moves
+// one second per reading; under load, the wall clock does the same).
+func TestDocumentArchivedOnce(t *testing.T) {
+	pb := load(t, `
+playbook "doc" {}
+document "d" {
+  path    = "d.json"
+  archive = "archive/d.json"
+  content = { status = run.status, at = timestamp() }
+}
+step "one" {
+  shell { script = "true" }
+}
+`)
+	work := t.TempDir()
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { now = now.Add(time.Second); return now }
+	res, err := Start(context.Background(), pb, "test.hcl", Options{Workdir: work, NoSync: true, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusCompleted {
+		t.Fatalf("status %s: %s", res.Status, res.Reason)
+	}
+	if _, err := os.Stat(filepath.Join(work, "d.json")); !os.IsNotExist(err) {
+		t.Errorf("the document was written again after its archiving: %v", err)
+	}
+	if got := readJSON(t, filepath.Join(work, "archive", "d.json"))["status"]; got != "completed" {
+		t.Errorf("archived status %v, want completed", got)
+	}
+}
+
 // A failed run leaves its document in place, for inspection and resume.
 func TestDocumentNotArchivedWhenRunFails(t *testing.T) {
 	pb := load(t, `
