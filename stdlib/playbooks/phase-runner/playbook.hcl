@@ -92,20 +92,20 @@ input "last_checkpoint_sha" {
 input "max_debug_attempts" {
   type        = number
   default     = 3
-  description = "Maximum debug attempts allowed (at most 3: the gate's cap)."
+  description = "Maximum debug attempts allowed (the debug loop's cap)."
   validation {
-    condition = "value >= 0 && value <= 3"
-    message   = "max_debug_attempts is between 0 and 3: the debug loop's cap is 3."
+    condition = "value >= 0 && value <= 10 && value == floor(value)"
+    message   = "max_debug_attempts is a whole number from 0 to 10."
   }
 }
 
 input "max_replan_attempts" {
   type        = number
   default     = 1
-  description = "Maximum replan attempts allowed (at most 1: the gate's cap)."
+  description = "Maximum replan attempts allowed (the re-plan loop's cap)."
   validation {
-    condition = "value >= 0 && value <= 1"
-    message   = "max_replan_attempts is 0 or 1: the re-plan loop's cap is 1."
+    condition = "value >= 0 && value <= 5 && value == floor(value)"
+    message   = "max_replan_attempts is a whole number from 0 to 5."
   }
 }
 

@@ -764,7 +764,9 @@ step "gate" {
       event   = "debug_attempt"
       details = { phase_id = inputs.phase_id, attempt = steps.debug.attempts + 1, failing_checks = local.failing_checks, failures = steps.verify.output.failures }
       goto    = "debug"
-      max     = 3
+      # The condition stops at max_debug_attempts; the cap bounds the loop
+      # for apl graph and plan (a cap is at least 1).
+      max = max(inputs.max_debug_attempts, 1)
       on_exhausted {
         log     = "Phase ${inputs.phase_id} max retries exceeded. Rolling back."
         set     = { recommendation = "halt" }
@@ -784,7 +786,7 @@ step "gate" {
       event   = "replan_attempt"
       details = { phase_id = inputs.phase_id, attempt = vars.replans, alignment_score = steps.rate.output.alignment_score }
       goto    = "research"
-      max     = 1
+      max     = max(inputs.max_replan_attempts, 1)
       on_exhausted {
         log     = "Phase ${inputs.phase_id} max retries exceeded. Rolling back."
         set     = { recommendation = "halt" }
