@@ -413,13 +413,7 @@ func (p *planner) visitCost(s *Step) {
 func forEachSeconds(fe *ForEach, fs FixedSettings, items, item Bound) (int, Bound) {
 	n := max(fe.ConcurrencyIn(fs), 1)
 	for _, l := range fe.Limits {
-		caps, def := l.Max, l.Default
-		if f, ok := fs[l.MaxFrom]; ok && l.MaxFrom != nil {
-			caps = f.Caps
-		}
-		if f, ok := fs[l.DefaultFrom]; ok && l.DefaultFrom != nil {
-			def = f.N
-		}
+		caps, def := l.CapsIn(fs)
 		for _, m := range caps {
 			if m > 0 {
 				n = min(n, m)

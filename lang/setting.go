@@ -120,17 +120,24 @@ func (fe *ForEach) ConcurrencyIn(fs FixedSettings) int {
 // CapIn is the cap of items whose key is key in a run with settings fs;
 // 0: no cap.
 func (lim *Limit) CapIn(fs FixedSettings, key string) int {
-	caps, def := lim.Max, lim.Default
+	caps, def := lim.CapsIn(fs)
+	if n, ok := caps[key]; ok {
+		return n
+	}
+	return def
+}
+
+// CapsIn is the limit's caps by key and its default cap (0: none) in a
+// run with settings fs.
+func (lim *Limit) CapsIn(fs FixedSettings) (caps map[string]int, def int) {
+	caps, def = lim.Max, lim.Default
 	if f, ok := fs[lim.MaxFrom]; ok && lim.MaxFrom != nil {
 		caps = f.Caps
 	}
 	if f, ok := fs[lim.DefaultFrom]; ok && lim.DefaultFrom != nil {
 		def = f.N
 	}
-	if n, ok := caps[key]; ok {
-		return n
-	}
-	return def
+	return caps, def
 }
 
 // TimeoutIn is the step's time limit in a run with settings fs; 0: none.
