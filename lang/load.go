@@ -46,9 +46,23 @@ type Loader struct {
 	// reject fails to load; nil takes any type and constant settings.
 	Drivers DriverSchema
 
+	// Cache, when set, keeps what this Loader loads across calls to
+	// Load, so that a process checking many playbooks (apl validate) loads
+	// a playbook that others run as a sub-playbook once. The playbooks
+	// it returns are shared and must not be changed.
+	Cache *Cache
+
 	stack []string // playbooks being loaded, outermost first, for sub-playbooks
 	subs  *subCache
 }
+
+// Cache holds loaded playbooks for Loader.Cache.
+type Cache struct {
+	subs subCache
+}
+
+// NewCache returns an empty Cache.
+func NewCache() *Cache { return &Cache{subs: subCache{loaded: map[string]subLoad{}}} }
 
 // subCache holds the sub-playbooks one load has loaded, by canonical ref,
 // so that a playbook run by many steps (or by many playbooks) is loaded
@@ -68,8 +82,8 @@ type subLoad struct {
 // "stdlib:NAME". It always returns the files it parsed (for rendering
 // diagnostics) and as much of the playbook as it could decode.
 func (ld *Loader) Load(ref string) (*Playbook, hcl.Diagnostics) {
-	ld = ld.top(ref)
-	srcs, dir, err := ld.read(ref)
+	top := ld.top(ref)
+	srcs, dir, err := top.read(ref)
 	if err != nil {
 		return &Playbook{Sources: map[string][]byte{}}, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -77,7 +91,12 @@ func (ld *Loader) Load(ref string) (*Playbook, hcl.Diagnostics) {
 			Detail:   err.Error(),
 		}}
 	}
-	return ld.LoadSources(srcs, dir)
+	pb, diags := top.LoadSources(srcs, dir)
+	if ld.Cache != nil && len(ld.stack) == 0 {
+		// Kept for the playbooks that run this one.
+		ld.Cache.subs.loaded[top.stack[0]] = subLoad{pb, diags}
+	}
+	return pb, diags
 }
 
 // LoadRef loads the playbook ref names from srcs, its files as Load
@@ -97,6 +116,9 @@ func (ld *Loader) top(ref string) *Loader {
 	top := *ld
 	top.stack = []string{canonicalRef(ref)}
 	top.subs = &subCache{loaded: map[string]subLoad{}}
+	if ld.Cache != nil {
+		top.subs = &ld.Cache.subs
+	}
 	return &top
 }
 

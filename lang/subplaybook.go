@@ -97,7 +97,13 @@ func (l *loader) loadSub(ref string) (*Playbook, hcl.Diagnostics) {
 	if r, ok := l.subs.loaded[canon]; ok {
 		return r.pb, r.diags
 	}
-	sub := &Loader{Stdlib: l.stdlib, Builtins: l.builtins, Signatures: l.sigs, Drivers: l.drivers, stack: append(append([]string(nil), l.stack...), canon), subs: l.subs}
+	// A sub-playbook is checked as fully as the playbook that runs it (its
+	// answers and scripts too), so that a cached load of either stands
+	// for the other.
+	sub := *l.ld
+	sub.Cache = nil
+	sub.stack = append(append([]string(nil), l.stack...), canon)
+	sub.subs = l.subs
 	pb, diags := sub.Load(ref)
 	l.subs.loaded[canon] = subLoad{pb, diags}
 	return pb, diags

@@ -54,12 +54,16 @@ func (c *validateCmd) Run(e *env) error {
 	var results []jsonResult
 	sarif := newSARIF()
 	failed := false
+	// One cache for every playbook checked: a playbook that others run as
+	// a sub-playbook is loaded once.
+	ld := *e.loader
+	ld.Cache = lang.NewCache()
 	for _, p := range paths {
-		pb, diags := e.loader.Load(p)
+		pb, diags := ld.Load(p)
 		// A playbook's test files are part of what CI should check.
 		var tests map[string][]byte
 		if !diags.HasErrors() {
-			if files, err := e.loader.TestFiles(p); err == nil && len(files) > 0 {
+			if files, err := ld.TestFiles(p); err == nil && len(files) > 0 {
 				_, td := lang.LoadTests(pb, files)
 				diags = append(diags, td...)
 				tests = files
