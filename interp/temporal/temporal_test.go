@@ -18,6 +18,7 @@ import (
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
 	"github.com/apl-lang/apl/stdlib"
+	"github.com/zclconf/go-cty/cty"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
@@ -110,19 +111,65 @@ func TestSameAsLocal(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			opts := interp.Options{AgentCommand: []string{agentCmd}}
-			local := runLocal(t, pb, ref, opts)
-			remote := runTemporal(t, c, "q", pb, ref, opts)
-			if local.status != remote.status || local.recommendation != remote.recommendation {
-				t.Errorf("status: local %s (%s), Temporal %s (%s)", local.status, local.recommendation, remote.status, remote.recommendation)
+			sameAsLocal(t, c, "q", pb, ref, interp.Options{AgentCommand: []string{agentCmd}})
+		})
+	}
+}
+
+// sameAsLocal runs pb locally and on the workers of queue and compares
+// how the runs ended, their outputs and their paths.
+func sameAsLocal(t *testing.T, c client.Client, queue string, pb *lang.Playbook, ref string, opts interp.Options) {
+	t.Helper()
+	local := runLocal(t, pb, ref, opts)
+	remote := runTemporal(t, c, queue, pb, ref, opts)
+	if local.status != remote.status || local.recommendation != remote.recommendation {
+		t.Errorf("status: local %s (%s), Temporal %s (%s)", local.status, local.recommendation, remote.status, remote.recommendation)
+	}
+	if local.output != remote.output {
+		t.Errorf("output:\nlocal    %s\nTemporal %s", local.output, remote.output)
+	}
+	if !slices.Equal(local.path, remote.path) {
+		t.Errorf("path:\nlocal    %q\nTemporal %q", local.path, remote.path)
+	}
+	t.Logf("%s: %s %s %q", ref, remote.status, remote.output, remote.path)
+}
+
+// The examples/ playbooks run on Temporal as they do locally, with their
+// example agents (issue 15).
+func TestExamplesSameAsLocal(t *testing.T) {
+	c := server(t)
+	startWorker(t, c, "examples", t.TempDir())
+	phaseGates, err := filepath.Abs("../../examples/phase-gates/agent.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	phase := map[string]cty.Value{"phase_id": cty.StringVal("6.3")}
+	tests := []struct {
+		name, dir, skip string
+		opts            interp.Options
+	}{
+		{name: "phase-gates/pass", dir: "phase-gates",
+			opts: interp.Options{Inputs: phase, AgentCommand: []string{"env", "SCENARIO=pass", "bash", phaseGates}}},
+		{name: "phase-gates/debug_then_pass", dir: "phase-gates",
+			opts: interp.Options{Inputs: phase, AgentCommand: []string{"env", "SCENARIO=debug_then_pass", "bash", phaseGates}}},
+		{name: "phase-gates/judge_rollback", dir: "phase-gates",
+			opts: interp.Options{Inputs: phase, AgentCommand: []string{"env", "SCENARIO=judge_rollback", "bash", phaseGates}}},
+		{name: "phase-gates/integer_score", dir: "phase-gates",
+			opts: interp.Options{Inputs: phase, AgentCommand: []string{"env", "SCENARIO=integer_score", "bash", phaseGates}}},
+		{name: "phase-gates/plan_check_exhausted", dir: "phase-gates",
+			opts: interp.Options{Inputs: phase, AgentCommand: []string{"env", "SCENARIO=plan_check_exhausted", "bash", phaseGates}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.skip != "" {
+				t.Skip(tt.skip)
 			}
-			if local.output != remote.output {
-				t.Errorf("output:\nlocal    %s\nTemporal %s", local.output, remote.output)
+			ref := filepath.Join("../../examples", tt.dir)
+			pb, diags := loader().Load(ref)
+			if diags.HasErrors() {
+				t.Fatal(diags)
 			}
-			if !slices.Equal(local.path, remote.path) {
-				t.Errorf("path:\nlocal    %q\nTemporal %q", local.path, remote.path)
-			}
-			t.Logf("%s: %s %s %q", ref, remote.status, remote.output, remote.path)
+			sameAsLocal(t, c, "examples", pb, ref, tt.opts)
 		})
 	}
 }
