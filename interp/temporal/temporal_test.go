@@ -143,22 +143,42 @@ func TestExamplesSameAsLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	phase := map[string]cty.Value{"phase_id": cty.StringVal("6.3")}
-	tests := []struct {
+	type example struct {
 		name, dir, skip string
 		opts            interp.Options
-	}{
-		{name: "phase-gates/pass", dir: "phase-gates",
-			opts: interp.Options{Inputs: phase, AgentCommand: []string{"env", "SCENARIO=pass", "bash", phaseGates}}},
-		{name: "phase-gates/debug_then_pass", dir: "phase-gates",
-			opts: interp.Options{Inputs: phase, AgentCommand: []string{"env", "SCENARIO=debug_then_pass", "bash", phaseGates}}},
-		{name: "phase-gates/judge_rollback", dir: "phase-gates",
-			opts: interp.Options{Inputs: phase, AgentCommand: []string{"env", "SCENARIO=judge_rollback", "bash", phaseGates}}},
-		{name: "phase-gates/integer_score", dir: "phase-gates",
-			opts: interp.Options{Inputs: phase, AgentCommand: []string{"env", "SCENARIO=integer_score", "bash", phaseGates}}},
-		{name: "phase-gates/plan_check_exhausted", dir: "phase-gates",
-			opts: interp.Options{Inputs: phase, AgentCommand: []string{"env", "SCENARIO=plan_check_exhausted", "bash", phaseGates}}},
 	}
+	// phase-gates: every scenario of its agent, the quality mode and a
+	// plan that exists already.
+	scenarios, err := filepath.Glob("../../examples/phase-gates/scenarios/*")
+	if err != nil || len(scenarios) == 0 {
+		t.Fatalf("no phase-gates scenarios (%v)", err)
+	}
+	gates := func(scenario string) interp.Options {
+		return interp.Options{Inputs: map[string]cty.Value{"phase_id": cty.StringVal("6.3")},
+			AgentCommand: []string{"env", "SCENARIO=" + scenario, "bash", phaseGates}}
+	}
+	var tests []example
+	for _, s := range scenarios {
+		sc := filepath.Base(s)
+		if sc == "default" { // the answers the other scenarios fall back to
+			continue
+		}
+		tests = append(tests, example{name: "phase-gates/" + sc, dir: "phase-gates", opts: gates(sc)})
+	}
+	quality := gates("pass")
+	quality.Mode = "quality"
+	existing := gates("pass")
+	existing.Inputs["existing_plan"] = cty.True
+	tests = append(tests,
+		example{name: "phase-gates/pass/quality", dir: "phase-gates", opts: quality},
+		example{name: "phase-gates/pass/existing_plan", dir: "phase-gates", opts: existing},
+		example{name: "conductor", dir: "conductor",
+			skip: "the Temporal engine has no ask steps yet: the conductor escalates a high-severity rejection to a person"},
+		example{name: "claude-code", dir: "claude-code",
+			skip: "the Temporal engine cannot replay cassettes yet (the example runs the claude CLI or its cassette)"},
+		example{name: "local-openai", dir: "local-openai",
+			skip: "the Temporal engine cannot replay cassettes yet (the example runs an OpenAI-compatible server or its cassette)"},
+	)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.skip != "" {
