@@ -7,6 +7,10 @@ package temporal
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -75,7 +79,9 @@ func normal(path []string) []string {
 func runLocal(t *testing.T, pb *lang.Playbook, ref string, opts interp.Options) ran {
 	t.Helper()
 	var path []string
-	opts.Workdir = t.TempDir()
+	if opts.Workdir == "" {
+		opts.Workdir = t.TempDir()
+	}
 	opts.NoSync = true
 	opts.Observer = interp.ObserverFunc(func(e interp.Event) { path = append(path, PathEntry(e)...) })
 	res, err := interp.Start(context.Background(), pb, ref, opts)
@@ -118,10 +124,13 @@ func TestSameAsLocal(t *testing.T) {
 
 // sameAsLocal runs pb locally and on the workers of queue and compares
 // how the runs ended, their outputs and their paths.
-func sameAsLocal(t *testing.T, c client.Client, queue string, pb *lang.Playbook, ref string, opts interp.Options) {
+// Output fields named in timed are durations: both runs must have them,
+// their values may differ.
+func sameAsLocal(t *testing.T, c client.Client, queue string, pb *lang.Playbook, ref string, opts interp.Options, timed ...string) {
 	t.Helper()
 	local := runLocal(t, pb, ref, opts)
 	remote := runTemporal(t, c, queue, pb, ref, opts)
+	local.output, remote.output = untimed(t, local.output, timed), untimed(t, remote.output, timed)
 	if local.status != remote.status || local.recommendation != remote.recommendation {
 		t.Errorf("status: local %s (%s), Temporal %s (%s)", local.status, local.recommendation, remote.status, remote.recommendation)
 	}
@@ -190,6 +199,70 @@ func TestExamplesSameAsLocal(t *testing.T) {
 				t.Fatal(diags)
 			}
 			sameAsLocal(t, c, "examples", pb, ref, tt.opts)
+		})
+	}
+}
+
+// untimed is the output JSON out with the fields named in timed set to
+// "(timed)"; each must be there.
+func untimed(t *testing.T, out string, timed []string) string {
+	t.Helper()
+	if len(timed) == 0 {
+		return out
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("output %s: %v", out, err)
+	}
+	for _, k := range timed {
+		if _, ok := m[k]; !ok {
+			t.Errorf("output has no %s: %s", k, out)
+		}
+		m[k] = "(timed)"
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// gitProject is a project directory that is a git repository with one
+// commit, as the phase runner's git calls need.
+func gitProject(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=apl", "-c", "user.email=apl@example.com", "commit", "-q", "--allow-empty", "-m", "start"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", args[0], err, out)
+		}
+	}
+	return dir
+}
+
+// stdlib:phase-runner and its fork examples/phase-runner-lenient run on
+// Temporal as they do locally, in a git project, with an agent that
+// answers the happy path.
+func TestPhaseRunnerSameAsLocal(t *testing.T) {
+	c := server(t)
+	agentCmd, err := filepath.Abs("testdata/phase-runner-agent.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ref := range []string{"stdlib:phase-runner", "../../examples/phase-runner-lenient"} {
+		t.Run(filepath.Base(ref), func(t *testing.T) {
+			queue := fmt.Sprintf("phase-runner-%d", i)
+			startWorker(t, c, queue, gitProject(t))
+			pb, diags := loader().Load(ref)
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			sameAsLocal(t, c, queue, pb, ref, interp.Options{Workdir: gitProject(t), AgentCommand: []string{agentCmd},
+				Inputs: map[string]cty.Value{"phase_id": cty.StringVal("6.3"), "phase_name": cty.StringVal("config loader")}},
+				"verification_duration_seconds")
 		})
 	}
 }
