@@ -124,8 +124,8 @@ func TestSameAsLocal(t *testing.T) {
 
 // sameAsLocal runs pb locally and on the workers of queue and compares
 // how the runs ended, their outputs and their paths.
-// Output fields named in timed are durations: both runs must have them,
-// their values may differ.
+// Output fields named in timed, at any depth, are durations, times and
+// fresh ids: both runs must have them, their values may differ.
 func sameAsLocal(t *testing.T, c client.Client, queue string, pb *lang.Playbook, ref string, opts interp.Options, timed ...string) {
 	t.Helper()
 	local := runLocal(t, pb, ref, opts)
@@ -203,24 +203,42 @@ func TestExamplesSameAsLocal(t *testing.T) {
 	}
 }
 
-// untimed is the output JSON out with the fields named in timed set to
-// "(timed)"; each must be there.
+// untimed is the output JSON out with every field named in timed, at
+// any depth, set to "(varies)"; each must be there.
 func untimed(t *testing.T, out string, timed []string) string {
 	t.Helper()
 	if len(timed) == 0 {
 		return out
 	}
-	var m map[string]any
-	if err := json.Unmarshal([]byte(out), &m); err != nil {
+	var v any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatalf("output %s: %v", out, err)
 	}
+	seen := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if slices.Contains(timed, k) {
+					v[k], seen[k] = "(varies)", true
+				} else {
+					walk(e)
+				}
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
 	for _, k := range timed {
-		if _, ok := m[k]; !ok {
+		if !seen[k] {
 			t.Errorf("output has no %s: %s", k, out)
 		}
-		m[k] = "(timed)"
 	}
-	b, err := json.Marshal(m)
+	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,26 +261,65 @@ func gitProject(t *testing.T) string {
 	return dir
 }
 
-// stdlib:phase-runner and its fork examples/phase-runner-lenient run on
-// Temporal as they do locally, in a git project, with an agent that
-// answers the happy path.
-func TestPhaseRunnerSameAsLocal(t *testing.T) {
+// The stdlib playbooks and their fork examples/phase-runner-lenient run
+// on Temporal as they do locally, in a git project, with testdata/answers.sh
+// answering from the stdlib tests' mocks.
+func TestStdlibSameAsLocal(t *testing.T) {
 	c := server(t)
-	agentCmd, err := filepath.Abs("testdata/phase-runner-agent.sh")
+	answers, err := filepath.Abs("testdata/answers.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, ref := range []string{"stdlib:phase-runner", "../../examples/phase-runner-lenient"} {
-		t.Run(filepath.Base(ref), func(t *testing.T) {
-			queue := fmt.Sprintf("phase-runner-%d", i)
+	testdata, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := func(dirs ...string) []string {
+		cmd := []string{"bash", answers}
+		for _, d := range dirs {
+			cmd = append(cmd, filepath.Join(testdata, d))
+		}
+		return cmd
+	}
+	riskTimed := []string{"total_time_seconds", "run_id", "report", "started_at", "ended_at"}
+	phase := map[string]cty.Value{"phase_id": cty.StringVal("6.3"), "phase_name": cty.StringVal("config loader")}
+	tests := []struct {
+		name, ref, skip string
+		opts            interp.Options
+		timed           []string
+	}{
+		{name: "phase-runner", ref: "stdlib:phase-runner", timed: []string{"verification_duration_seconds"},
+			opts: interp.Options{Inputs: phase, AgentCommand: agent("phase-runner")}},
+		{name: "phase-runner/debug", ref: "stdlib:phase-runner", timed: []string{"verification_duration_seconds"},
+			opts: interp.Options{Inputs: phase, AgentCommand: agent("phase-runner-debug", "phase-runner")}},
+		{name: "phase-runner-lenient", ref: "../../examples/phase-runner-lenient", timed: []string{"verification_duration_seconds"},
+			opts: interp.Options{Inputs: phase, AgentCommand: agent("phase-runner")}},
+		{name: "risk-pipeline/low", ref: "stdlib:risk-pipeline", timed: riskTimed,
+			opts: interp.Options{AgentCommand: agent("risk-pipeline"), Inputs: map[string]cty.Value{
+				"task": cty.StringVal("Fix typo in README.md"), "gate_commands": cty.ListVal([]cty.Value{cty.StringVal("true"), cty.StringVal("echo ok")})}}},
+		{name: "risk-pipeline/high", ref: "stdlib:risk-pipeline", timed: riskTimed,
+			opts: interp.Options{AgentCommand: agent("risk-pipeline"), Inputs: map[string]cty.Value{
+				"task": cty.StringVal("Add JWT authentication endpoint"), "gate_commands": cty.ListVal([]cty.Value{cty.StringVal("true")})}}},
+		{name: "risk-pipeline/gate_fails", ref: "stdlib:risk-pipeline", timed: riskTimed,
+			opts: interp.Options{AgentCommand: agent("risk-pipeline"), Inputs: map[string]cty.Value{
+				"task": cty.StringVal("Fix typo in README.md"), "gate_commands": cty.ListVal([]cty.Value{cty.StringVal("exit 3")})}}},
+		{name: "conductor", ref: "stdlib:conductor", skip: "the Temporal engine has no documents nor ask steps yet"},
+		{name: "orchestrator", ref: "stdlib:orchestrator", skip: "the Temporal engine has no documents nor sub-playbook steps yet"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.skip != "" {
+				t.Skip(tt.skip)
+			}
+			queue := fmt.Sprintf("stdlib-%d", i)
 			startWorker(t, c, queue, gitProject(t))
-			pb, diags := loader().Load(ref)
+			pb, diags := loader().Load(tt.ref)
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			sameAsLocal(t, c, queue, pb, ref, interp.Options{Workdir: gitProject(t), AgentCommand: []string{agentCmd},
-				Inputs: map[string]cty.Value{"phase_id": cty.StringVal("6.3"), "phase_name": cty.StringVal("config loader")}},
-				"verification_duration_seconds")
+			tt.opts.Workdir = gitProject(t)
+			tt.opts.RunID = fmt.Sprintf("stdlib-%d-%d", i, time.Now().UnixNano())
+			sameAsLocal(t, c, queue, pb, tt.ref, tt.opts, tt.timed...)
 		})
 	}
 }
