@@ -7,6 +7,10 @@ package temporal
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +22,7 @@ import (
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
 	"github.com/apl-lang/apl/stdlib"
+	"github.com/zclconf/go-cty/cty"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
@@ -74,7 +79,9 @@ func normal(path []string) []string {
 func runLocal(t *testing.T, pb *lang.Playbook, ref string, opts interp.Options) ran {
 	t.Helper()
 	var path []string
-	opts.Workdir = t.TempDir()
+	if opts.Workdir == "" {
+		opts.Workdir = t.TempDir()
+	}
 	opts.NoSync = true
 	opts.Observer = interp.ObserverFunc(func(e interp.Event) { path = append(path, PathEntry(e)...) })
 	res, err := interp.Start(context.Background(), pb, ref, opts)
@@ -110,19 +117,209 @@ func TestSameAsLocal(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			opts := interp.Options{AgentCommand: []string{agentCmd}}
-			local := runLocal(t, pb, ref, opts)
-			remote := runTemporal(t, c, "q", pb, ref, opts)
-			if local.status != remote.status || local.recommendation != remote.recommendation {
-				t.Errorf("status: local %s (%s), Temporal %s (%s)", local.status, local.recommendation, remote.status, remote.recommendation)
+			sameAsLocal(t, c, "q", pb, ref, interp.Options{AgentCommand: []string{agentCmd}})
+		})
+	}
+}
+
+// sameAsLocal runs pb locally and on the workers of queue and compares
+// how the runs ended, their outputs and their paths.
+// Output fields named in timed, at any depth, are durations, times and
+// fresh ids: both runs must have them, their values may differ.
+func sameAsLocal(t *testing.T, c client.Client, queue string, pb *lang.Playbook, ref string, opts interp.Options, timed ...string) {
+	t.Helper()
+	local := runLocal(t, pb, ref, opts)
+	remote := runTemporal(t, c, queue, pb, ref, opts)
+	local.output, remote.output = untimed(t, local.output, timed), untimed(t, remote.output, timed)
+	if local.status != remote.status || local.recommendation != remote.recommendation {
+		t.Errorf("status: local %s (%s), Temporal %s (%s)", local.status, local.recommendation, remote.status, remote.recommendation)
+	}
+	if local.output != remote.output {
+		t.Errorf("output:\nlocal    %s\nTemporal %s", local.output, remote.output)
+	}
+	if !slices.Equal(local.path, remote.path) {
+		t.Errorf("path:\nlocal    %q\nTemporal %q", local.path, remote.path)
+	}
+	t.Logf("%s: %s %s %q", ref, remote.status, remote.output, remote.path)
+}
+
+// The examples/ playbooks run on Temporal as they do locally, with their
+// example agents (issue 15).
+func TestExamplesSameAsLocal(t *testing.T) {
+	c := server(t)
+	startWorker(t, c, "examples", t.TempDir())
+	phaseGates, err := filepath.Abs("../../examples/phase-gates/agent.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type example struct {
+		name, dir, skip string
+		opts            interp.Options
+	}
+	// phase-gates: every scenario of its agent, the quality mode and a
+	// plan that exists already.
+	scenarios, err := filepath.Glob("../../examples/phase-gates/scenarios/*")
+	if err != nil || len(scenarios) == 0 {
+		t.Fatalf("no phase-gates scenarios (%v)", err)
+	}
+	gates := func(scenario string) interp.Options {
+		return interp.Options{Inputs: map[string]cty.Value{"phase_id": cty.StringVal("6.3")},
+			AgentCommand: []string{"env", "SCENARIO=" + scenario, "bash", phaseGates}}
+	}
+	var tests []example
+	for _, s := range scenarios {
+		sc := filepath.Base(s)
+		if sc == "default" { // the answers the other scenarios fall back to
+			continue
+		}
+		tests = append(tests, example{name: "phase-gates/" + sc, dir: "phase-gates", opts: gates(sc)})
+	}
+	quality := gates("pass")
+	quality.Mode = "quality"
+	existing := gates("pass")
+	existing.Inputs["existing_plan"] = cty.True
+	tests = append(tests,
+		example{name: "phase-gates/pass/quality", dir: "phase-gates", opts: quality},
+		example{name: "phase-gates/pass/existing_plan", dir: "phase-gates", opts: existing},
+		example{name: "conductor", dir: "conductor",
+			skip: "the Temporal engine has no ask steps yet: the conductor escalates a high-severity rejection to a person"},
+		example{name: "claude-code", dir: "claude-code",
+			skip: "the Temporal engine cannot replay cassettes yet (the example runs the claude CLI or its cassette)"},
+		example{name: "local-openai", dir: "local-openai",
+			skip: "the Temporal engine cannot replay cassettes yet (the example runs an OpenAI-compatible server or its cassette)"},
+	)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.skip != "" {
+				t.Skip(tt.skip)
 			}
-			if local.output != remote.output {
-				t.Errorf("output:\nlocal    %s\nTemporal %s", local.output, remote.output)
+			ref := filepath.Join("../../examples", tt.dir)
+			pb, diags := loader().Load(ref)
+			if diags.HasErrors() {
+				t.Fatal(diags)
 			}
-			if !slices.Equal(local.path, remote.path) {
-				t.Errorf("path:\nlocal    %q\nTemporal %q", local.path, remote.path)
+			sameAsLocal(t, c, "examples", pb, ref, tt.opts)
+		})
+	}
+}
+
+// untimed is the output JSON out with every field named in timed, at
+// any depth, set to "(varies)"; each must be there.
+func untimed(t *testing.T, out string, timed []string) string {
+	t.Helper()
+	if len(timed) == 0 {
+		return out
+	}
+	var v any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("output %s: %v", out, err)
+	}
+	seen := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if slices.Contains(timed, k) {
+					v[k], seen[k] = "(varies)", true
+				} else {
+					walk(e)
+				}
 			}
-			t.Logf("%s: %s %s %q", ref, remote.status, remote.output, remote.path)
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	for _, k := range timed {
+		if !seen[k] {
+			t.Errorf("output has no %s: %s", k, out)
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// gitProject is a project directory that is a git repository with one
+// commit, as the phase runner's git calls need.
+func gitProject(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=apl", "-c", "user.email=apl@example.com", "commit", "-q", "--allow-empty", "-m", "start"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", args[0], err, out)
+		}
+	}
+	return dir
+}
+
+// The stdlib playbooks and their fork examples/phase-runner-lenient run
+// on Temporal as they do locally, in a git project, with testdata/answers.sh
+// answering from the stdlib tests' mocks.
+func TestStdlibSameAsLocal(t *testing.T) {
+	c := server(t)
+	answers, err := filepath.Abs("testdata/answers.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testdata, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := func(dirs ...string) []string {
+		cmd := []string{"bash", answers}
+		for _, d := range dirs {
+			cmd = append(cmd, filepath.Join(testdata, d))
+		}
+		return cmd
+	}
+	riskTimed := []string{"total_time_seconds", "run_id", "report", "started_at", "ended_at"}
+	phase := map[string]cty.Value{"phase_id": cty.StringVal("6.3"), "phase_name": cty.StringVal("config loader")}
+	tests := []struct {
+		name, ref, skip string
+		opts            interp.Options
+		timed           []string
+	}{
+		{name: "phase-runner", ref: "stdlib:phase-runner", timed: []string{"verification_duration_seconds"},
+			opts: interp.Options{Inputs: phase, AgentCommand: agent("phase-runner")}},
+		{name: "phase-runner/debug", ref: "stdlib:phase-runner", timed: []string{"verification_duration_seconds"},
+			opts: interp.Options{Inputs: phase, AgentCommand: agent("phase-runner-debug", "phase-runner")}},
+		{name: "phase-runner-lenient", ref: "../../examples/phase-runner-lenient", timed: []string{"verification_duration_seconds"},
+			opts: interp.Options{Inputs: phase, AgentCommand: agent("phase-runner")}},
+		{name: "risk-pipeline/low", ref: "stdlib:risk-pipeline", timed: riskTimed,
+			opts: interp.Options{AgentCommand: agent("risk-pipeline"), Inputs: map[string]cty.Value{
+				"task": cty.StringVal("Fix typo in README.md"), "gate_commands": cty.ListVal([]cty.Value{cty.StringVal("true"), cty.StringVal("echo ok")})}}},
+		{name: "risk-pipeline/high", ref: "stdlib:risk-pipeline", timed: riskTimed,
+			opts: interp.Options{AgentCommand: agent("risk-pipeline"), Inputs: map[string]cty.Value{
+				"task": cty.StringVal("Add JWT authentication endpoint"), "gate_commands": cty.ListVal([]cty.Value{cty.StringVal("true")})}}},
+		{name: "risk-pipeline/gate_fails", ref: "stdlib:risk-pipeline", timed: riskTimed,
+			opts: interp.Options{AgentCommand: agent("risk-pipeline"), Inputs: map[string]cty.Value{
+				"task": cty.StringVal("Fix typo in README.md"), "gate_commands": cty.ListVal([]cty.Value{cty.StringVal("exit 3")})}}},
+		{name: "conductor", ref: "stdlib:conductor", skip: "the Temporal engine has no documents nor ask steps yet"},
+		{name: "orchestrator", ref: "stdlib:orchestrator", skip: "the Temporal engine has no documents nor sub-playbook steps yet"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.skip != "" {
+				t.Skip(tt.skip)
+			}
+			queue := fmt.Sprintf("stdlib-%d", i)
+			startWorker(t, c, queue, gitProject(t))
+			pb, diags := loader().Load(tt.ref)
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			tt.opts.Workdir = gitProject(t)
+			tt.opts.RunID = fmt.Sprintf("stdlib-%d-%d", i, time.Now().UnixNano())
+			sameAsLocal(t, c, queue, pb, tt.ref, tt.opts, tt.timed...)
 		})
 	}
 }
