@@ -48,22 +48,8 @@ func (b blobs) wrap(v any) (payload, error) {
 	if _, err := os.Stat(p); err == nil {
 		return payload{Blob: name}, nil
 	}
-	if err := os.MkdirAll(string(b), 0o755); err != nil {
-		return payload{}, fmt.Errorf("blob store: %w", err)
-	}
-	tmp, err := os.CreateTemp(string(b), name+".*")
-	if err != nil {
-		return payload{}, fmt.Errorf("blob store: %w", err)
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), p)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	// Content-addressed: a reader sees the whole blob or none.
+	if err := builtins.WriteFileAtomic(p, data, 0o644); err != nil {
 		return payload{}, fmt.Errorf("blob store: %w", err)
 	}
 	return payload{Blob: name}, nil
