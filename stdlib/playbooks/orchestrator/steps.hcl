@@ -247,7 +247,7 @@ step "phases" {
     when              = "(steps.run.output?.alignment_score ?? 10) < 9.0"
     continue_on_error = true
     call "file.write" {
-      path = ".autopilot/diagnostics/phase-${item.id}-confidence.md"
+      path    = ".autopilot/diagnostics/phase-${item.id}-confidence.md"
       content = <<-EOT
         # Phase ${item.id} Confidence Diagnostic
 
@@ -274,85 +274,82 @@ step "phases" {
         ## Remediation History
         | Cycle | Score | Changes Made | Remaining Issues |
         |-------|-------|-------------|-----------------|
-        ${join("\n", concat(
-      [for h in try(vars.records[item.id].history, []) : "| ${h.cycle == 0 ? "0 (initial)" : h.cycle} | ${h.score} | ${h.changes == "" ? "-" : h.changes} | ${join("; ", h.remaining)} |"],
-      ["| ${vars.records[item.id].remediation_cycles} (final) | ${steps.run.output.alignment_score} | ${length(steps.run.output.commit_shas) > 0 ? join(", ", steps.run.output.commit_shas) : "-"} | - |"],
-))}
+        ${join("\n", concat([for h in try(vars.records[item.id].history, []) : "| ${h.cycle == 0 ? "0 (initial)" : h.cycle} | ${h.score} | ${h.changes == "" ? "-" : h.changes} | ${join("; ", h.remaining)} |"], ["| ${vars.records[item.id].remediation_cycles} (final) | ${steps.run.output.alignment_score} | ${length(steps.run.output.commit_shas) > 0 ? join(", ", steps.run.output.commit_shas) : "-"} | - |"]))}
       EOT
-}
-gate {
-  rule "written" {
-    when    = "steps.diagnostic.status == 'completed'"
-    event   = "confidence_diagnostic_written"
-    details = { phase_id = item.id, alignment_score = steps.run.output.alignment_score, pass_threshold = inputs.pass_threshold, diagnostic_path = steps.diagnostic.output.path }
-    set = {
-      records = merge(vars.records, { (item.id) = merge(vars.records[item.id], { diagnostic_path = steps.diagnostic.output.path }) })
+    }
+    gate {
+      rule "written" {
+        when    = "steps.diagnostic.status == 'completed'"
+        event   = "confidence_diagnostic_written"
+        details = { phase_id = item.id, alignment_score = steps.run.output.alignment_score, pass_threshold = inputs.pass_threshold, diagnostic_path = steps.diagnostic.output.path }
+        set = {
+          records = merge(vars.records, { (item.id) = merge(vars.records[item.id], { diagnostic_path = steps.diagnostic.output.path }) })
+        }
+      }
+      otherwise {
+        log = "Phase ${item.id}: the confidence diagnostic was not written: ${steps.diagnostic.error}"
+      }
     }
   }
-  otherwise {
-    log = "Phase ${item.id}: the confidence diagnostic was not written: ${steps.diagnostic.error}"
-  }
-}
-}
 
-# The phase's record, and how the item ends: a phase that needs human
-# verification or a split ends with that status (its dependents run).
-step "phase_done" {
-  gate {
-    rule "deferred" {
-      when = "steps.run.output.status == 'needs_human_verification'"
-      set = {
-        records = merge(vars.records, { (item.id) = merge(vars.records[item.id], {
-          status                     = steps.run.output.status
-          completed_at               = timestamp()
-          summary                    = steps.run.output.summary
-          steps                      = steps.run.output.pipeline_steps
-          debug_attempts             = steps.run.output.debug_attempts
-          replan_attempts            = steps.run.output.replan_attempts
-          tokens_used                = steps.run.tokens
-          duration_minutes           = floor(try(vars.records[item.id].run_seconds, steps.run.duration_s) / 60)
-          human_verify_justification = steps.run.output.human_verify_justification
-        }) })
+  # The phase's record, and how the item ends: a phase that needs human
+  # verification or a split ends with that status (its dependents run).
+  step "phase_done" {
+    gate {
+      rule "deferred" {
+        when = "steps.run.output.status == 'needs_human_verification'"
+        set = {
+          records = merge(vars.records, { (item.id) = merge(vars.records[item.id], {
+            status                     = steps.run.output.status
+            completed_at               = timestamp()
+            summary                    = steps.run.output.summary
+            steps                      = steps.run.output.pipeline_steps
+            debug_attempts             = steps.run.output.debug_attempts
+            replan_attempts            = steps.run.output.replan_attempts
+            tokens_used                = steps.run.tokens
+            duration_minutes           = floor(try(vars.records[item.id].run_seconds, steps.run.duration_s) / 60)
+            human_verify_justification = steps.run.output.human_verify_justification
+          }) })
+        }
+        finish = "needs_human_verification"
+        reason = steps.run.output.summary
       }
-      finish = "needs_human_verification"
-      reason = steps.run.output.summary
-    }
-    rule "split" {
-      when = "steps.run.output.status == 'split_request'"
-      set = {
-        records = merge(vars.records, { (item.id) = merge(vars.records[item.id], {
-          status                     = steps.run.output.status
-          completed_at               = timestamp()
-          summary                    = steps.run.output.summary
-          steps                      = steps.run.output.pipeline_steps
-          debug_attempts             = steps.run.output.debug_attempts
-          replan_attempts            = steps.run.output.replan_attempts
-          tokens_used                = steps.run.tokens
-          duration_minutes           = floor(try(vars.records[item.id].run_seconds, steps.run.duration_s) / 60)
-          human_verify_justification = steps.run.output.human_verify_justification
-        }) })
+      rule "split" {
+        when = "steps.run.output.status == 'split_request'"
+        set = {
+          records = merge(vars.records, { (item.id) = merge(vars.records[item.id], {
+            status                     = steps.run.output.status
+            completed_at               = timestamp()
+            summary                    = steps.run.output.summary
+            steps                      = steps.run.output.pipeline_steps
+            debug_attempts             = steps.run.output.debug_attempts
+            replan_attempts            = steps.run.output.replan_attempts
+            tokens_used                = steps.run.tokens
+            duration_minutes           = floor(try(vars.records[item.id].run_seconds, steps.run.duration_s) / 60)
+            human_verify_justification = steps.run.output.human_verify_justification
+          }) })
+        }
+        finish = "split_request"
+        reason = steps.run.output.summary
       }
-      finish = "split_request"
-      reason = steps.run.output.summary
-    }
-    otherwise {
-      event   = "phase_completed"
-      log     = "Phase ${item.id} ${vars.records[item.id].force_incomplete ? "passed force_incomplete" : "PASSED"} at ${steps.run.output.alignment_score}/10."
-      details = { phase_id = item.id, alignment_score = steps.run.output.alignment_score, remediation_cycles = vars.records[item.id].remediation_cycles, force_incomplete = vars.records[item.id].force_incomplete }
-      set = {
-        records = merge(vars.records, { (item.id) = merge(vars.records[item.id], {
-          status                     = steps.run.output.status
-          completed_at               = timestamp()
-          summary                    = steps.run.output.summary
-          steps                      = steps.run.output.pipeline_steps
-          debug_attempts             = steps.run.output.debug_attempts
-          replan_attempts            = steps.run.output.replan_attempts
-          tokens_used                = steps.run.tokens
-          duration_minutes           = floor(try(vars.records[item.id].run_seconds, steps.run.duration_s) / 60)
-          human_verify_justification = steps.run.output.human_verify_justification
-        }) })
+      otherwise {
+        event   = "phase_completed"
+        log     = "Phase ${item.id} ${vars.records[item.id].force_incomplete ? "passed force_incomplete" : "PASSED"} at ${steps.run.output.alignment_score}/10."
+        details = { phase_id = item.id, alignment_score = steps.run.output.alignment_score, remediation_cycles = vars.records[item.id].remediation_cycles, force_incomplete = vars.records[item.id].force_incomplete }
+        set = {
+          records = merge(vars.records, { (item.id) = merge(vars.records[item.id], {
+            status                     = steps.run.output.status
+            completed_at               = timestamp()
+            summary                    = steps.run.output.summary
+            steps                      = steps.run.output.pipeline_steps
+            debug_attempts             = steps.run.output.debug_attempts
+            replan_attempts            = steps.run.output.replan_attempts
+            tokens_used                = steps.run.tokens
+            duration_minutes           = floor(try(vars.records[item.id].run_seconds, steps.run.duration_s) / 60)
+            human_verify_justification = steps.run.output.human_verify_justification
+          }) })
+        }
       }
     }
   }
-}
 }
