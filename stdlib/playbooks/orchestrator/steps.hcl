@@ -295,40 +295,30 @@ step "phases" {
   # The phase's record, and how the item ends: a phase that needs human
   # verification or a split ends with that status (its dependents run).
   step "phase_done" {
+    # The phase's record, as every ending writes it.
+    locals {
+      phase_records = merge(vars.records, { (item.id) = merge(vars.records[item.id], {
+        status                     = steps.run.output.status
+        completed_at               = timestamp()
+        summary                    = steps.run.output.summary
+        steps                      = steps.run.output.pipeline_steps
+        debug_attempts             = steps.run.output.debug_attempts
+        replan_attempts            = steps.run.output.replan_attempts
+        tokens_used                = steps.run.tokens
+        duration_minutes           = floor(try(vars.records[item.id].run_seconds, steps.run.duration_s) / 60)
+        human_verify_justification = steps.run.output.human_verify_justification
+      }) })
+    }
     gate {
       rule "deferred" {
-        when = "steps.run.output.status == 'needs_human_verification'"
-        set = {
-          records = merge(vars.records, { (item.id) = merge(vars.records[item.id], {
-            status                     = steps.run.output.status
-            completed_at               = timestamp()
-            summary                    = steps.run.output.summary
-            steps                      = steps.run.output.pipeline_steps
-            debug_attempts             = steps.run.output.debug_attempts
-            replan_attempts            = steps.run.output.replan_attempts
-            tokens_used                = steps.run.tokens
-            duration_minutes           = floor(try(vars.records[item.id].run_seconds, steps.run.duration_s) / 60)
-            human_verify_justification = steps.run.output.human_verify_justification
-          }) })
-        }
+        when   = "steps.run.output.status == 'needs_human_verification'"
+        set    = { records = local.phase_records }
         finish = "needs_human_verification"
         reason = steps.run.output.summary
       }
       rule "split" {
-        when = "steps.run.output.status == 'split_request'"
-        set = {
-          records = merge(vars.records, { (item.id) = merge(vars.records[item.id], {
-            status                     = steps.run.output.status
-            completed_at               = timestamp()
-            summary                    = steps.run.output.summary
-            steps                      = steps.run.output.pipeline_steps
-            debug_attempts             = steps.run.output.debug_attempts
-            replan_attempts            = steps.run.output.replan_attempts
-            tokens_used                = steps.run.tokens
-            duration_minutes           = floor(try(vars.records[item.id].run_seconds, steps.run.duration_s) / 60)
-            human_verify_justification = steps.run.output.human_verify_justification
-          }) })
-        }
+        when   = "steps.run.output.status == 'split_request'"
+        set    = { records = local.phase_records }
         finish = "split_request"
         reason = steps.run.output.summary
       }
@@ -336,19 +326,7 @@ step "phases" {
         event   = "phase_completed"
         log     = "Phase ${item.id} ${vars.records[item.id].force_incomplete ? "passed force_incomplete" : "PASSED"} at ${steps.run.output.alignment_score}/10."
         details = { phase_id = item.id, alignment_score = steps.run.output.alignment_score, remediation_cycles = vars.records[item.id].remediation_cycles, force_incomplete = vars.records[item.id].force_incomplete }
-        set = {
-          records = merge(vars.records, { (item.id) = merge(vars.records[item.id], {
-            status                     = steps.run.output.status
-            completed_at               = timestamp()
-            summary                    = steps.run.output.summary
-            steps                      = steps.run.output.pipeline_steps
-            debug_attempts             = steps.run.output.debug_attempts
-            replan_attempts            = steps.run.output.replan_attempts
-            tokens_used                = steps.run.tokens
-            duration_minutes           = floor(try(vars.records[item.id].run_seconds, steps.run.duration_s) / 60)
-            human_verify_justification = steps.run.output.human_verify_justification
-          }) })
-        }
+        set     = { records = local.phase_records }
       }
     }
   }
