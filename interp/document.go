@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/lang"
@@ -253,24 +254,8 @@ func writeDocumentFile(root string, f DocumentFile, data []byte, sync bool) erro
 	}
 	defer os.Remove(tmp)
 	if f.Backup != "" {
-		old, err := os.ReadFile(p)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-		case err != nil:
+		if err := backupDocument(root, p, f.Backup, sync); err != nil {
 			return err
-		default:
-			b, err := confinedFile(root, f.Backup)
-			if err != nil {
-				return err
-			}
-			btmp, err := writeTemp(filepath.Dir(b), filepath.Base(b), old, sync)
-			if err != nil {
-				return err
-			}
-			if err := os.Rename(btmp, b); err != nil {
-				os.Remove(btmp)
-				return err
-			}
 		}
 	}
 	if err := os.Rename(tmp, p); err != nil {
@@ -278,6 +263,37 @@ func writeDocumentFile(root string, f DocumentFile, data []byte, sync bool) erro
 	}
 	if sync {
 		syncDir(filepath.Dir(p))
+	}
+	return nil
+}
+
+// backupDocument makes the backup path (under root) the current version
+// of the document at p, before p is replaced: a hard link to it, so that
+// nothing is read or written again, or a copy where links cannot be made
+// (another file system). The backup is replaced atomically too. A missing
+// document has no backup to make.
+func backupDocument(root, p, backup string, sync bool) error {
+	b, err := confinedFile(root, backup)
+	if err != nil {
+		return err
+	}
+	btmp := filepath.Join(filepath.Dir(b), "."+filepath.Base(b)+"-"+strconv.Itoa(os.Getpid())+".link")
+	os.Remove(btmp)
+	if err := os.Link(p, btmp); err != nil {
+		old, err := os.ReadFile(p)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if btmp, err = writeTemp(filepath.Dir(b), filepath.Base(b), old, sync); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(btmp, b); err != nil {
+		os.Remove(btmp)
+		return err
 	}
 	return nil
 }
