@@ -2,6 +2,8 @@ package lang
 
 import (
 	"bytes"
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -18,7 +20,80 @@ func Format(src []byte, filename string) ([]byte, hcl.Diagnostics) {
 	if diags.HasErrors() {
 		return src, diags
 	}
-	return formatHCL(text), diags
+	text, heredocs := setAsideHeredocs(text)
+	return heredocs.restore(formatHCL(text)), diags
+}
+
+// heredocs are heredocs that setAsideHeredocs took out of a file, each
+// with the placeholder that stands for it.
+type heredocs struct {
+	placeholders []string
+	texts        [][]byte
+}
+
+// setAsideHeredocs replaces each heredoc holding a multi-line
+// interpolation with a one-line placeholder, so that hclwrite formats
+// the file around it as it formats any other heredoc. hclwrite counts the
+// brackets of a line only up to the heredoc's opening, but counts the
+// closing ones of the line the interpolation ends on: everything after
+// such a heredoc would lose indentation. The heredoc is kept as written.
+func setAsideHeredocs(src []byte) ([]byte, heredocs) {
+	var hd heredocs
+	toks, diags := hclsyntax.LexConfig(src, "", hcl.InitialPos)
+	if diags.HasErrors() {
+		return src, hd
+	}
+	marker := "apl-fmt-heredoc-"
+	for bytes.Contains(src, []byte(marker)) {
+		marker += "x"
+	}
+	var out bytes.Buffer
+	last := 0
+	for i := 0; i < len(toks); i++ {
+		if toks[i].Type != hclsyntax.TokenOHeredoc {
+			continue
+		}
+		depth, multiline, j := 0, false, i
+		for ; j < len(toks); j++ {
+			switch toks[j].Type {
+			case hclsyntax.TokenOHeredoc:
+				depth++
+			case hclsyntax.TokenCHeredoc:
+				depth--
+			case hclsyntax.TokenNewline:
+				multiline = true
+			}
+			if depth == 0 {
+				break
+			}
+		}
+		if j == len(toks) {
+			break
+		}
+		if multiline {
+			start, end := toks[i].Range.Start.Byte, toks[j].Range.End.Byte
+			placeholder := fmt.Sprintf("%q", marker+strconv.Itoa(len(hd.texts)))
+			out.Write(src[last:start])
+			out.WriteString(placeholder)
+			hd.placeholders = append(hd.placeholders, placeholder)
+			hd.texts = append(hd.texts, src[start:end])
+			last = end
+		}
+		i = j
+	}
+	if len(hd.texts) == 0 {
+		return src, hd
+	}
+	out.Write(src[last:])
+	return out.Bytes(), hd
+}
+
+// restore puts the heredocs back in place of their placeholders.
+func (hd heredocs) restore(src []byte) []byte {
+	for i, p := range hd.placeholders {
+		src = bytes.Replace(src, []byte(p), hd.texts[i], 1)
+	}
+	return src
 }
 
 // formatHCL formats a file as hclwrite does, except that the padding just

@@ -8,6 +8,9 @@ func TestFormatKeepsTemplateDirectivePadding(t *testing.T) {
 		{"no padding kept", "a = \"%{if x}y%{endif}\"\n", "a = \"%{if x}y%{endif}\"\n"},
 		{"interpolation padding kept, expression formatted", "a = \"${ b+1 }\"\n", "a = \"${ b + 1 }\"\n"},
 		{"heredoc", "a = <<-EOT\n  %{~ for f in x }\n  - ${f}\n  %{~ endfor }\nEOT\n", "a = <<-EOT\n  %{~ for f in x }\n  - ${f}\n  %{~ endfor }\nEOT\n"},
+		{"heredoc with a multi-line interpolation, then more blocks",
+			"s {\n  a = <<-EOT\n    x ${join(\",\", [\n      \"a\",\n    ])}\n    done\n  EOT\n  b   = 1\n}\n\nt {\n  c = 2\n}\n",
+			"s {\n  a = <<-EOT\n    x ${join(\",\", [\n      \"a\",\n    ])}\n    done\n  EOT\n  b = 1\n}\n\nt {\n  c = 2\n}\n"},
 		{"other layout formatted", "a   =  \"%{ if x }y%{ endif }\"\n", "a = \"%{ if x }y%{ endif }\"\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
