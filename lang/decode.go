@@ -24,6 +24,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "finally"},
 		{Type: "locals"},
 		{Type: "var", LabelNames: []string{"name"}},
+		{Type: "type", LabelNames: []string{"name"}},
 		{Type: "limits"},
 		{Type: "circuit_breaker"},
 		{Type: "state"},
@@ -39,6 +40,7 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	l.used = map[string]bool{}
 	l.stepBlocks = map[*Step]*hcl.Block{}
+	l.returnsDefs = map[*Step]*TypeDef{}
 	l.explicitNext = map[*Step]hcl.Range{}
 	l.gotoRanges = map[*Outcome]hcl.Range{}
 	l.badMax = map[*Outcome]bool{}
@@ -56,6 +58,10 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 	}
 
 	diags = append(diags, l.decodePlaybookBlocks(byType["playbook"])...)
+	for _, b := range byType["type"] {
+		diags = append(diags, l.declareTypeBlock(b)...)
+	}
+	diags = append(diags, l.resolveTypes()...)
 	for _, b := range byType["input"] {
 		diags = append(diags, l.decodeInputBlock(b)...)
 	}

@@ -36,6 +36,16 @@ func (l *loader) decodeExample(s *Step, a *hcl.Attribute) hcl.Diagnostics {
 	return append(diags, checkMockOutput(l.pb, s, v, isAgent, "example", a.Expr.Range())...)
 }
 
+// takesExample reports whether a step with action a may have an example:
+// one that makes up its output (an agent, a command, a builtin call).
+func takesExample(a Action) bool {
+	switch a.(type) {
+	case nil, *SubPlaybook, *Ask:
+		return false
+	}
+	return true
+}
+
 func isSub(a Action) bool {
 	_, ok := a.(*SubPlaybook)
 	return ok

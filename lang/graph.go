@@ -320,6 +320,11 @@ func (l *loader) checkUnused() hcl.Diagnostics {
 			diags = append(diags, warnDiag("Unused budget", fmt.Sprintf("No agent or step uses budget %q.", n), l.pb.Budgets[n].DeclRange))
 		}
 	}
+	for _, n := range slices.Sorted(maps.Keys(l.pb.Types)) {
+		if !l.used["type."+n] {
+			diags = append(diags, warnDiag("Unused type", fmt.Sprintf("Nothing refers to type.%s.", n), l.pb.Types[n].DeclRange))
+		}
+	}
 	for _, n := range slices.Sorted(maps.Keys(l.pb.Agents)) {
 		if !l.used["agent."+n] {
 			diags = append(diags, warnDiag("Unused agent", fmt.Sprintf("No step uses agent %q.", n), l.pb.Agents[n].DeclRange))

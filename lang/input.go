@@ -7,7 +7,6 @@ import (
 
 	"github.com/expr-lang/expr/types"
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
@@ -81,7 +80,7 @@ func (l *loader) decodeInputBlock(b *hcl.Block) hcl.Diagnostics {
 	content, d := b.Body.Content(inputSchema)
 	diags = append(diags, d...)
 	if a := content.Attributes["type"]; a != nil {
-		t, d := decodeType(a)
+		t, d := l.decodeType(a)
 		diags = append(diags, d...)
 		if !d.HasErrors() {
 			in.Type = t
@@ -162,13 +161,6 @@ func (l *loader) compileValidations(in *Input, env *condEnv) hcl.Diagnostics {
 		}
 	}
 	return diags
-}
-
-// decodeType reads an HCL type expression: string, number, bool,
-// list(string), object({ score = number, tags = optional(list(string)) }).
-func decodeType(a *hcl.Attribute) (cty.Type, hcl.Diagnostics) {
-	t, _, diags := typeexpr.TypeConstraintWithDefaults(a.Expr)
-	return t, diags
 }
 
 // ValueError is a command-line value that does not read as its input's

@@ -276,7 +276,9 @@ type loader struct {
 	pb        *Playbook
 
 	stepBlocks map[*Step]*hcl.Block
-	used       map[string]bool // "prompt.x", "budget.y", "agent.z", "input.w"
+	// returnsDefs are the steps whose returns is exactly a named type.
+	returnsDefs map[*Step]*TypeDef
+	used        map[string]bool // "prompt.x", "budget.y", "agent.z", "input.w"
 
 	pendingValidations []pendingValidation
 	refChecks          []refCheck

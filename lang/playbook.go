@@ -32,7 +32,9 @@ type Playbook struct {
 	// ExitCodes maps a run's final status to the process exit code.
 	ExitCodes map[string]int
 
-	Inputs  []*Input
+	Inputs []*Input
+	// Types are the named types, by name.
+	Types   map[string]*TypeDef
 	Modes   map[string]*Mode
 	Budgets map[string]*Budget
 	Prompts map[string]*Prompt

@@ -183,10 +183,13 @@ func (l *loader) declareStep(b *hcl.Block, parent *Step, sec section) hcl.Diagno
 	content, _, d := b.Body.PartialContent(stepHeaderSchema)
 	diags = append(diags, d...)
 	if a := content.Attributes["returns"]; a != nil {
-		t, d := decodeType(a)
+		t, d := l.decodeType(a)
 		diags = append(diags, d...)
 		if !d.HasErrors() {
 			s.Returns = t
+		}
+		if td := l.namedType(a); td != nil {
+			l.returnsDefs[s] = td
 		}
 	}
 	switch {
@@ -427,6 +430,9 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 	}
 	if a := content.Attributes["example"]; a != nil {
 		diags = append(diags, l.decodeExample(s, a)...)
+	} else if td := l.returnsDefs[s]; td != nil && td.Example != cty.NilVal && takesExample(s.Action) {
+		// A step that returns exactly a named type takes its example.
+		diags = append(diags, l.decodeExample(s, td.example)...)
 	}
 	return diags
 }

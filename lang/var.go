@@ -45,7 +45,7 @@ func (l *loader) decodeVarBlock(b *hcl.Block) hcl.Diagnostics {
 	content, d := b.Body.Content(varSchema)
 	diags = append(diags, d...)
 	if a := content.Attributes["type"]; a != nil {
-		t, d := decodeType(a)
+		t, d := l.decodeType(a)
 		diags = append(diags, d...)
 		if !d.HasErrors() {
 			v.Type = t

@@ -3,6 +3,25 @@
 # (example): the happy path. What the steps read out of files is in
 # locals.hcl.
 
+# A mini-verifier's answer for one task: the same shape after each task
+# (STEP 3) and for each task of a batch (STEP 3-BATCH).
+type "task_verdict" {
+  type = object({
+    task_id = string
+    pass    = bool
+    criteria_results = list(object({
+      criterion      = string
+      status         = string
+      evidence       = optional(string)
+      command        = optional(string)
+      command_output = optional(string)
+    }))
+    concerns     = list(string)
+    commands_run = list(string)
+  })
+  example = { task_id = "01-01", pass = true, criteria_results = [{ criterion = "tests pass", status = "pass" }], concerns = [], commands_run = ["go test ./... -> ok"] }
+}
+
 # Phase Directory Resolution: Glob('.planning/phases/*{phase_id}*'), never
 # a fixed directory name (local.phase_dir).
 step "locate" {
@@ -312,20 +331,7 @@ step "execute" {
   }
 
   step "mini_verify" {
-    returns = object({
-      task_id = string
-      pass    = bool
-      criteria_results = list(object({
-        criterion      = string
-        status         = string
-        evidence       = optional(string)
-        command        = optional(string)
-        command_output = optional(string)
-      }))
-      concerns     = list(string)
-      commands_run = list(string)
-    })
-    example = { task_id = "01-01", pass = true, criteria_results = [{ criterion = "tests pass", status = "pass" }], concerns = [], commands_run = ["go test ./... -> ok"] }
+    returns = type.task_verdict
     agent "mini_verifier" {
       prompt = prompt.mini_verify
       vars = {
@@ -503,20 +509,7 @@ step "batch_verify" {
   on_item_failure = "continue"
 
   step "batch_mini_verify" {
-    returns = object({
-      task_id = string
-      pass    = bool
-      criteria_results = list(object({
-        criterion      = string
-        status         = string
-        evidence       = optional(string)
-        command        = optional(string)
-        command_output = optional(string)
-      }))
-      concerns     = list(string)
-      commands_run = list(string)
-    })
-    example = { task_id = "01-01", pass = true, criteria_results = [{ criterion = "tests pass", status = "pass" }], concerns = [], commands_run = ["go test ./... -> ok"] }
+    returns = type.task_verdict
     agent "mini_verifier" {
       prompt = prompt.mini_verify
       vars = {
