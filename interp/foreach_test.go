@@ -256,3 +256,65 @@ output { items = { for k, v in steps.work.output.items : k => v.outputs.ask.key 
 		t.Errorf("output %s (%s)", res.OutputJSON, res.Reason)
 	}
 }
+
+// An item's record says which fail value failed it (its recommendation),
+// so a later step can tell an escalated task from a broken one without
+// keeping its own table.
+func TestForEachItemRecommendation(t *testing.T) {
+	pb := load(t, `
+playbook "rec" {}
+input "tasks" {
+  type = list(string)
+}
+step "work" {
+  for_each        = "inputs.tasks"
+  key             = "item"
+  on_item_failure = "continue"
+  step "implement" {
+    shell {
+      command = ["implement", item]
+    }
+    gate {
+      rule "escalate" {
+        when   = "item == 'hard'"
+        fail   = "escalated"
+        reason = "too hard"
+      }
+      rule "skip" {
+        when   = "item == 'dull'"
+        finish = "skipped"
+      }
+      otherwise {}
+    }
+  }
+}
+output {
+  status         = { for k, it in steps.work.output.items : k => it.status }
+  recommendation = { for k, it in steps.work.output.items : k => it.recommendation }
+  escalated      = "${join(",", [for k, it in steps.work.output.items : k if it.recommendation == "escalated"])}"
+}
+`)
+	sh := newFakeShell(0)
+	sh.fail["broken"] = true
+	res, err := Start(context.Background(), pb, "rec", Options{Workdir: t.TempDir(), Shell: sh, NoSync: true,
+		Inputs: map[string]cty.Value{"tasks": cty.ListVal([]cty.Value{cty.StringVal("hard"), cty.StringVal("dull"), cty.StringVal("broken"), cty.StringVal("fine")})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Status, Recommendation map[string]string
+		Escalated              string
+	}
+	if err := json.Unmarshal(res.OutputJSON, &out); err != nil {
+		t.Fatalf("%v: %s", err, res.OutputJSON)
+	}
+	want := map[string][2]string{"hard": {"failed", "escalated"}, "dull": {"skipped", ""}, "broken": {"failed", ""}, "fine": {"completed", ""}}
+	for k, w := range want {
+		if out.Status[k] != w[0] || out.Recommendation[k] != w[1] {
+			t.Errorf("item %s: status %q recommendation %q, want %q %q", k, out.Status[k], out.Recommendation[k], w[0], w[1])
+		}
+	}
+	if out.Escalated != "hard" {
+		t.Errorf("escalated = %q", out.Escalated)
+	}
+}

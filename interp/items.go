@@ -281,10 +281,11 @@ func (r *run) forEachOutput(s *lang.Step, items map[string]*item, halted bool) (
 			outs[name] = v
 		}
 		vals[k] = cty.ObjectVal(map[string]cty.Value{
-			"key":     cty.StringVal(k),
-			"status":  cty.StringVal(it.rec.Status),
-			"error":   cty.StringVal(it.rec.Error),
-			"outputs": cty.ObjectVal(outs),
+			"key":            cty.StringVal(k),
+			"status":         cty.StringVal(it.rec.Status),
+			"recommendation": cty.StringVal(it.rec.Recommendation),
+			"error":          cty.StringVal(it.rec.Error),
+			"outputs":        cty.ObjectVal(outs),
 		})
 	}
 	itemsVal := cty.MapValEmpty(cty.DynamicPseudoType)

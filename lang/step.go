@@ -242,7 +242,8 @@ func (l *loader) declareStep(b *hcl.Block, parent *Step, sec section) hcl.Diagno
 
 // forEachOutputType is the output of every for_each step.
 var forEachOutputType = cty.Object(map[string]cty.Type{
-	"items":      cty.Map(cty.Object(map[string]cty.Type{"key": cty.String, "status": cty.String, "error": cty.String, "outputs": cty.DynamicPseudoType})),
+	"items": cty.Map(cty.Object(map[string]cty.Type{"key": cty.String, "status": cty.String, "recommendation": cty.String,
+		"error": cty.String, "outputs": cty.DynamicPseudoType})),
 	"completed":  cty.Number,
 	"failed":     cty.Number,
 	"blocked":    cty.Number,

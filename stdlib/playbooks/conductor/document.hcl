@@ -23,7 +23,7 @@ document "state" {
       status = (length(local.subtasks[t.id]) > 0
         ? (alltrue([for s in local.subtasks[t.id] : contains(local.done, s.id) || contains(["completed", "skipped"], try(steps.tasks.output.items[s.id].status, ""))]) ? "completed" : "pending")
         : contains(local.done, t.id) ? "completed"
-      : try(steps.tasks.output.items[t.id].status == "failed" ? try(vars.status[t.id], "failed") : steps.tasks.output.items[t.id].status == "running" ? "in_progress" : steps.tasks.output.items[t.id].status, "pending"))
+      : try(steps.tasks.output.items[t.id].status == "failed" ? (steps.tasks.output.items[t.id].recommendation != "" ? steps.tasks.output.items[t.id].recommendation : "failed") : steps.tasks.output.items[t.id].status == "running" ? "in_progress" : steps.tasks.output.items[t.id].status, "pending"))
       attempts            = try(vars.attempts[t.id], 0)
       model               = coalesce(try(t.model, null), "sonnet")
       escalated_model     = try(vars.models[t.id], null)
@@ -39,7 +39,7 @@ document "state" {
         id    = s.id
         title = try(s.title, "")
         status = (contains(local.done, s.id) ? "completed"
-        : try(steps.tasks.output.items[s.id].status == "failed" ? try(vars.status[s.id], "failed") : steps.tasks.output.items[s.id].status == "running" ? "in_progress" : steps.tasks.output.items[s.id].status, "pending"))
+        : try(steps.tasks.output.items[s.id].status == "failed" ? (steps.tasks.output.items[s.id].recommendation != "" ? steps.tasks.output.items[s.id].recommendation : "failed") : steps.tasks.output.items[s.id].status == "running" ? "in_progress" : steps.tasks.output.items[s.id].status, "pending"))
         attempts        = try(vars.attempts[s.id], 0)
         escalated_model = try(vars.models[s.id], null)
         blocked_by      = try(s.blocked_by, [])

@@ -54,7 +54,7 @@ locals {
   # or pending. A parent is completed once all its subtasks are.
   item_status = { for k, it in try(steps.tasks.output.items, {}) : k => (
     it.status == "completed" ? "completed" :
-    it.status == "failed" ? try(vars.status[k], "failed") :
+    it.status == "failed" ? (it.recommendation != "" ? it.recommendation : "failed") :
     it.status == "running" ? "in_progress" : it.status
   ) }
 

@@ -29,7 +29,6 @@ step "preflight" {
         models             = {}
         feedback           = {}
         attempts           = {}
-        status             = {}
         started_at         = {}
         completed_at       = {}
         trace              = {}
@@ -82,7 +81,6 @@ step "tasks" {
     gate {
       rule "invalid" {
         when   = "item.title == '' || len(item.acceptance_criteria) == 0"
-        set    = { status = merge(vars.status, { (item.id) = "validation_error" }) }
         fail   = "validation_error"
         reason = "task ${item.id}: ${join("; ", compact([item.title == "" ? "Task missing 'title' field" : "", length(item.acceptance_criteria) == 0 ? "Task missing acceptance criteria" : ""]))}"
       }
@@ -178,7 +176,6 @@ step "tasks" {
       }
       rule "validation_error" {
         when   = "steps.implement.output.signal == 'VALIDATION_ERROR'"
-        set    = { status = merge(vars.status, { (item.id) = "validation_error" }) }
         fail   = "validation_error"
         reason = "task ${item.id}: the implementer could not process its input: ${jsonencode(steps.implement.output.errors)}"
       }
@@ -330,7 +327,6 @@ step "tasks" {
         goto = "review"
         max  = 1
         on_exhausted {
-          set    = { status = merge(vars.status, { (item.id) = "validation_error" }) }
           fail   = "validation_error"
           reason = "task ${item.id}: the reviewer could not process its input twice: ${jsonencode(steps.review.output.errors)}"
         }
@@ -352,7 +348,6 @@ step "tasks" {
       rule "max_total_attempts" {
         when = "steps.escalate.output == 'retry_with_guidance' && item_attempt >= inputs.max_total_attempts"
         set = {
-          status             = merge(vars.status, { (item.id) = "escalated" })
           blocked_by_failure = false
         }
         fail   = "escalated"
@@ -374,7 +369,6 @@ step "tasks" {
       rule "skip" {
         when = "steps.escalate.output == 'skip'"
         set = {
-          status             = merge(vars.status, { (item.id) = "skipped" })
           blocked_by_failure = false
           failure_severity   = null
         }
@@ -383,7 +377,6 @@ step "tasks" {
       }
       otherwise {
         set = {
-          status             = merge(vars.status, { (item.id) = "return_to_planning" })
           blocked_by_failure = false
         }
         fail   = "return_to_planning"
@@ -417,7 +410,6 @@ step "tasks" {
         requeue = "spawn_implementer"
         max     = 9
         on_exhausted {
-          set    = { status = merge(vars.status, { (item.id) = "escalated" }) }
           fail   = "escalated"
           reason = "task ${item.id}: retried too often"
         }
@@ -433,13 +425,11 @@ step "tasks" {
     gate {
       rule "max_total_attempts" {
         when   = "item_attempt >= inputs.max_total_attempts"
-        set    = { status = merge(vars.status, { (item.id) = "escalated" }) }
         fail   = "escalated"
         reason = "task ${item.id}: ${item_attempt} attempts (max_total_attempts ${inputs.max_total_attempts})"
       }
       rule "escalate" {
         when   = "item_attempt >= 3"
-        set    = { status = merge(vars.status, { (item.id) = "escalated" }) }
         fail   = "escalated"
         reason = "task ${item.id}: max retries exceeded (${item_attempt} attempts); needs a person"
       }
@@ -450,7 +440,6 @@ step "tasks" {
         requeue = "spawn_implementer"
         max     = 9
         on_exhausted {
-          set    = { status = merge(vars.status, { (item.id) = "escalated" }) }
           fail   = "escalated"
           reason = "task ${item.id}: retried too often"
         }
@@ -460,7 +449,6 @@ step "tasks" {
         requeue = "spawn_implementer"
         max     = 9
         on_exhausted {
-          set    = { status = merge(vars.status, { (item.id) = "escalated" }) }
           fail   = "escalated"
           reason = "task ${item.id}: retried too often"
         }
@@ -486,9 +474,9 @@ step "tasks" {
 step "finish" {
   gate {
     rule "return_to_planning" {
-      when   = "any(values(vars.status), {# == 'return_to_planning'})"
+      when   = "any(values(steps.tasks.output?.items ?? {}), {.recommendation == 'return_to_planning'})"
       finish = "return_to_planning"
-      reason = "a person chose to return to planning for ${join(", ", [for k, s in vars.status : k if s == "return_to_planning"])}"
+      reason = "a person chose to return to planning for ${join(", ", [for k, it in steps.tasks.output.items : k if it.recommendation == "return_to_planning"])}"
     }
     rule "deadlock" {
       when   = "len(steps.tasks.output?.deadlocked ?? []) > 0"
