@@ -318,3 +318,92 @@ output {
 		t.Errorf("escalated = %q", out.Escalated)
 	}
 }
+
+// stepShell records when each step of each item runs.
+type stepShell struct {
+	mu    sync.Mutex
+	spans []stepSpan
+	delay map[string]time.Duration
+}
+
+type stepSpan struct {
+	step, key  string
+	start, end time.Time
+}
+
+func (f *stepShell) Run(ctx context.Context, spec builtins.ShellSpec) (builtins.ShellResult, error) {
+	start := time.Now()
+	time.Sleep(f.delay[spec.Step])
+	f.mu.Lock()
+	f.spans = append(f.spans, stepSpan{spec.Step, envOf(spec, "APL_ITEM_KEY"), start, time.Now()})
+	f.mu.Unlock()
+	return builtins.ShellResult{Output: cty.StringVal("ok")}, nil
+}
+
+// overlaps counts the pairs of spans of steps a and b, of different
+// items, that ran at the same time.
+func (f *stepShell) overlaps(a, b string) int {
+	n := 0
+	for _, x := range f.spans {
+		for _, y := range f.spans {
+			if x.step == a && y.step == b && x.key != y.key && x.start.Before(y.end) && y.start.Before(x.end) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// An item that reaches its release_slot step gives back its slot: with
+// concurrency 1, the next item implements while the first is reviewed
+// (seed 002: a task under review is no longer a running implementer).
+// Without release_slot the review holds the slot and nothing overlaps.
+func TestForEachReleaseSlot(t *testing.T) {
+	const src = `
+playbook "review_queue" {}
+input "tasks" {
+  type = list(string)
+}
+step "work" {
+  for_each    = "inputs.tasks"
+  key         = "item"
+  concurrency = 1
+  step "implement" {
+    shell {
+      command = ["implement", item]
+    }
+  }
+  step "review" {
+    serial = true
+    RELEASE
+    shell {
+      command = ["review", item]
+    }
+  }
+}
+`
+	run := func(release string) *stepShell {
+		pb := load(t, strings.Replace(src, "RELEASE", release, 1))
+		sh := &stepShell{delay: map[string]time.Duration{"implement": 20 * time.Millisecond, "review": 100 * time.Millisecond}}
+		res, err := Start(context.Background(), pb, "rq", Options{Workdir: t.TempDir(), Shell: sh, NoSync: true,
+			Inputs: map[string]cty.Value{"tasks": cty.ListVal([]cty.Value{cty.StringVal("a"), cty.StringVal("b"), cty.StringVal("c")})}})
+		if err != nil || res.Status != StatusCompleted {
+			t.Fatalf("%v %+v", err, res)
+		}
+		return sh
+	}
+	sh := run("release_slot = true")
+	if n := sh.overlaps("implement", "implement"); n != 0 {
+		t.Errorf("%d implementations overlapped; concurrency is 1", n)
+	}
+	if n := sh.overlaps("review", "review"); n != 0 {
+		t.Errorf("%d reviews overlapped; review is serial", n)
+	}
+	if n := sh.overlaps("implement", "review"); n == 0 {
+		t.Errorf("no item implemented while another was reviewed: the review held the slot (%+v)", sh.spans)
+	}
+	held := run("")
+	if n := held.overlaps("implement", "review"); n != 0 {
+		t.Errorf("without release_slot, %d implementations ran beside a review", n)
+	}
+}

@@ -26,6 +26,9 @@ type item struct {
 	parent *lang.Step
 	rec    *ItemRecord
 	value  cty.Value
+	// released is set by the item's walk when it gave back its slot
+	// (release_slot); the scheduler reads it once the walk reported so.
+	released bool
 }
 
 // ItemRecord is what the run knows about one item of a for_each step.

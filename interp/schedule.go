@@ -40,11 +40,15 @@ func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) result {
 		if ctx.Err() == nil && sc.stopped == nil && sc.waiting == nil && sc.failing == "" {
 			sc.startReady(ctx)
 		}
-		if sc.running == 0 {
+		if sc.live == 0 {
 			break
 		}
 		var d itemDone
 		r.host.block(func() { d = sc.done.Receive().(itemDone) })
+		if d.release {
+			sc.release(d.it)
+			continue
+		}
 		sc.settle(d, true)
 		if err := r.commit(nil, nil, true); err != nil && sc.stopped == nil {
 			// Start nothing more; let the running items end first.
@@ -106,8 +110,9 @@ type scheduler struct {
 	r       *run
 	step    *lang.Step
 	g       *itemGraph
-	running int
-	inUse   map[string]int // "limit=value" → items running
+	running int            // items holding a slot
+	live    int            // items whose walk goes on, with a slot or not
+	inUse   map[string]int // "limit=value" → items holding a place
 	done    Channel        // of itemDone
 	// stop is closed when the run must stop (a cap tripped in an item, a
 	// checkpoint failed): running items go back to pending at their next
@@ -124,10 +129,12 @@ type scheduler struct {
 	queued int
 }
 
-// itemDone is an item's walk reporting how it ended.
+// itemDone is an item's walk reporting how it ended, or, with release,
+// that it gave back its slot and goes on.
 type itemDone struct {
-	it *item
-	o  outcome
+	it      *item
+	o       outcome
+	release bool
 }
 
 // startReady starts ready items while concurrency and limits allow.
@@ -140,7 +147,7 @@ func (sc *scheduler) startReady(ctx context.Context) {
 			continue
 		}
 		if err := sc.limitKeys(it); err != nil {
-			sc.settle(itemDone{it, outcome{kind: outFail, reason: err.Error()}}, false)
+			sc.settle(itemDone{it: it, o: outcome{kind: outFail, reason: err.Error()}}, false)
 			continue
 		}
 		if !limitsAllow(fe, r.fixed, it, sc.inUse) {
@@ -148,13 +155,19 @@ func (sc *scheduler) startReady(ctx context.Context) {
 			continue
 		}
 		sc.running++
+		sc.live++
 		for name, v := range it.rec.Limits {
 			sc.inUse[name+"="+v]++
 		}
 		it.rec.Status = StepRunning
+		it.released = false
 		r.changes.item(sc.step.Name, it.rec.Key)
 		r.event(Event{Type: EventItemStarted, Step: sc.step.Name, Item: it.rec.Key})
-		r.host.spawn(func() { sc.done.Send(itemDone{it, r.walkItem(ctx, it, sc.stop)}) })
+		release := func() {
+			it.released = true
+			sc.done.Send(itemDone{it: it, release: true})
+		}
+		r.host.spawn(func() { sc.done.Send(itemDone{it: it, o: r.walkItem(ctx, it, sc.stop, release)}) })
 	}
 	for _, it := range held {
 		heap.Push(&sc.g.ready, it)
@@ -187,16 +200,26 @@ func (sc *scheduler) limitKeys(it *item) error {
 	return nil
 }
 
+// release gives back the slot and the limit places of an item that
+// reached its for_each's release_slot step; its walk goes on.
+func (sc *scheduler) release(it *item) {
+	sc.running--
+	for name, v := range it.rec.Limits {
+		sc.inUse[name+"="+v]--
+	}
+}
+
 // settle applies an item's outcome: its status, the items it releases or
 // blocks, and whether the run stops. ran is false for an item that never
 // started (its limit key could not be computed).
 func (sc *scheduler) settle(d itemDone, ran bool) {
 	r, it, o := sc.r, d.it, d.o
 	if ran {
-		sc.running--
-		for name, v := range it.rec.Limits {
-			sc.inUse[name+"="+v]--
+		sc.live--
+		if !it.released {
+			sc.release(it)
 		}
+		it.released = false
 	}
 	rec := it.rec
 	switch o.kind {
@@ -290,8 +313,9 @@ func limitsAllow(fe *lang.ForEach, fixed lang.FixedSettings, it *item, inUse map
 
 // walkItem runs an item's steps until its frame ends or the run stops,
 // and returns how it ended. It writes only the item's own frame: what the
-// ending means is for the scheduler to apply.
-func (r *run) walkItem(ctx context.Context, it *item, stop <-chan struct{}) outcome {
+// ending means is for the scheduler to apply. Before the first step at or
+// after its for_each's release_slot step, it calls release once.
+func (r *run) walkItem(ctx context.Context, it *item, stop <-chan struct{}, release func()) outcome {
 	f := r.itemFrame(it)
 	for {
 		select {
@@ -302,6 +326,9 @@ func (r *run) walkItem(ctx context.Context, it *item, stop <-chan struct{}) outc
 		s := r.pb.Step(it.rec.Current)
 		if s == nil {
 			return outcome{kind: outFail, reason: fmt.Sprintf("state names step %q, which the playbook does not have", it.rec.Current)}
+		}
+		if rel := it.parent.ForEach.ReleaseFrom; rel != nil && !it.released && s.Index >= rel.Index {
+			r.host.block(release)
 		}
 		o := r.step(ctx, f, s)
 		if o.kind != outNext {

@@ -35,6 +35,11 @@ type ForEach struct {
 	OnItemFailure string
 	Limits        []*Limit
 	Steps         []*Step
+	// ReleaseFrom is the nested step marked release_slot, if any: an item
+	// that reaches it, or a step declared after it, holds no concurrency
+	// slot and no place in a limit until a requeue sends it back to the
+	// queue.
+	ReleaseFrom *Step
 	// ItemType is the declared type of an item, when the list's type is
 	// known; cty.DynamicPseudoType otherwise.
 	ItemType cty.Type

@@ -97,7 +97,53 @@ func (l *loader) buildGraph() hcl.Diagnostics {
 			diags = append(diags, l.checkReachable(section)...)
 		}
 	}
+	for _, s := range l.pb.AllSteps() {
+		if s.ForEach != nil {
+			diags = append(diags, l.checkRelease(s.ForEach)...)
+		}
+	}
 	return diags
+}
+
+// checkRelease finds a for_each body's release_slot step and checks that
+// no step at or after it routes back before it: an item past the release
+// holds no slot, so it may go back only through the queue (requeue).
+func (l *loader) checkRelease(fe *ForEach) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, s := range fe.Steps {
+		if !s.ReleaseSlot {
+			continue
+		}
+		if fe.ReleaseFrom != nil {
+			diags = append(diags, errDiag("Slot released twice",
+				fmt.Sprintf("Step %q already releases the item's slot, and every step after it runs without one; only one step of a for_each body says release_slot.", fe.ReleaseFrom.Name), l.stepBlocks[s].DefRange))
+			continue
+		}
+		fe.ReleaseFrom = s
+	}
+	rel := fe.ReleaseFrom
+	if rel == nil {
+		return diags
+	}
+	for _, s := range fe.Steps[rel.Index:] {
+		for _, e := range s.Edges {
+			if e.To.Index >= rel.Index || e.Rule != nil && requeues(e) {
+				continue
+			}
+			diags = append(diags, errDiag("Route back past the slot's release",
+				fmt.Sprintf("Step %q goes back to %q, before %q, which released the item's slot; an item past it runs without a slot. Send it back through the queue with requeue = %q, where it waits for a slot again.", s.Name, e.To.Name, rel.Name, e.To.Name), e.Range))
+		}
+	}
+	return diags
+}
+
+// requeues reports whether taking e sends the item back to the queue.
+func requeues(e *Edge) bool {
+	o := e.Rule.Outcome
+	if e.Kind == EdgeExhausted {
+		o = o.Exhausted
+	}
+	return o != nil && o.Requeue
 }
 
 func (l *loader) edges(s *Step) []*Edge {

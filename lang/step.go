@@ -21,6 +21,7 @@ var stepSchema = &hcl.BodySchema{
 		{Name: "next"},
 		{Name: "continue_on_error"},
 		{Name: "serial"},
+		{Name: "release_slot"},
 		{Name: "max_tokens"},
 		{Name: "max_cost_usd"},
 		{Name: "progress_when"},
@@ -105,6 +106,10 @@ type Step struct {
 	Parent *Step
 	// Serial lets one item at a time run this step (a review queue).
 	Serial bool
+	// ReleaseSlot, on a step of a for_each body, gives back the item's
+	// concurrency slot and its places in the limits when the item reaches
+	// this step or any step after it (ForEach.ReleaseFrom).
+	ReleaseSlot bool
 	// Next is where control goes after the step when no gate rule routes
 	// elsewhere; nil means the run ends after this step.
 	Next *Step
@@ -336,6 +341,15 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 		if s.Parent == nil && v {
 			diags = append(diags, warnDiag("serial outside for_each",
 				"serial makes items of a for_each take turns at this step; outside a for_each body steps run one at a time anyway.", a.NameRange))
+		}
+	}
+	if a := content.Attributes["release_slot"]; a != nil {
+		v, d := constBool(a)
+		diags = append(diags, d...)
+		s.ReleaseSlot = v
+		if s.Parent == nil && v {
+			diags = append(diags, warnDiag("release_slot outside for_each",
+				"release_slot gives back a for_each item's concurrency slot; outside a for_each body there is no slot to give back.", a.NameRange))
 		}
 	}
 	if a := content.Attributes["max_tokens"]; a != nil {

@@ -14,6 +14,7 @@ var expectSchema = &hcl.BodySchema{
 		{Name: "recommendation"},
 		{Name: "path"},
 		{Name: "visits"},
+		{Name: "items"},
 		{Name: "output"},
 	},
 }
@@ -27,6 +28,10 @@ type Expect struct {
 	Path []string
 	// Visits counts how many times each listed step started.
 	Visits map[string]int
+	// Items is, for each listed for_each item key, the exact ordered list
+	// of nested steps started for it: an item's own path, which does not
+	// depend on how items running at once interleave.
+	Items map[string][]string
 	// Output holds fields of the run's output object that must equal these.
 	Output    map[string]cty.Value
 	DeclRange hcl.Range
@@ -90,10 +95,45 @@ func (d *testDecoder) decodeExpect(b *hcl.Block) (*Expect, hcl.Diagnostics) {
 			}
 		}
 	}
+	if a := content.Attributes["items"]; a != nil {
+		diags = append(diags, d.decodeExpectItems(e, a)...)
+	}
 	if a := content.Attributes["output"]; a != nil {
 		diags = append(diags, d.decodeExpectOutput(e, a)...)
 	}
 	return e, diags
+}
+
+func (d *testDecoder) decodeExpectItems(e *Expect, a *hcl.Attribute) hcl.Diagnostics {
+	bad := errDiag("Invalid expected items",
+		`items maps for_each item keys to the steps each item starts, in order, e.g. items = { T1 = ["implement", "review"] }.`, a.Expr.Range())
+	pairs, diags := hcl.ExprMap(a.Expr)
+	if diags.HasErrors() {
+		return hcl.Diagnostics{bad}
+	}
+	e.Items = map[string][]string{}
+	for _, p := range pairs {
+		key, ok := itemKey(p.Key, true)
+		list, ld := hcl.ExprList(p.Value)
+		if !ok || ld.HasErrors() {
+			bad.Subject = p.Key.Range().Ptr()
+			return append(diags, bad)
+		}
+		e.Items[key] = []string{}
+		for _, it := range list {
+			name, nd := d.stepName(it, "items."+key, false)
+			diags = append(diags, nd...)
+			if !nd.HasErrors() {
+				if s := d.pb.Step(name); s.Parent == nil {
+					diags = append(diags, errDiag("Not a step of an item",
+						fmt.Sprintf("Step %q is not in a for_each body: items lists the nested steps an item starts; main steps go in path or visits.", name), it.Range()))
+					continue
+				}
+				e.Items[key] = append(e.Items[key], name)
+			}
+		}
+	}
+	return diags
 }
 
 func (d *testDecoder) decodeExpectOutput(e *Expect, a *hcl.Attribute) hcl.Diagnostics {

@@ -12,7 +12,7 @@ import (
 )
 
 // compare lists how the run in res differs from e, in a fixed order:
-// status, recommendation, path, visits, output.
+// status, recommendation, path, visits, items, output.
 func compare(e *lang.Expect, res *Result) []string {
 	var out []string
 	if e.Status != "" && e.Status != res.Status {
@@ -35,6 +35,11 @@ func compare(e *lang.Expect, res *Result) []string {
 	for _, s := range slices.Sorted(maps.Keys(e.Visits)) {
 		if want, got := e.Visits[s], visits[s]; want != got {
 			out = append(out, fmt.Sprintf("visits.%s: want %d, got %d", s, want, got))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.Items)) {
+		if want, got := e.Items[k], res.Items[k]; !slices.Equal(want, got) {
+			out = append(out, fmt.Sprintf("items.%s: want %v, got %v", k, want, got))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(e.Output)) {

@@ -36,8 +36,10 @@ type Result struct {
 	Recommendation string
 	Reason         string
 	Path           []string
-	Output         cty.Value
-	Duration       time.Duration
+	// Items are the nested steps each for_each item started, by key.
+	Items    map[string][]string
+	Output   cty.Value
+	Duration time.Duration
 }
 
 // Passed reports whether the run met every expectation.
@@ -77,6 +79,12 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 		Observer: interp.ObserverFunc(func(e interp.Event) {
 			if e.Type == interp.EventStepStarted {
 				res.Path = append(res.Path, e.Step)
+				if e.Item != "" {
+					if res.Items == nil {
+						res.Items = map[string][]string{}
+					}
+					res.Items[e.Item] = append(res.Items[e.Item], e.Step)
+				}
 			}
 		}),
 	}

@@ -566,3 +566,77 @@ test "unanswered" {
 		})
 	}
 }
+
+// expect.items checks each for_each item's own path, which does not
+// depend on how items running at once interleave.
+func TestExpectItems(t *testing.T) {
+	ld := &lang.Loader{Builtins: builtins.Funcs().Names(), Signatures: builtins.Funcs(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}
+	pb, diags := ld.LoadSources(map[string][]byte{"items.hcl": []byte(`
+playbook "items" {}
+step "work" {
+  for_each    = "['a', 'b']"
+  key         = "item"
+  concurrency = 2
+  step "build" {
+    shell {
+      command = ["build", item]
+    }
+    gate {
+      rule "again" {
+        when = "item == 'b' && steps.build.attempts < 2"
+        goto = "build"
+        max  = 1
+        on_exhausted {
+          fail = "halt"
+        }
+      }
+      otherwise {}
+    }
+  }
+  step "test" {
+    shell {
+      command = ["test", item]
+    }
+  }
+}
+`)}, ".")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	tests, diags := lang.LoadTests(pb, map[string][]byte{"items_test.hcl": []byte(`
+mock "build" {
+  output = "ok"
+}
+mock "test" {
+  output = "ok"
+}
+test "right" {
+  expect {
+    status = "completed"
+    items  = { a = ["build", "test"], b = ["build", "build", "test"] }
+  }
+}
+test "wrong" {
+  expect {
+    status = "completed"
+    items  = { a = ["build", "build", "test"], c = ["build"] }
+  }
+}
+`)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	want := map[string][]string{
+		"right": nil,
+		"wrong": {`items.a: want [build build test], got [build test]`, `items.c: want [build], got []`},
+	}
+	for _, test := range tests {
+		res, err := Run(context.Background(), pb, "items.hcl", test, Options{Workdir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want[test.Name], res.Mismatches); diff != "" {
+			t.Errorf("%s: mismatches (-want +got):\n%s", test.Name, diff)
+		}
+	}
+}

@@ -205,8 +205,11 @@ step "tasks" {
     }
   }
 
-  # logSkillInvocation("homerun:review"), as the task joins the review queue.
+  # logSkillInvocation("homerun:review"), as the task joins the review
+  # queue. The task leaves running_tasks for pending_review: its slot and
+  # its model's place go to the next ready task.
   step "spawn_reviewer" {
+    release_slot = true
     gate {
       otherwise {
         set = {

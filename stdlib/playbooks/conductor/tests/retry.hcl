@@ -89,7 +89,7 @@ test "max_total_attempts caps the retries" {
   }
 }
 
-test "fresh tasks go before retries" {
+test "each task is rejected once, requeued and approved" {
   mock "load_tasks" {
     output = {
       value = {
@@ -102,9 +102,10 @@ test "fresh tasks go before retries" {
       }
     }
   }
-  # One opus implementer at a time. A mock's answers count per task: each
-  # task's first review rejects, its second approves. T1 is rejected, then
-  # fresh T2 runs before T1's retry (T2 rejected), then T1, then T2.
+  # One opus implementer at a time; a task in review holds no slot. A
+  # mock's answers count per task: each task's first review rejects, its
+  # second approves. (That fresh tasks start before requeued ones is
+  # interp's TestRequeueRunsBehindFreshItems.)
   mock "review" {
     outputs = [
       { signal = "REJECTED", severity = "medium", summary = "no test" },
@@ -113,14 +114,13 @@ test "fresh tasks go before retries" {
   }
   expect {
     status = "completed"
-    path = [
-      "preflight", "load_tasks", "tasks",
-      "spawn_implementer", "implement", "implemented", "spawn_reviewer", "review", "retry",
-      "spawn_implementer", "implement", "implemented", "spawn_reviewer", "review", "retry",
-      "spawn_implementer", "implement", "implemented", "spawn_reviewer", "review", "complete",
-      "spawn_implementer", "implement", "implemented", "spawn_reviewer", "review", "complete",
-      "finish",
-    ]
+    visits = { preflight = 1, load_tasks = 1, tasks = 1, finish = 1 }
+    items = {
+      T1 = ["spawn_implementer", "implement", "implemented", "spawn_reviewer", "review", "retry",
+      "spawn_implementer", "implement", "implemented", "spawn_reviewer", "review", "complete"]
+      T2 = ["spawn_implementer", "implement", "implemented", "spawn_reviewer", "review", "retry",
+      "spawn_implementer", "implement", "implemented", "spawn_reviewer", "review", "complete"]
+    }
     output = { task_status = { T1 = "completed", T2 = "completed" } }
   }
 }
