@@ -17,6 +17,13 @@ type Asker interface {
 	Ask(ctx context.Context, q Question) (string, error)
 }
 
+// AskerHow is an Asker that says how its answers come, for the event
+// log and the trace (an Asker that is not one answers "at the terminal").
+type AskerHow interface {
+	Asker
+	How() string
+}
+
 // ErrNoAnswer is what an Asker returns for a question it has no answer
 // to: the run waits, as it does without an Asker (apl test's asker, which
 // answers only the ask steps a test mocks).
@@ -94,6 +101,9 @@ func (r *run) ask(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty
 			return cty.NilVal, nil, err
 		}
 		how = "answered at the terminal"
+		if h, ok := r.opts.Asker.(AskerHow); ok {
+			how = h.How()
+		}
 	} else {
 		return cty.NilVal, &Waiting{Step: s.Name, Item: q.Item, Question: q.Question, Options: q.Options, Text: q.Text}, nil
 	}

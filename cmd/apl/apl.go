@@ -37,7 +37,7 @@ var version = "dev"
 
 type cli struct {
 	Run        runCmd        `cmd:"" help:"Run a playbook. Its inputs are flags: apl run PLAYBOOK --phase 6.3 --pass-threshold 7."`
-	Resume     resumeCmd     `cmd:"" help:"Continue a run that was interrupted, killed or failed in a step."`
+	Resume     resumeCmd     `cmd:"" help:"Continue a run that was interrupted, killed or failed in a step; with --engine temporal, answer a run on Temporal and follow it."`
 	Validate   validateCmd   `cmd:"" help:"Check playbooks and report every problem with its location."`
 	Runs       runsCmd       `cmd:"" help:"List past runs: id, playbook, status, start, duration and cost."`
 	Show       showCmd       `cmd:"" help:"Show a run: the path it took, each step's status, time, attempts, output and error, and its artifacts."`

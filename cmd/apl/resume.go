@@ -24,11 +24,16 @@ type resumeCmd struct {
 	From           string   `help:"Run again from this step (completed steps before it are reused)." placeholder:"STEP"`
 	NonInteractive bool     `help:"Never prompt: an unanswered ask step pauses the run again (exit 4)."`
 
+	temporalFlags `embed:""`
+
 	progressOptions `embed:""`
 	cassetteFlags   `embed:""`
 }
 
 func (c *resumeCmd) Run(e *env) error {
+	if c.Engine == engineTemporal {
+		return c.resumeTemporal(e)
+	}
 	runsDir := c.RunsDir
 	if runsDir == "" {
 		runsDir = interp.RunsDir(".")

@@ -259,6 +259,18 @@ func checkRunPlace(o runOptions) error {
 // asJSON, stdout gets one JSON document however the run ended: the output
 // object (see resultJSON).
 func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON bool) error {
+	return reportResume(e, pb, res, err, asJSON, "")
+}
+
+// reportResume is report with the command that continues the run, when
+// it is not resumeCommand's (a run on Temporal).
+func reportResume(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON bool, resume string) error {
+	resumeCmd := func() string {
+		if resume != "" {
+			return resume
+		}
+		return resumeCommand(res)
+	}
 	var inErr *interp.InputError
 	switch {
 	case errors.As(err, &inErr):
@@ -267,7 +279,7 @@ func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON boo
 		if asJSON {
 			fmt.Fprintf(e.stdout, "%s\n", resultJSON(res))
 		}
-		fmt.Fprintf(e.stderr, "apl: run %s interrupted; continue it with: %s\n", res.RunID, resumeCommand(res))
+		fmt.Fprintf(e.stderr, "apl: run %s interrupted; continue it with: %s\n", res.RunID, resumeCmd())
 		return exitWith(exitInterrupted, nil)
 	case err != nil:
 		return exitWith(exitInternal, err)
@@ -279,7 +291,7 @@ func report(e *env, pb *lang.Playbook, res *interp.Result, err error, asJSON boo
 		}
 		reason := res.Reason
 		if w := res.Waiting; w != nil {
-			reason += "; continue with " + resumeCommand(res) + " --answer " + answerKey(w) + "=" + answerPlaceholder(w)
+			reason += "; continue with " + resumeCmd() + " --answer " + answerKey(w) + "=" + answerPlaceholder(w)
 		}
 		fmt.Fprintf(e.stderr, "apl: %s\n", reason)
 		return exitWith(exitWaiting, nil)

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/interp/temporal"
+	"github.com/apl-lang/apl/lang"
+	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
@@ -22,7 +26,7 @@ const engineTemporal = "temporal"
 // temporalFlags choose where apl run runs the walk: here, or as a
 // workflow on a Temporal cluster's workers (apl worker).
 type temporalFlags struct {
-	Engine          string `enum:"local,temporal" default:"local" help:"Where the run's steps run: local (this process) or temporal (the workers of a Temporal cluster; see apl worker)."`
+	Engine          string `enum:"local,temporal" default:"local" help:"Where the run's steps run: local (this process) or temporal (the workers of a Temporal cluster; see apl worker). apl resume RUN --engine temporal follows such a run and signals its --answer."`
 	TemporalAddress string `name:"temporal-address" placeholder:"HOST:PORT" help:"The Temporal frontend for --engine temporal."`
 	TaskQueue       string `name:"task-queue" placeholder:"QUEUE" default:"apl" help:"The task queue apl worker serves (--engine temporal)."`
 	Namespace       string `name:"temporal-namespace" placeholder:"NS" default:"default" help:"The Temporal namespace (--engine temporal)."`
@@ -41,31 +45,170 @@ func dialTemporal(f temporalFlags) (client.Client, error) {
 	return c, nil
 }
 
-// runTemporal runs the playbook as a workflow and reports as a local run
-// does. The workers run the commands and agents, in their own project
-// directories; the run keeps no directory here.
+// temporalRuns is what apl run and apl resume do with runs on a Temporal
+// cluster (package temporal's client functions); tests put a fake in its
+// place (dialRuns).
+type temporalRuns interface {
+	Start(ctx context.Context, pb *lang.Playbook, ref string, opts interp.Options) (string, error)
+	Watch(ctx context.Context, id string, from int, obs interp.Observer) (*interp.Result, error)
+	Answer(ctx context.Context, id, key, choice string) (from int, err error)
+	StartedWith(ctx context.Context, id string) (temporal.RunInput, error)
+	Close()
+}
+
+// openRuns connects to the cluster f names, which must be named.
+func openRuns(f temporalFlags) (temporalRuns, error) {
+	if f.TemporalAddress == "" {
+		return nil, exitWith(exitUsage, fmt.Errorf("--engine temporal needs --temporal-address HOST:PORT"))
+	}
+	return dialRuns(f)
+}
+
+// dialRuns connects to the cluster f names.
+var dialRuns = func(f temporalFlags) (temporalRuns, error) {
+	cl, err := dialTemporal(f)
+	if err != nil {
+		return nil, err
+	}
+	return clusterRuns{cl, f.TaskQueue}, nil
+}
+
+type clusterRuns struct {
+	c     client.Client
+	queue string
+}
+
+func (r clusterRuns) Start(ctx context.Context, pb *lang.Playbook, ref string, opts interp.Options) (string, error) {
+	return temporal.Start(ctx, r.c, r.queue, pb, ref, opts)
+}
+
+func (r clusterRuns) Watch(ctx context.Context, id string, from int, obs interp.Observer) (*interp.Result, error) {
+	res, _, err := temporal.Watch(ctx, r.c, id, from, obs)
+	return res, err
+}
+
+func (r clusterRuns) Answer(ctx context.Context, id, key, choice string) (int, error) {
+	return temporal.SendAnswer(ctx, r.c, id, key, choice)
+}
+
+func (r clusterRuns) StartedWith(ctx context.Context, id string) (temporal.RunInput, error) {
+	return temporal.StartedWith(ctx, r.c, id)
+}
+
+func (r clusterRuns) Close() { r.c.Close() }
+
+// temporalResume is the apl resume command that follows run id on the
+// cluster f names, and answers it with --answer.
+func temporalResume(id string, f temporalFlags) string {
+	cmd := "apl resume " + shellQuote(id) + " --engine temporal --temporal-address " + shellQuote(f.TemporalAddress)
+	if f.Namespace != "" && f.Namespace != "default" {
+		cmd += " --temporal-namespace " + shellQuote(f.Namespace)
+	}
+	return cmd
+}
+
+// runTemporal runs the playbook as a workflow and follows it as a local
+// run is followed: its progress lines on stderr as its steps go, its
+// report when it ends. A run that waits for a person is reported as a
+// local run that pauses is (exit 4); the workflow goes on waiting for
+// apl resume --answer. The workers run the commands and agents, in their
+// own project directories; the run keeps no directory here.
 func (c *runCmd) runTemporal(e *env, inputs map[string]cty.Value, agentCmd []string) error {
 	opts := c.runOptions
 	if opts.Record != "" || opts.Replay != "" {
 		return exitWith(exitUsage, errors.New("--record and --replay do not go with --engine temporal"))
 	}
-	cl, err := dialTemporal(opts.temporalFlags)
+	runs, err := openRuns(opts.temporalFlags)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	defer runs.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ropts := interp.Options{RunID: opts.RunID, Inputs: inputs, Mode: opts.Mode, AgentCommand: agentCmd}
-	res, _, err := temporal.Run(ctx, cl, opts.TaskQueue, c.pb, c.Playbook, ropts)
+	id, err := runs.Start(ctx, c.pb, c.Playbook, ropts)
+	if err != nil {
+		return exitWith(exitInternal, err)
+	}
+	return followTemporal(ctx, e, runs, c.pb, id, 0, opts.temporalFlags, opts.progressOptions, opts.JSON)
+}
+
+// followTemporal prints run id's events from index from on as they come,
+// and reports the run when it ends or waits for a person.
+func followTemporal(ctx context.Context, e *env, runs temporalRuns, pb *lang.Playbook, id string, from int, f temporalFlags, po progressOptions, asJSON bool) error {
+	prog := newProgress(e.stderr, po, pb)
+	res, err := runs.Watch(ctx, id, from, prog)
+	prog.close()
+	resume := temporalResume(id, f)
 	if err != nil {
 		if ctx.Err() != nil {
-			return exitWith(exitInterrupted, fmt.Errorf("stopped waiting; the run goes on on the cluster: %w", err))
+			return exitWith(exitInterrupted, fmt.Errorf("stopped following run %s; it goes on on the cluster; follow it again with: %s", id, resume))
 		}
 		return exitWith(exitInternal, err)
 	}
 	res.Dir = "temporal workflow " + res.RunID
-	return report(e, c.pb, res, nil, opts.JSON)
+	return reportResume(e, pb, res, nil, asJSON, resume)
+}
+
+// resumeTemporal follows a run on Temporal again: it sends the --answer
+// decisions the run waits for, then follows it as apl run does, until it
+// ends or waits again.
+func (c *resumeCmd) resumeTemporal(e *env) error {
+	id := c.RunRef
+	if id == "" || id == "latest" {
+		return exitWith(exitUsage, errors.New("apl resume --engine temporal needs the run's id, as apl run printed it"))
+	}
+	if c.From != "" || c.Force || c.Playbook != "" || c.AgentCmd != "" || c.Record != "" || c.Replay != "" {
+		return exitWith(exitUsage, errors.New("--from, --force, --playbook, --agent-cmd, --record and --replay do not go with --engine temporal: the run goes on with the playbook and agents it started with"))
+	}
+	answers, err := parseAnswers(c.Answer)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	runs, err := openRuns(c.temporalFlags)
+	if err != nil {
+		return err
+	}
+	defer runs.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	in, err := runs.StartedWith(ctx, id)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	var pb *lang.Playbook
+	var diags hcl.Diagnostics
+	if len(in.Sources) == 0 {
+		pb, diags = e.loader.Load(in.Ref)
+	} else {
+		pb, diags = e.loader.LoadRef(in.Ref, in.Sources, in.Dir)
+	}
+	if diags.HasErrors() {
+		writeDiags(e.stderr, pb, diags)
+		return exitWith(exitUsage, fmt.Errorf("run %s: its playbook %s: %s", id, in.Ref, countDiags(diags)))
+	}
+	from := temporal.FromNow
+	keys := slices.Sorted(maps.Keys(answers))
+	for _, k := range keys {
+		n, err := runs.Answer(ctx, id, k, answers[k])
+		var (
+			we    *interp.WaitingError
+			ended *temporal.EndedError
+			na    *temporal.NotAskedError
+		)
+		switch {
+		case errors.As(err, &we):
+			return exitWith(exitUsage, fmt.Errorf("--answer %s=%s: %v", k, answers[k], err))
+		case errors.As(err, &na), errors.As(err, &ended):
+			return exitWith(exitUsage, fmt.Errorf("--answer %s: %v", k, err))
+		case err != nil:
+			return exitWith(exitInternal, err)
+		}
+		if from == temporal.FromNow {
+			from = n
+		}
+	}
+	return followTemporal(ctx, e, runs, pb, id, from, c.temporalFlags, c.progressOptions, c.JSON)
 }
 
 // workerCmd serves runs started with apl run --engine temporal.

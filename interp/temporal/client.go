@@ -43,37 +43,40 @@ func NewWorker(c client.Client, queue string, cfg Config, opts worker.Options) (
 	return w, nil
 }
 
-// Run runs pb on the workers of queue and waits for it to end. Of opts it
-// reads RunID, Inputs, Mode and AgentCommand; the workers have their own
-// project directory, shell and drivers.
+// Run runs pb on the workers of queue and follows it (Watch from its
+// first event, giving them to opts.Observer) until it ends or waits for a
+// person. Of opts it reads RunID, Inputs, Mode, AgentCommand, Answers and
+// Observer; the workers have their own project directory, shell and
+// drivers.
 func Run(ctx context.Context, c client.Client, queue string, pb *lang.Playbook, ref string, opts interp.Options) (*interp.Result, []string, error) {
-	in, err := Input(pb, ref, opts)
+	id, err := Start(ctx, c, queue, pb, ref, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+	return Watch(ctx, c, id, 0, opts.Observer)
+}
+
+// Start starts a run of pb on the workers of queue and returns its id,
+// the workflow's.
+func Start(ctx context.Context, c client.Client, queue string, pb *lang.Playbook, ref string, opts interp.Options) (string, error) {
+	in, err := Input(pb, ref, opts)
+	if err != nil {
+		return "", err
+	}
+	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: in.RunID, TaskQueue: queue, WorkflowTaskTimeout: time.Minute,
 	}, WorkflowName, in)
 	if err != nil {
-		return nil, nil, fmt.Errorf("starting run %s on Temporal: %w", in.RunID, err)
+		return "", fmt.Errorf("starting run %s on Temporal: %w", in.RunID, err)
 	}
-	var out RunOutput
-	if err := run.Get(ctx, &out); err != nil {
-		return nil, nil, fmt.Errorf("run %s on Temporal: %w", in.RunID, err)
-	}
-	res := &interp.Result{RunID: out.RunID, Status: out.Status, Recommendation: out.Recommendation,
-		Reason: out.Reason, OutputJSON: out.OutputJSON, Waiting: out.Waiting}
-	if res.Output, err = out.Output.decode(); err != nil {
-		return nil, nil, fmt.Errorf("run %s: output: %w", in.RunID, err)
-	}
-	return res, out.Path, nil
+	return in.RunID, nil
 }
 
 // Input is the workflow's input for a run of pb: its sources as loaded,
 // so that the run keeps the playbook it started with.
 func Input(pb *lang.Playbook, ref string, opts interp.Options) (RunInput, error) {
 	in := RunInput{Ref: ref, Hash: pb.Hash, RunID: opts.RunID, Mode: opts.Mode, AgentCommand: opts.AgentCommand,
-		Inputs: map[string]value{}}
+		Inputs: map[string]value{}, Answers: opts.Answers}
 	if in.RunID == "" {
 		var b [3]byte
 		rand.Read(b[:])

@@ -21,8 +21,17 @@
 // The workflow keeps no state on disk: the history is the durable state.
 // Its run directory is a temporary one on the worker, for artifacts.
 //
-// Not yet: ask steps (they would be signals), sub-playbook steps (they
-// would be child workflows), documents, interrupting a run (cancelling
-// the workflow), progress events to apl run, and a run directory on the
-// client.
+// A client follows a run with queries, which the history does not keep
+// (watch.go): QueryEvents returns the run's events from an index on (the
+// workflow keeps the last eventsKept in memory, messages cut short, for
+// apl run's progress lines) and the questions it waits on. An ask step's
+// Asker (signalAsker) publishes its question (QueryWaiting) and waits,
+// with the workflow alive, for SignalAnswer: SendAnswer checks the choice
+// against the question's options, signals, and waits until the workflow
+// has taken it. Answers given when the run starts (Options.Answers) are
+// used first, as locally.
+//
+// Not yet: sub-playbook steps (they would be child workflows), documents,
+// interrupting a run (cancelling the workflow), and a run directory on
+// the client.
 package temporal

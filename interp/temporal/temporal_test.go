@@ -91,11 +91,30 @@ func runLocal(t *testing.T, pb *lang.Playbook, ref string, opts interp.Options) 
 	return ran{res.Status, res.Recommendation, string(res.OutputJSON), normal(path)}
 }
 
+// runTemporal runs pb on the workers of queue. The run gets no answers
+// when it starts: it waits, and each of opts.Answers (by STEP[ITEM], else
+// by STEP) answers it through the signal, as apl resume --answer does.
 func runTemporal(t *testing.T, c client.Client, queue string, pb *lang.Playbook, ref string, opts interp.Options) ran {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	answers := opts.Answers
+	opts.Answers = nil
 	res, path, err := Run(ctx, c, queue, pb, ref, opts)
+	for err == nil && res.Status == interp.StatusWaiting {
+		key := Key(*res.Waiting)
+		choice, ok := answers[key]
+		if !ok {
+			if choice, ok = answers[res.Waiting.Step]; !ok {
+				t.Fatalf("Temporal run of %s waits with no answer given: %s", ref, res.Reason)
+			}
+		}
+		from, err := SendAnswer(ctx, c, res.RunID, key, choice)
+		if err != nil {
+			t.Fatalf("answering %s=%s: %v", key, choice, err)
+		}
+		res, path, err = Watch(ctx, c, res.RunID, from, nil)
+	}
 	if err != nil {
 		t.Fatalf("Temporal run of %s: %v", ref, err)
 	}
@@ -166,6 +185,19 @@ func TestExamplesSameAsLocal(t *testing.T) {
 		return interp.Options{Inputs: map[string]cty.Value{"phase_id": cty.StringVal("6.3")},
 			AgentCommand: []string{"env", "SCENARIO=" + scenario, "bash", phaseGates}}
 	}
+	conductorAgent, err := filepath.Abs("../../examples/conductor/agent.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := filepath.Abs("../../examples/conductor/.homerun/tasks.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conductor := func(answer string) example {
+		return example{name: "conductor/" + answer, dir: "conductor", opts: interp.Options{
+			Inputs:       map[string]cty.Value{"tasks_file": cty.StringVal(tasks)},
+			AgentCommand: []string{"bash", conductorAgent}, Answers: map[string]string{"escalate[T3]": answer}}}
+	}
 	var tests []example
 	for _, s := range scenarios {
 		sc := filepath.Base(s)
@@ -181,8 +213,9 @@ func TestExamplesSameAsLocal(t *testing.T) {
 	tests = append(tests,
 		example{name: "phase-gates/pass/quality", dir: "phase-gates", opts: quality},
 		example{name: "phase-gates/pass/existing_plan", dir: "phase-gates", opts: existing},
-		example{name: "conductor", dir: "conductor",
-			skip: "the Temporal engine has no ask steps yet: the conductor escalates a high-severity rejection to a person"},
+		// The conductor escalates T3's high-severity rejection to a
+		// person: skipped, or retried until it is escalated twice.
+		conductor("skip"), conductor("retry"),
 		example{name: "claude-code", dir: "claude-code",
 			skip: "the Temporal engine cannot replay cassettes yet (the example runs the claude CLI or its cassette)"},
 		example{name: "local-openai", dir: "local-openai",

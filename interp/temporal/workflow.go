@@ -39,6 +39,9 @@ type RunInput struct {
 	Mode         string
 	Inputs       map[string]value
 	AgentCommand []string
+	// Answers are decisions given when the run started
+	// (interp.Options.Answers); other questions wait for SignalAnswer.
+	Answers map[string]string
 }
 
 // RunOutput is how the run ended.
@@ -132,10 +135,15 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	e := &engine{cur: ctx}
 	acts := &actions{e: e, cfg: w.cfg, pb: pb, agentCmd: in.AgentCommand}
 	var path pathObserver
+	events, asker := &eventLog{}, newSignalAsker(ctx, e)
+	if err := setQueries(ctx, events, asker); err != nil {
+		return RunOutput{}, err
+	}
 	opts := interp.Options{
 		Workdir: w.cfg.Workdir, RunsDir: tmp, RunID: in.RunID, Inputs: inputs, Mode: in.Mode,
-		AgentCommand: in.AgentCommand, NoSync: true, Engine: e, Observer: &path,
-		Shell: acts, Funcs: acts.funcs(), Drivers: acts.driver,
+		AgentCommand: in.AgentCommand, NoSync: true, Engine: e,
+		Observer: interp.ObserverFunc(func(ev interp.Event) { path.Event(ev); events.Event(ev) }),
+		Shell:    acts, Funcs: acts.funcs(), Drivers: acts.driver, Asker: asker, Answers: in.Answers,
 	}
 	res, err := interp.Start(context.Background(), pb, in.Ref, opts)
 	if err != nil {

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/apl-lang/apl/interp"
+	"github.com/apl-lang/apl/interp/temporal"
+	"github.com/apl-lang/apl/lang"
+)
+
+// fakeRuns stands for a Temporal cluster: each Watch gives its observer
+// the next events and returns the next result; Answer takes the answers
+// (or refuses them with err).
+type fakeRuns struct {
+	t        *testing.T
+	events   [][]interp.Event
+	results  []*interp.Result
+	answered []string
+	from     []int
+	err      error
+	// interrupt makes Watch wait for Ctrl-C, which it sends itself.
+	interrupt bool
+}
+
+func (f *fakeRuns) Start(_ context.Context, _ *lang.Playbook, _ string, opts interp.Options) (string, error) {
+	return opts.RunID, nil
+}
+
+func (f *fakeRuns) Watch(ctx context.Context, id string, from int, obs interp.Observer) (*interp.Result, error) {
+	f.from = append(f.from, from)
+	if f.interrupt {
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	for _, e := range f.events[0] {
+		obs.Event(e)
+	}
+	res := f.results[0]
+	f.events, f.results = f.events[1:], f.results[1:]
+	return res, nil
+}
+
+func (f *fakeRuns) Answer(_ context.Context, id, key, choice string) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	f.answered = append(f.answered, key+"="+choice)
+	return 7, nil
+}
+
+func (f *fakeRuns) StartedWith(_ context.Context, id string) (temporal.RunInput, error) {
+	pb, diags := (&lang.Loader{}).Load(askPlaybook)
+	if diags.HasErrors() {
+		f.t.Fatal(diags)
+	}
+	return temporal.Input(pb, askPlaybook, interp.Options{RunID: id})
+}
+
+func (f *fakeRuns) Close() {}
+
+const askPlaybook = "../../interp/temporal/testdata/ask.hcl"
+
+// onCluster puts f in the place of the cluster for the test.
+func onCluster(t *testing.T, f *fakeRuns) {
+	f.t = t
+	was := dialRuns
+	dialRuns = func(temporalFlags) (temporalRuns, error) { return f, nil }
+	t.Cleanup(func() { dialRuns = was })
+}
+
+var (
+	approve = interp.Waiting{Step: "approve", Question: "Ship v1.2?", Options: []string{"yes", "no"}}
+	// waitingAtApprove is a run that waits as temporal.Watch reports it.
+	waitingAtApprove = &interp.Result{RunID: "r1", Status: interp.StatusWaiting, Waiting: &approve, OutputJSON: json.RawMessage("{}"),
+		Reason: "waiting for a decision at step approve: Ship v1.2? (options: yes, no)"}
+	completed = &interp.Result{RunID: "r1", Status: interp.StatusCompleted,
+		OutputJSON: json.RawMessage(`{"approved":"yes","shipped":"shipped v1.2: all good"}`)}
+	// firstEvents are the events up to the question, details as they
+	// come from the workflow (temporal puts their types back).
+	firstEvents = []interp.Event{
+		{Type: interp.EventRunStarted, Message: "run r1 of ask"},
+		{Type: interp.EventStepStarted, Step: "prepare"},
+		{Type: interp.EventStepCompleted, Step: "prepare", Details: map[string]any{interp.DetailDuration: 0.1, interp.DetailAgentCalls: 0}},
+		{Type: interp.EventStepStarted, Step: "approve"},
+	}
+)
+
+func runApl(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Main(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// apl run --engine temporal prints the run's progress as a local run
+// does, and when the run waits for a person, says so as a local run that
+// pauses does, with the apl resume command that answers it on the
+// cluster; --json prints only the object.
+func TestRunTemporalWaits(t *testing.T) {
+	f := &fakeRuns{events: [][]interp.Event{firstEvents}, results: []*interp.Result{waitingAtApprove}}
+	onCluster(t, f)
+	code, out, errs := runApl("run", askPlaybook, "--engine", "temporal", "--temporal-address", "tc:7233", "--run-id", "r1")
+	if code != exitWaiting {
+		t.Errorf("exit %d, want %d\n%s", code, exitWaiting, errs)
+	}
+	if want := "waiting: run r1 (temporal workflow r1)\n"; out != want {
+		t.Errorf("stdout %q, want %q", out, want)
+	}
+	for _, want := range []string{
+		"run r1 of ask\nStep: prepare\nStep: prepare complete. (0.1s)\nStep: approve\n",
+		"apl: waiting for a decision at step approve: Ship v1.2? (options: yes, no); continue with apl resume r1 --engine temporal --temporal-address tc:7233 --answer approve=CHOICE\n",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr has no %q:\n%s", want, errs)
+		}
+	}
+	if len(f.from) != 1 || f.from[0] != 0 {
+		t.Errorf("followed from %v, want the first event", f.from)
+	}
+
+	f = &fakeRuns{events: [][]interp.Event{firstEvents}, results: []*interp.Result{waitingAtApprove}}
+	onCluster(t, f)
+	code, out, _ = runApl("run", askPlaybook, "--engine", "temporal", "--temporal-address", "tc:7233", "--run-id", "r1", "--json")
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(out), &obj); err != nil || code != exitWaiting || obj["status"] != "waiting" {
+		t.Errorf("--json: exit %d, stdout %q (%v)", code, out, err)
+	}
+}
+
+// apl resume --engine temporal sends the answers and follows the run on
+// from the events after them, to its end.
+func TestResumeTemporalAnswers(t *testing.T) {
+	f := &fakeRuns{
+		events: [][]interp.Event{{
+			{Type: interp.EventHumanDecision, Step: "approve", Message: "Ship v1.2?: yes (answer given to resume)"},
+			{Type: interp.EventRunCompleted, Message: "run completed", Details: map[string]any{interp.DetailStatus: "completed", interp.DetailDuration: 1.5, interp.DetailAgentCalls: 0}},
+		}},
+		results: []*interp.Result{completed},
+	}
+	onCluster(t, f)
+	code, out, errs := runApl("resume", "r1", "--engine", "temporal", "--temporal-address", "tc:7233", "--answer", "approve=yes")
+	if code != exitOK {
+		t.Errorf("exit %d\n%s", code, errs)
+	}
+	if len(f.answered) != 1 || f.answered[0] != "approve=yes" || len(f.from) != 1 || f.from[0] != 7 {
+		t.Errorf("answered %q, followed from %v", f.answered, f.from)
+	}
+	if !strings.HasPrefix(out, "completed: run r1 (temporal workflow r1)\n") || !strings.Contains(out, `"shipped": "shipped v1.2: all good"`) {
+		t.Errorf("stdout:\n%s", out)
+	}
+	if want := "Decision: Ship v1.2?: yes (answer given to resume)\ncompleted in 1.5s\n"; errs != want {
+		t.Errorf("stderr %q, want %q", errs, want)
+	}
+
+	// Without an answer, it follows the run from now on.
+	f = &fakeRuns{events: [][]interp.Event{nil}, results: []*interp.Result{waitingAtApprove}}
+	onCluster(t, f)
+	if code, _, errs = runApl("resume", "r1", "--engine", "temporal", "--temporal-address", "tc:7233"); code != exitWaiting || f.from[0] != temporal.FromNow {
+		t.Errorf("exit %d, from %v\n%s", code, f.from, errs)
+	}
+}
+
+// A choice that is not one of the options is refused with the options;
+// flags that have no meaning for a run on the cluster are refused.
+func TestResumeTemporalRefuses(t *testing.T) {
+	f := &fakeRuns{err: &interp.WaitingError{RunID: "r1", Key: "approve", Waiting: approve, Given: "maybe"}}
+	onCluster(t, f)
+	code, _, errs := runApl("resume", "r1", "--engine", "temporal", "--temporal-address", "tc:7233", "--answer", "approve=maybe")
+	if want := `apl: --answer approve=maybe: step approve takes one of: yes, no, not "maybe"; run r1 is still waiting`; code != exitUsage || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stderr %q, want %q", code, errs, want)
+	}
+	for _, args := range [][]string{
+		{"resume", "--engine", "temporal", "--temporal-address", "tc:7233"},
+		{"resume", "r1", "--engine", "temporal", "--temporal-address", "tc:7233", "--from", "approve"},
+		{"resume", "r1", "--engine", "temporal"},
+	} {
+		if code, _, errs := runApl(args...); code != exitUsage {
+			t.Errorf("%q: exit %d, want %d\n%s", args, code, exitUsage, errs)
+		}
+	}
+}
+
+// Ctrl-C stops following the run, which goes on, and says how to follow
+// it again.
+func TestRunTemporalInterrupted(t *testing.T) {
+	onCluster(t, &fakeRuns{interrupt: true})
+	code, _, errs := runApl("run", askPlaybook, "--engine", "temporal", "--temporal-address", "tc:7233", "--run-id", "r1")
+	want := "apl: stopped following run r1; it goes on on the cluster; follow it again with: apl resume r1 --engine temporal --temporal-address tc:7233\n"
+	if code != exitInterrupted || errs != want {
+		t.Errorf("exit %d, stderr %q, want %q", code, errs, want)
+	}
+}

@@ -1,0 +1,164 @@
+package temporal
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apl-lang/apl/interp"
+	"go.temporal.io/sdk/workflow"
+)
+
+// The workflow's queries and signal: how a client follows a run and
+// answers its questions.
+const (
+	// QueryWaiting returns the questions the run waits on, in the order
+	// they were asked ([]Question; none when it waits on nobody).
+	QueryWaiting = "apl.waiting"
+	// QueryEvents returns the run's events from an index on (Events).
+	QueryEvents = "apl.events"
+	// SignalAnswer answers a question the run waits on (Answer).
+	SignalAnswer = "apl.answer"
+)
+
+// Answer is SignalAnswer's payload: the decision for the question at
+// Key, STEP or STEP[ITEM] inside a for_each (STEP answers every item of
+// the step that waits now), as apl resume --answer gives it.
+type Answer struct {
+	Key    string
+	Choice string
+}
+
+// Question is a question a run waits on (QueryWaiting).
+type Question struct {
+	interp.Waiting
+	// N numbers the run's questions in the order they were asked: a step
+	// asked again (a loop) asks a question of its own.
+	N int
+}
+
+// question is an ask step's question while the walk waits on it.
+type question struct {
+	Question
+	answer *string
+}
+
+// Key names a waiting question for --answer: STEP, or STEP[ITEM] inside
+// a for_each.
+func Key(w interp.Waiting) string {
+	if w.Item != "" {
+		return w.Step + "[" + w.Item + "]"
+	}
+	return w.Step
+}
+
+// answers reports whether an answer given as key answers w: it names w
+// (STEP[ITEM]), or its step.
+func answers(key string, w interp.Waiting) bool {
+	return key == Key(w) || key == w.Step
+}
+
+// signalAsker is the walk's interp.Asker on Temporal: an ask step's
+// question is published (QueryWaiting) and the step waits, as long as it
+// takes, for the SignalAnswer that answers it. The workflow stays alive
+// meanwhile; a client that stops following it loses nothing. Answers
+// given when the run started (interp.Options.Answers) are used before
+// the asker is asked.
+type signalAsker struct {
+	e       *engine
+	asked   int
+	pending []*question
+}
+
+// newSignalAsker starts the coroutine that receives answers.
+func newSignalAsker(ctx workflow.Context, e *engine) *signalAsker {
+	a := &signalAsker{e: e}
+	ch := workflow.GetSignalChannel(ctx, SignalAnswer)
+	workflow.Go(ctx, func(c workflow.Context) {
+		for {
+			var ans Answer
+			ch.Receive(c, &ans)
+			a.take(c, ans)
+		}
+	})
+	return a
+}
+
+// waiting is QueryWaiting's handler.
+func (a *signalAsker) waiting() ([]Question, error) {
+	out := []Question{}
+	for _, q := range a.pending {
+		if q.answer == nil {
+			out = append(out, q.Question)
+		}
+	}
+	return out, nil
+}
+
+// take gives an answer to the questions waiting now that it answers. An
+// answer that is not one of a question's options (the client checks, so
+// this is a client that did not) or that answers no question is left
+// out, with a warning in the worker's log.
+func (a *signalAsker) take(c workflow.Context, ans Answer) {
+	used := false
+	for _, q := range a.pending {
+		if q.answer != nil || !answers(ans.Key, q.Waiting) {
+			continue
+		}
+		if !q.Text && !slices.Contains(q.Options, ans.Choice) {
+			workflow.GetLogger(c).Warn(fmt.Sprintf("answer %q to %s is not one of the options: %s; still waiting", ans.Choice, Key(q.Waiting), strings.Join(q.Options, ", ")))
+			continue
+		}
+		choice := ans.Choice
+		q.answer, used = &choice, true
+	}
+	if !used {
+		workflow.GetLogger(c).Warn(fmt.Sprintf("answer to %s: the run waits on no such question", ans.Key))
+	}
+}
+
+// How implements interp.AskerHow: a person answers with apl resume
+// --answer, as for a local run.
+func (a *signalAsker) How() string { return "answer given to resume" }
+
+// Ask implements interp.Asker: it waits, on the workflow's clock, for the
+// answer, or until ctx's deadline (the step's timeout).
+func (a *signalAsker) Ask(ctx context.Context, q interp.Question) (string, error) {
+	c := a.e.cur
+	defer func() { a.e.cur = c }()
+	a.asked++
+	pq := &question{Question: Question{N: a.asked, Waiting: interp.Waiting{Step: q.Step, Item: q.Item, Question: q.Question, Options: q.Options, Text: q.Text}}}
+	a.pending = append(a.pending, pq)
+	defer func() { a.pending = slices.DeleteFunc(a.pending, func(p *question) bool { return p == pq }) }()
+	answered := func() bool { return pq.answer != nil }
+	if d, ok := ctx.Deadline(); ok {
+		left := d.Sub(workflow.Now(c))
+		if left <= 0 {
+			return "", context.DeadlineExceeded
+		}
+		ok, err := workflow.AwaitWithTimeout(c, left, answered)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			if err := ctx.Err(); err != nil {
+				return "", err
+			}
+			return "", context.DeadlineExceeded
+		}
+	} else if err := workflow.Await(c, answered); err != nil {
+		return "", err
+	}
+	return *pq.answer, nil
+}
+
+// waitingReason is how a run that waits on w says so, as a local run
+// does.
+func waitingReason(w interp.Waiting) string {
+	choices := "options: " + strings.Join(w.Options, ", ")
+	if w.Text {
+		choices = "a typed answer"
+	}
+	return fmt.Sprintf("waiting for a decision at step %s: %s (%s)", Key(w), w.Question, choices)
+}

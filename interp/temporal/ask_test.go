@@ -1,0 +1,129 @@
+//go:build !race
+
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apl-lang/apl/interp"
+)
+
+// eventLines are a run's events as a person follows them: kind, step,
+// item and message, without times, durations and costs.
+type eventLines []string
+
+func (l *eventLines) Event(e interp.Event) {
+	*l = append(*l, strings.TrimSpace(fmt.Sprintf("%s %s %s %s", e.Type, e.Step, e.Item, e.Message)))
+}
+
+// An ask step on Temporal: the run waits for the signal, a client sees
+// the question and its options, a choice that is not one of them is
+// refused with a clear error, the answer goes on with the run, and the
+// run ends as a local run answered the same way, having sent the same
+// events.
+func TestAskSignal(t *testing.T) {
+	c := server(t)
+	startWorker(t, c, "ask", t.TempDir())
+	ref := "testdata/ask.hcl"
+	pb, diags := loader().Load(ref)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	var remote eventLines
+	id, err := Start(ctx, c, "ask", pb, ref, interp.Options{RunID: "ask-signal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := Watch(ctx, c, id, 0, &remote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != interp.StatusWaiting || res.Waiting == nil {
+		t.Fatalf("run %s is %s, want waiting", id, res.Status)
+	}
+	w := *res.Waiting
+	if w.Step != "approve" || w.Question != "Ship v1.2?" || !slices.Equal(w.Options, []string{"yes", "no"}) {
+		t.Fatalf("waiting on %+v", w)
+	}
+	if want := "waiting for a decision at step approve: Ship v1.2? (options: yes, no)"; res.Reason != want {
+		t.Errorf("reason %q, want %q", res.Reason, want)
+	}
+	// The workflow waits: it has not ended, and waits on one question.
+	qs, err := Waiting(ctx, c, id)
+	if err != nil || len(qs) != 1 || qs[0].Step != "approve" {
+		t.Fatalf("Waiting: %+v, %v", qs, err)
+	}
+
+	// A choice that is not an option, or a step that does not wait, is
+	// refused before it reaches the run.
+	_, err = SendAnswer(ctx, c, id, "approve", "maybe")
+	var we *interp.WaitingError
+	if !errors.As(err, &we) || !strings.Contains(err.Error(), `step approve takes one of: yes, no, not "maybe"; run ask-signal is still waiting`) {
+		t.Errorf("answer maybe: %v", err)
+	}
+	_, err = SendAnswer(ctx, c, id, "aprove", "yes")
+	var na *NotAskedError
+	if !errors.As(err, &na) || !strings.Contains(err.Error(), "waits for no decision at step aprove (did you mean approve?); it is waiting for a decision at step approve: Ship v1.2?") {
+		t.Errorf("answer to aprove: %v", err)
+	}
+
+	from, err := SendAnswer(ctx, c, id, "approve", "yes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, err = Watch(ctx, c, id, from, &remote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != interp.StatusWaiting || res.Waiting.Step != "notes" || !res.Waiting.Text {
+		t.Fatalf("after approve: %s %+v", res.Status, res.Waiting)
+	}
+	if from, err = SendAnswer(ctx, c, id, "notes", "all good"); err != nil {
+		t.Fatal(err)
+	}
+	res, path, err := Watch(ctx, c, id, from, &remote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"approved":"yes","shipped":"shipped v1.2: all good"}`
+	if res.Status != interp.StatusCompleted || string(res.OutputJSON) != want {
+		t.Errorf("run ended %s with %s, want completed with %s", res.Status, res.OutputJSON, want)
+	}
+	var ended *EndedError
+	if _, err := SendAnswer(ctx, c, id, "notes", "again"); !errors.As(err, &ended) {
+		t.Errorf("answer to an ended run: %v", err)
+	}
+
+	// A local run given the same answers ends the same, on the same path,
+	// and a person following either sees the same events.
+	var local eventLines
+	var localPath []string
+	answers := map[string]string{"approve": "yes", "notes": "all good"}
+	lr, err := interp.Start(ctx, pb, ref, interp.Options{Workdir: t.TempDir(), NoSync: true, RunID: "ask-signal", Answers: answers,
+		Observer: interp.ObserverFunc(func(e interp.Event) { local.Event(e); localPath = append(localPath, PathEntry(e)...) })})
+	if err != nil || string(lr.OutputJSON) != want || !slices.Equal(localPath, path) {
+		t.Errorf("local run: %v %s %q; Temporal: %q", err, lr.OutputJSON, localPath, path)
+	}
+	if !slices.Equal(local, remote) {
+		t.Errorf("events:\nlocal    %q\nTemporal %q", local, remote)
+	}
+
+	// Answers given when the run starts are used, as locally.
+	ran := runTemporal(t, c, "ask", pb, ref, interp.Options{Answers: answers})
+	if ran.output != want {
+		t.Errorf("run with answers: %s", ran.output)
+	}
+	direct, _, err := Run(ctx, c, "ask", pb, ref, interp.Options{Answers: answers})
+	if err != nil || direct.Status != interp.StatusCompleted || string(direct.OutputJSON) != want {
+		t.Errorf("run given its answers at the start: %v %+v", err, direct)
+	}
+}

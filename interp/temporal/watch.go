@@ -1,0 +1,278 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apl-lang/apl/interp"
+	"github.com/apl-lang/apl/lang"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+)
+
+// PollInterval is how often a client following a run asks it for its
+// events and questions.
+var PollInterval = 300 * time.Millisecond
+
+// queryTimeout bounds one query: a run whose workers are all gone cannot
+// answer, and the client asks again at the next poll.
+const queryTimeout = 10 * time.Second
+
+// FromNow is Watch's from for a client that wants only the events to
+// come.
+const FromNow = -1
+
+// Watch follows run id until it ends or waits for a person, giving obs
+// (when not nil) the run's events from index from (FromNow: from the
+// next) on, as they come. A run that waits comes back with status
+// waiting, the first question it waits on and a reason worded as a
+// local run's; it goes on waiting on the cluster for SendAnswer. The
+// path is RunOutput.Path for a run that ended, else the steps seen.
+func Watch(ctx context.Context, c client.Client, id string, from int, obs interp.Observer) (*interp.Result, []string, error) {
+	f := &follower{c: c, id: id, next: from, obs: obs}
+	if from == FromNow {
+		f.next = math.MaxInt
+		if err := f.poll(ctx); err != nil {
+			return nil, nil, fmt.Errorf("run %s on Temporal: %w", id, err)
+		}
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type ended struct {
+		out RunOutput
+		err error
+	}
+	done := make(chan ended, 1)
+	go func() {
+		var out RunOutput
+		err := c.GetWorkflow(wctx, id, "").Get(wctx, &out)
+		done <- ended{out, err}
+	}()
+	tick := time.NewTicker(PollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, f.path, ctx.Err()
+		case end := <-done:
+			if end.err != nil {
+				if ctx.Err() != nil {
+					return nil, f.path, ctx.Err()
+				}
+				return nil, f.path, fmt.Errorf("run %s on Temporal: %w", id, end.err)
+			}
+			// The events since the last poll; the run has ended, and a
+			// worker replays it to answer.
+			f.poll(ctx)
+			res, err := result(end.out)
+			return res, end.out.Path, err
+		case <-tick.C:
+			if f.poll(ctx) != nil || len(f.waiting) == 0 {
+				continue
+			}
+			w := f.waiting[0].Waiting
+			return &interp.Result{RunID: id, Status: interp.StatusWaiting, Reason: waitingReason(w), Waiting: &w,
+				OutputJSON: json.RawMessage("{}")}, f.path, nil
+		}
+	}
+}
+
+// follower reads a run's events and questions.
+type follower struct {
+	c       client.Client
+	id      string
+	next    int
+	obs     interp.Observer
+	path    []string
+	waiting []Question
+}
+
+// poll gets the events since the last poll, page by page, and the
+// questions the run waits on.
+func (f *follower) poll(ctx context.Context) error {
+	for {
+		p, err := queryEvents(ctx, f.c, f.id, f.next)
+		if err != nil {
+			return err
+		}
+		if p.Lost > 0 && f.obs != nil {
+			f.obs.Event(interp.Event{Type: interp.EventLog, Message: fmt.Sprintf("(%d events not shown: the workflow keeps the last %d)", p.Lost, eventsKept)})
+		}
+		for _, e := range p.Events {
+			fromWire(&e)
+			f.path = append(f.path, PathEntry(e)...)
+			if f.obs != nil {
+				f.obs.Event(e)
+			}
+		}
+		f.next, f.waiting = p.Next, p.Waiting
+		if len(p.Events) < eventsPage {
+			return nil
+		}
+	}
+}
+
+func queryEvents(ctx context.Context, c client.Client, id string, from int) (Events, error) {
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	var p Events
+	v, err := c.QueryWorkflow(ctx, id, "", QueryEvents, from)
+	if err == nil {
+		err = v.Get(&p)
+	}
+	return p, err
+}
+
+// result is the run's interp.Result.
+func result(out RunOutput) (*interp.Result, error) {
+	res := &interp.Result{RunID: out.RunID, Status: out.Status, Recommendation: out.Recommendation,
+		Reason: out.Reason, OutputJSON: out.OutputJSON, Waiting: out.Waiting}
+	var err error
+	if res.Output, err = out.Output.decode(); err != nil {
+		return nil, fmt.Errorf("run %s: output: %w", out.RunID, err)
+	}
+	return res, nil
+}
+
+// Waiting is the questions run id waits on, in the order asked. A run
+// that ended waits on none.
+func Waiting(ctx context.Context, c client.Client, id string) ([]Question, error) {
+	if err := running(ctx, c, id); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	var qs []Question
+	v, err := c.QueryWorkflow(ctx, id, "", QueryWaiting)
+	if err == nil {
+		err = v.Get(&qs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run %s on Temporal: %w", id, err)
+	}
+	return qs, nil
+}
+
+// running says why run id is not running, if it is not.
+func running(ctx context.Context, c client.Client, id string) error {
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return fmt.Errorf("run %s on Temporal: %w", id, err)
+	}
+	if st := d.GetWorkflowExecutionInfo().GetStatus(); st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return &EndedError{RunID: id, Status: strings.ToLower(st.String())}
+	}
+	return nil
+}
+
+// EndedError says a run has ended: there is no question to answer.
+type EndedError struct{ RunID, Status string }
+
+func (e *EndedError) Error() string {
+	return fmt.Sprintf("run %s has ended (the workflow is %s); it waits for no decision", e.RunID, e.Status)
+}
+
+// NotAskedError says a run waits on no question that an answer's key
+// names.
+type NotAskedError struct {
+	RunID, Key string
+	Waiting    []Question
+}
+
+func (e *NotAskedError) Error() string {
+	if len(e.Waiting) == 0 {
+		return fmt.Sprintf("run %s waits for no decision now", e.RunID)
+	}
+	var keys, asked []string
+	for _, q := range e.Waiting {
+		keys = append(keys, Key(q.Waiting))
+		asked = append(asked, waitingReason(q.Waiting))
+	}
+	hint := ""
+	if s := lang.Suggest(e.Key, keys); s != "" {
+		hint = fmt.Sprintf(" (did you mean %s?)", s)
+	}
+	return fmt.Sprintf("run %s waits for no decision at step %s%s; it is %s", e.RunID, e.Key, hint, strings.Join(asked, "; and "))
+}
+
+// SendAnswer answers the questions run id waits on at key (STEP[ITEM],
+// or STEP for each of its items that waits) with choice, once the
+// question says it takes it: an *interp.WaitingError says it is not one
+// of the options, a *NotAskedError that the run waits on no question of
+// that key, an *EndedError that the run has ended. It returns once the
+// run has taken the answer, with the index of the run's first event
+// since it was sent: Watch from there to follow the run on.
+func SendAnswer(ctx context.Context, c client.Client, id, key, choice string) (from int, err error) {
+	if err := running(ctx, c, id); err != nil {
+		return 0, err
+	}
+	p, err := queryEvents(ctx, c, id, math.MaxInt)
+	if err != nil {
+		return 0, fmt.Errorf("run %s on Temporal: %w", id, err)
+	}
+	var asked []int
+	for _, q := range p.Waiting {
+		if !answers(key, q.Waiting) {
+			continue
+		}
+		if !q.Text && !slices.Contains(q.Options, choice) {
+			return 0, &interp.WaitingError{RunID: id, Key: Key(q.Waiting), Waiting: q.Waiting, Given: choice}
+		}
+		asked = append(asked, q.N)
+	}
+	if len(asked) == 0 {
+		return 0, &NotAskedError{RunID: id, Key: key, Waiting: p.Waiting}
+	}
+	if err := c.SignalWorkflow(ctx, id, "", SignalAnswer, Answer{Key: key, Choice: choice}); err != nil {
+		return 0, fmt.Errorf("run %s on Temporal: %w", id, err)
+	}
+	// Wait for the workflow to take it, so that a client that follows
+	// the run next does not see the question it answered.
+	for {
+		qs, err := Waiting(ctx, c, id)
+		var ended *EndedError
+		if errors.As(err, &ended) {
+			return p.Next, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		if !slices.ContainsFunc(qs, func(q Question) bool { return slices.Contains(asked, q.N) }) {
+			return p.Next, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(PollInterval / 3):
+		}
+	}
+}
+
+// StartedWith is the input run id started with: the playbook it runs,
+// which a client loads to print the run as apl run does.
+func StartedWith(ctx context.Context, c client.Client, id string) (RunInput, error) {
+	var in RunInput
+	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return in, fmt.Errorf("run %s on Temporal: no history", id)
+	}
+	ev, err := it.Next()
+	if err != nil {
+		return in, fmt.Errorf("run %s on Temporal: %w", id, err)
+	}
+	attrs := ev.GetWorkflowExecutionStartedEventAttributes()
+	if attrs == nil || attrs.GetWorkflowType().GetName() != WorkflowName {
+		return in, fmt.Errorf("run %s on Temporal: not an apl run", id)
+	}
+	if err := converter.GetDefaultDataConverter().FromPayloads(attrs.GetInput(), &in); err != nil {
+		return in, fmt.Errorf("run %s on Temporal: its input: %w", id, err)
+	}
+	return in, nil
+}
