@@ -300,6 +300,12 @@ func TestStdlibSameAsLocal(t *testing.T) {
 	phase := map[string]cty.Value{"phase_id": cty.StringVal("6.3"), "phase_name": cty.StringVal("config loader")}
 	roadmap := map[string]string{".planning/ROADMAP.md": "# Roadmap\n\n## Phase 1: setup\n**Goal:** set up the project\n- README exists -- verified by: `test -f README.md`\n\n" +
 		"## Phase 2: build\n**Depends on:** Phase 1\n\n## Phase 3: docs\n**Depends on:** Phase 2\n"}
+	// stdlib/playbooks/conductor/tests/approval.hcl's tasks.
+	conductorTasks := map[string]string{"docs/tasks.json": `{"tasks": [
+  {"id": "T1", "title": "Create user model", "status": "pending", "model": "haiku", "blocked_by": [], "test_file": "tests/user.test.ts", "acceptance_criteria": [{"id": "AC-1", "criterion": "a user has an email"}]},
+  {"id": "T2", "title": "Auth service", "status": "pending", "model": "sonnet", "blocked_by": ["T1"], "acceptance_criteria": [{"id": "AC-2", "criterion": "login works"}]},
+  {"id": "T3", "title": "Login endpoint", "status": "pending", "model": "opus", "blocked_by": ["T2"], "acceptance_criteria": [{"id": "AC-3", "criterion": "POST /login"}]}
+]}`}
 	tests := []struct {
 		name, ref, skip string
 		opts            interp.Options
@@ -324,7 +330,10 @@ func TestStdlibSameAsLocal(t *testing.T) {
 		{name: "risk-pipeline/gate_fails", ref: "stdlib:risk-pipeline", timed: riskTimed,
 			opts: interp.Options{AgentCommand: agent("risk-pipeline"), Inputs: map[string]cty.Value{
 				"task": cty.StringVal("Fix typo in README.md"), "gate_commands": cty.ListVal([]cty.Value{cty.StringVal("exit 3")})}}},
-		{name: "conductor", ref: "stdlib:conductor", skip: "the Temporal engine has no documents nor ask steps yet"},
+		// Three tasks in a row, every review approves (no ask step is
+		// reached); state.json on the worker.
+		{name: "conductor", ref: "stdlib:conductor", files: conductorTasks, docs: "state.json", timed: []string{"completed_at"},
+			opts: interp.Options{AgentCommand: agent("conductor")}},
 		// Three phases in a row, each a child workflow running
 		// stdlib:phase-runner; .autopilot/state.json and its archive on
 		// the worker.
