@@ -238,6 +238,18 @@ func (r *run) archiveDocuments() bool {
 	return len(r.st.Events) > events
 }
 
+// WriteDocumentFile writes a playbook document's data to f.Path under
+// root (the project) as a run does, for a DocumentWriter; sync fsyncs it.
+func WriteDocumentFile(root string, f DocumentFile, data []byte, sync bool) error {
+	return writeDocumentFile(root, f, data, sync)
+}
+
+// MoveDocumentFile moves a document to its archive, both under root, as
+// a run does, for a DocumentWriter.
+func MoveDocumentFile(root, from, to string, sync bool) error {
+	return moveDocumentFile(root, from, to, sync)
+}
+
 // writeDocumentFile writes data to f.Path under root atomically: a
 // temporary file beside it, synced when sync is set, the current file
 // copied to the backup (atomically too), then the temporary file renamed

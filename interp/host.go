@@ -231,10 +231,21 @@ type Engine interface {
 	Channel(n int) Channel
 }
 
+// DocumentWriter is an Engine that writes a playbook's documents itself,
+// where the run's actions reach the project (a worker), instead of the
+// process that runs the walk. Paths are relative to the project root, or
+// absolute, and lie in it (openDocuments checked them); the writes are
+// WriteDocumentFile's and MoveDocumentFile's.
+type DocumentWriter interface {
+	WriteDocument(f DocumentFile, data []byte) error
+	MoveDocument(from, to string) error
+}
+
 // engineHost is the host of a run on an Engine: the engine's time and
 // scheduling, no checkpoints (the engine's history is the durable
-// state) and no heartbeat (the engine has its own), the local host's
-// documents and observer.
+// state) and no heartbeat (the engine has its own), the engine's
+// documents if it writes them (DocumentWriter), else the local host's,
+// and the local host's observer.
 type engineHost struct {
 	*localHost
 	e Engine
@@ -251,6 +262,18 @@ func (h *engineHost) sleep(ctx context.Context, d time.Duration) error {
 }
 func (h *engineHost) withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	return h.e.WithTimeout(ctx, d)
+}
+func (h *engineHost) writeDocument(root string, f DocumentFile, data []byte) error {
+	if w, ok := h.e.(DocumentWriter); ok {
+		return w.WriteDocument(f, data)
+	}
+	return h.localHost.writeDocument(root, f, data)
+}
+func (h *engineHost) moveDocument(root, from, to string) error {
+	if w, ok := h.e.(DocumentWriter); ok {
+		return w.MoveDocument(from, to)
+	}
+	return h.localHost.moveDocument(root, from, to)
 }
 func (h *engineHost) checkpoint(*State, *changes, bool) error { return nil }
 func (h *engineHost) snapshot(*State, *changes) error         { return nil }

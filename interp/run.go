@@ -38,6 +38,9 @@ type Result struct {
 	OutputJSON json.RawMessage
 	// Waiting is the decision a waiting run needs.
 	Waiting *Waiting
+	// Metrics are the run's totals as it stopped (a sub-run's count
+	// toward the caps of the run that ran it).
+	Metrics Metrics
 }
 
 // run is one execution of a playbook: all the mutable data lives here.

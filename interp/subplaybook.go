@@ -18,11 +18,11 @@ import (
 // subPlaybookAction runs another playbook as a step, as a run of its own
 // under this run's directory (subruns/STEP-ATTEMPT, plus the item key in a
 // for_each). If this run is resumed while the sub-run was unfinished, the
-// sub-run is resumed too, so its completed steps are not run again. The
-// sub-run's output object is the step's output; its failure fails the
-// step.
+// sub-run is resumed too, so its completed steps are not run again. On
+// an engine that runs sub-runs itself (SubRunner), the sub-run is a run
+// on the engine. The sub-run's output object is the step's output; its
+// failure fails the step; what it spent counts toward this run's caps.
 func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *lang.SubPlaybook, rec *StepRecord) result {
-	sub := a.Playbook
 	inputs := map[string]cty.Value{}
 	if a.Inputs != nil {
 		v, diags := a.Inputs.Value(r.evalCtx(f, nil, a.Inputs))
@@ -46,19 +46,73 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	if k := f.key(); k != "" {
 		id = fmt.Sprintf("%s-%s-%d", s.Name, safeName(k), rec.Runs)
 	}
+	// Answers reach the sub-run under this step's name: --answer
+	// STEP/SUBSTEP=CHOICE.
+	var answers map[string]string
+	for k, v := range r.opts.Answers {
+		if sub, ok := strings.CutPrefix(k, s.Name+"/"); ok {
+			if answers == nil {
+				answers = map[string]string{}
+			}
+			answers[sub] = v
+		}
+	}
+	start := r.now()
+	var res *Result
+	var err error
+	if sr, ok := r.opts.Engine.(SubRunner); ok {
+		r.host.block(func() {
+			res, err = sr.SubRun(ctx, SubRun{ID: id, Parent: r.st.Meta.RunID, Step: s.Name, Item: f.key(), Attempt: rec.Runs,
+				Playbook: a, Inputs: inputs, Answers: answers})
+		})
+	} else {
+		var ended bool
+		if res, ended, err = r.subRunHere(ctx, s, a, id, inputs, answers); ended {
+			// It ended before this run stopped: what it spent is counted.
+			out, err := r.subResult(a, res)
+			return result{out: out, err: err}
+		}
+	}
+	r.trace(Span{Step: s.Name, Item: f.key(), Action: "agent_spawn", Attempt: rec.Runs,
+		InputSummary: "playbook " + a.Source, OutputSummary: resultSummary(res, err)}, start, err)
+	if errors.Is(err, ErrInterrupted) {
+		return stopWith(interrupted)
+	}
+	if err != nil {
+		// The sub-run's bad inputs, or its refusal to resume, are this
+		// step's failure, not a usage error of this run: %v drops the type.
+		return result{err: fmt.Errorf("playbook %s: %v", a.Source, err)}
+	}
+	if res.Status == StatusWaiting && res.Waiting != nil {
+		// The decision the sub-run waits for is this run's to wait for.
+		w := *res.Waiting
+		w.Step = s.Name + "/" + w.Step
+		return stopWith(outcome{kind: outWait, waiting: &w})
+	}
+	// What the sub-run spent counts toward this step's and this run's caps.
+	r.st.Metrics.AgentCalls += res.Metrics.AgentCalls
+	r.account(rec, agent.Response{Usage: agent.Usage{InputTokens: res.Metrics.TotalTokens}, CostUSD: res.Metrics.TotalCostUSD})
+	if spent := r.checkSpend(s, rec); spent.spent() {
+		return spent
+	}
+	out, err := r.subResult(a, res)
+	return result{out: out, err: err}
+}
+
+// subRunHere runs a sub-playbook step's run in this process, under this
+// run's directory (subruns/ID). Each run of the step has its own sub-run.
+// One that exists already was started before this run stopped: it is
+// resumed, or, if it ended, its result is taken (ended).
+func (r *run) subRunHere(ctx context.Context, s *lang.Step, a *lang.SubPlaybook, id string, inputs map[string]cty.Value, answers map[string]string) (res *Result, ended bool, err error) {
 	runsDir := filepath.Join(r.dir.path, "subruns")
-	// Each run of the step has its own sub-run. One that exists already was
-	// started before this run stopped: resume it, or, if it ended, take
-	// its result.
 	resume := false
 	if st, _, err := readState(filepath.Join(runsDir, id)); err == nil {
 		switch st.Meta.Status {
 		case StatusRunning, StatusInterrupted, StatusWaiting:
 			resume = true
 		default:
-			out, err := r.subResult(a, &Result{RunID: id, Dir: filepath.Join(runsDir, id), Status: st.Meta.Status,
-				Recommendation: st.Meta.Recommendation, Reason: st.Meta.Reason, ErrorKind: st.Meta.ErrorKind, OutputJSON: st.Output})
-			return result{out: out, err: err}
+			return &Result{RunID: id, Dir: filepath.Join(runsDir, id), Status: st.Meta.Status,
+				Recommendation: st.Meta.Recommendation, Reason: st.Meta.Reason, ErrorKind: st.Meta.ErrorKind, OutputJSON: st.Output}, true, nil
 		}
 	}
 	opts := r.opts
@@ -71,56 +125,45 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	if out := r.opts.Output; out != nil {
 		opts.Output = func(step, item string, stderr bool, line string) { out(s.Name+"/"+step, item, stderr, line) }
 	}
-	// --from is for this run. Answers reach the sub-run under this step's
-	// name: --answer STEP/SUBSTEP=CHOICE.
-	opts.From, opts.Answers = "", nil
-	for k, v := range r.opts.Answers {
-		if sub, ok := strings.CutPrefix(k, s.Name+"/"); ok {
-			if opts.Answers == nil {
-				opts.Answers = map[string]string{}
-			}
-			opts.Answers[sub] = v
-		}
-	}
+	// --from is for this run.
+	opts.From, opts.Answers = "", answers
 	opts.Shell, opts.Funcs, opts.Drivers, opts.Playbooks = r.shell, r.funcs, r.drivers, r.playbooks
-
-	start := r.now()
-	var res *Result
-	var err error
 	r.host.block(func() {
 		if resume {
-			res, err = Resume(ctx, sub, filepath.Join(runsDir, id), opts)
+			res, err = Resume(ctx, a.Playbook, filepath.Join(runsDir, id), opts)
 		} else {
-			res, err = Start(ctx, sub, a.Source, opts)
+			res, err = Start(ctx, a.Playbook, a.Source, opts)
 		}
 	})
-	r.trace(Span{Step: s.Name, Item: f.key(), Action: "agent_spawn", Attempt: rec.Runs,
-		InputSummary: "playbook " + a.Source, OutputSummary: resultSummary(res, err)}, start, err)
-	if errors.Is(err, ErrInterrupted) {
-		return stopWith(interrupted)
-	}
-	if err != nil {
-		// The sub-run's bad inputs, or its refusal to resume, are this
-		// step's failure, not a usage error of this run: %v drops the type.
-		return result{err: fmt.Errorf("playbook %s: %v", a.Source, err)}
-	}
-	st, _, err := readState(res.Dir)
-	if err == nil && res.Status == StatusWaiting && st.Waiting != nil {
-		// The decision the sub-run waits for is this run's to wait for.
-		w := *st.Waiting
-		w.Step = s.Name + "/" + w.Step
-		return stopWith(outcome{kind: outWait, waiting: &w})
-	}
-	// What the sub-run spent counts toward this step's and this run's caps.
-	if err == nil {
-		r.st.Metrics.AgentCalls += st.Metrics.AgentCalls
-		r.account(rec, agent.Response{Usage: agent.Usage{InputTokens: st.Metrics.TotalTokens}, CostUSD: st.Metrics.TotalCostUSD})
-		if spent := r.checkSpend(s, rec); spent.spent() {
-			return spent
-		}
-	}
-	out, err := r.subResult(a, res)
-	return result{out: out, err: err}
+	return res, false, err
+}
+
+// SubRunner is an Engine that runs sub-playbook steps itself, each as a
+// run on the engine (a child workflow), instead of in the process that
+// runs the walk.
+type SubRunner interface {
+	// SubRun runs sub and returns how it ended, with its output, the
+	// decision it waits for and its metrics, as Start's result does.
+	SubRun(ctx context.Context, sub SubRun) (*Result, error)
+}
+
+// SubRun is a sub-playbook step's run, for SubRunner.
+type SubRun struct {
+	// ID is the sub-run's run id, as a local sub-run's (STEP-ATTEMPT,
+	// STEP-ITEMKEY-ATTEMPT in a for_each); Parent is the id of the run
+	// that runs it. Together they name the sub-run uniquely and the same
+	// on every replay.
+	ID, Parent string
+	// Step, Item and Attempt are the step that runs it, its for_each
+	// item's key ("" outside one) and the step's run count.
+	Step, Item string
+	Attempt    int
+	// Playbook is the step's playbook block: the playbook, its source and
+	// mode. Inputs are its inputs as the step evaluated them; Answers the
+	// decisions given to this run for the sub-run's ask steps.
+	Playbook *lang.SubPlaybook
+	Inputs   map[string]cty.Value
+	Answers  map[string]string
 }
 
 // subResult turns a sub-run's result into the step's output or error.

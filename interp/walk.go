@@ -149,7 +149,7 @@ func (r *run) wait(w *Waiting) (*Result, error) {
 	if err := r.snapshot(); err != nil {
 		return nil, err
 	}
-	return &Result{RunID: r.st.Meta.RunID, Dir: r.dir.path, Status: StatusWaiting, Reason: msg, Waiting: w, OutputJSON: json.RawMessage("{}")}, nil
+	return &Result{RunID: r.st.Meta.RunID, Dir: r.dir.path, Status: StatusWaiting, Reason: msg, Waiting: w, OutputJSON: json.RawMessage("{}"), Metrics: r.st.Metrics}, nil
 }
 
 // interrupted checkpoints a run stopped by its context.
@@ -163,7 +163,7 @@ func (r *run) interrupted() (*Result, error) {
 	if err := r.snapshot(); err != nil {
 		return nil, err
 	}
-	return &Result{RunID: r.st.Meta.RunID, Dir: r.dir.path, Status: StatusInterrupted, OutputJSON: json.RawMessage("{}")}, ErrInterrupted
+	return &Result{RunID: r.st.Meta.RunID, Dir: r.dir.path, Status: StatusInterrupted, OutputJSON: json.RawMessage("{}"), Metrics: r.st.Metrics}, ErrInterrupted
 }
 
 // finish evaluates the output block and writes the final state and
@@ -224,5 +224,6 @@ func (r *run) finish() (*Result, error) {
 	if err := os.WriteFile(filepath.Join(r.dir.path, "output.json"), out, 0o644); err != nil {
 		return nil, fmt.Errorf("write output: %w", err)
 	}
+	res.Metrics = r.st.Metrics
 	return res, nil
 }

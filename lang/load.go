@@ -52,6 +52,13 @@ type Loader struct {
 	// it returns are shared and must not be changed.
 	Cache *Cache
 
+	// Files, when set, are read in place of the file system: playbook,
+	// prompt and upstream files by absolute path, as Files collects them
+	// from a load. A run on another machine (apl worker) loads the
+	// playbook, and the playbooks it runs, as they were where the run
+	// started. A file not in Files is read from the file system.
+	Files map[string][]byte
+
 	stack []string // playbooks being loaded, outermost first, for sub-playbooks
 	subs  *subCache
 }
@@ -162,6 +169,9 @@ func (ld *Loader) read(ref string) (map[string][]byte, string, error) {
 		}
 		return srcs, ref, nil
 	}
+	if srcs, dir, ok := ld.readFiles(ref); ok {
+		return srcs, dir, nil
+	}
 	info, err := os.Stat(ref)
 	if err != nil {
 		return nil, "", err
@@ -193,6 +203,63 @@ func (ld *Loader) read(ref string) (map[string][]byte, string, error) {
 		return nil, "", fmt.Errorf("directory %s holds no .hcl playbook files", ref)
 	}
 	return srcs, ref, nil
+}
+
+// readFiles reads the playbook ref from Files: the file, or the
+// directory's playbook files.
+func (ld *Loader) readFiles(ref string) (map[string][]byte, string, bool) {
+	if ld.Files == nil {
+		return nil, "", false
+	}
+	abs, err := filepath.Abs(ref)
+	if err != nil {
+		return nil, "", false
+	}
+	if b, ok := ld.Files[abs]; ok {
+		return map[string][]byte{ref: b}, filepath.Dir(ref), true
+	}
+	srcs := map[string][]byte{}
+	for name, b := range ld.Files {
+		if filepath.Dir(name) == abs && isPlaybookFile(filepath.Base(name)) {
+			srcs[filepath.Join(ref, filepath.Base(name))] = b
+		}
+	}
+	return srcs, ref, len(srcs) > 0
+}
+
+// Files are the files of pb and of the playbooks it runs (sub-playbooks,
+// at any depth), by absolute path, as Loader.Files takes them: all that
+// loading pb again reads from the file system. The stdlib's are left out
+// (apl embeds them).
+func Files(pb *Playbook) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	seen := map[*Playbook]bool{}
+	var add func(pb *Playbook) error
+	add = func(pb *Playbook) error {
+		if pb == nil || seen[pb] {
+			return nil
+		}
+		seen[pb] = true
+		for name, src := range pb.Sources {
+			if strings.HasPrefix(name, StdlibPrefix) {
+				continue
+			}
+			abs, err := filepath.Abs(name)
+			if err != nil {
+				return err
+			}
+			files[abs] = src
+		}
+		for _, s := range pb.AllSteps() {
+			if a, ok := s.Action.(*SubPlaybook); ok {
+				if err := add(a.Playbook); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return files, add(pb)
 }
 
 // isPlaybookFile reports whether a file in a playbook directory is part of

@@ -77,7 +77,7 @@ func (l *loader) templateExpr(expr hcl.Expression) (hcl.Expression, hcl.Diagnost
 	rel := pv.AsString()
 	from := call.Args[0].Range().Filename
 	dir := l.dirOf(from)
-	src, name, err := readRelative(l.stdlib, dir, rel)
+	src, name, err := readRelative(l.stdlib, l.ld.Files, dir, rel)
 	if err != nil {
 		return nil, hcl.Diagnostics{errDiag("Cannot read prompt file", err.Error(), call.Args[0].Range())}
 	}
@@ -88,7 +88,7 @@ func (l *loader) templateExpr(expr hcl.Expression) (hcl.Expression, hcl.Diagnost
 
 // readRelative reads a file of the playbook in dir, refusing paths that
 // leave that directory.
-func readRelative(stdlib fs.FS, dir, rel string) ([]byte, string, error) {
+func readRelative(stdlib fs.FS, files map[string][]byte, dir, rel string) ([]byte, string, error) {
 	if filepath.IsAbs(rel) || strings.HasPrefix(path.Clean(filepath.ToSlash(rel)), "../") {
 		return nil, "", fmt.Errorf("the path %q must be relative to the playbook and stay inside its directory", rel)
 	}
@@ -98,6 +98,11 @@ func readRelative(stdlib fs.FS, dir, rel string) ([]byte, string, error) {
 		return b, dir + "/" + filepath.ToSlash(rel), err
 	}
 	p := filepath.Join(dir, rel)
+	if abs, err := filepath.Abs(p); err == nil {
+		if b, ok := files[abs]; ok {
+			return b, p, nil
+		}
+	}
 	b, err := os.ReadFile(p)
 	return b, p, err
 }

@@ -21,7 +21,10 @@ var subPlaybookSchema = &hcl.BodySchema{
 // SubPlaybook runs another playbook as a step; its output object is the
 // step's output.
 type SubPlaybook struct {
-	Source    string
+	Source string
+	// Ref is the playbook Source names as it was loaded: stdlib:NAME, or
+	// Source resolved against the directory of the file that names it.
+	Ref       string
 	Playbook  *Playbook // loaded with the parent
 	Inputs    hcl.Expression
 	Mode      string
@@ -63,7 +66,7 @@ func (l *loader) decodeSubPlaybookBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 			ref = filepath.Join(dir, src)
 		}
 	}
-	a.Source = src
+	a.Source, a.Ref = src, ref
 	canon := canonicalRef(ref)
 	for _, r := range l.stack {
 		if r == canon {

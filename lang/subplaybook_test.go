@@ -82,3 +82,55 @@ func TestSubPlaybookCacheKeepsCycles(t *testing.T) {
 		t.Errorf("diagnostics %s do not name the cycle", diags)
 	}
 }
+
+// A playbook's Files load it, its sub-playbooks and their prompt files
+// and upstreams, where none of its files is left (apl worker on another
+// machine).
+func TestFilesLoadWithoutTheFileSystem(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"main/playbook.hcl":  "playbook \"main\" {}\nstep \"other\" {\n  playbook { source = \"../other\" }\n}\n",
+		"other/a.hcl":        "extends = \"../base.hcl\"\nplaybook \"other\" {}\nprompt \"p\" {\n  template = file(\"prompts/p.md\")\n}\n",
+		"other/prompts/p.md": "Say ${inputs.word}.",
+		"base.hcl": "playbook \"base\" {}\ninput \"word\" {\n  type    = string\n  default = \"hi\"\n}\n" +
+			"step \"say\" {\n  shell { command = [\"echo\", inputs.word] }\n}\n",
+	}
+	for name, src := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref := filepath.Join(dir, "main")
+	pb, diags := Load(ref)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	got, err := Files(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(files) {
+		t.Errorf("Files: %d files, want %d: %v", len(got), len(files), got)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	again, diags := (&Loader{Files: got}).Load(ref)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if again.Hash != pb.Hash {
+		t.Errorf("hash %s, want %s", again.Hash, pb.Hash)
+	}
+	sub := again.Step("other").Action.(*SubPlaybook).Playbook
+	if sub == nil || sub.Step("say") == nil || sub.Prompts["p"] == nil {
+		t.Fatalf("the sub-playbook did not load whole: %+v", sub)
+	}
+	if sub.Hash != pb.Step("other").Action.(*SubPlaybook).Playbook.Hash {
+		t.Error("the sub-playbook's hash changed")
+	}
+}

@@ -75,6 +75,7 @@ func Start(ctx context.Context, c client.Client, queue string, pb *lang.Playbook
 // Input is the workflow's input for a run of pb: its sources as loaded,
 // so that the run keeps the playbook it started with.
 func Input(pb *lang.Playbook, ref string, opts interp.Options) (RunInput, error) {
+	var err error
 	in := RunInput{Ref: ref, Hash: pb.Hash, RunID: opts.RunID, Mode: opts.Mode, AgentCommand: opts.AgentCommand,
 		Inputs: map[string]value{}, Answers: opts.Answers}
 	if in.RunID == "" {
@@ -92,7 +93,8 @@ func Input(pb *lang.Playbook, ref string, opts interp.Options) (RunInput, error)
 	if strings.HasPrefix(ref, lang.StdlibPrefix) {
 		// The worker's binary embeds the stdlib.
 		in.Dir = ref
-		return in, nil
+		in.Files, err = inputFiles(pb, nil)
+		return in, err
 	}
 	fi, err := os.Stat(ref)
 	if err != nil {
@@ -126,5 +128,6 @@ func Input(pb *lang.Playbook, ref string, opts interp.Options) (RunInput, error)
 	if in.Dir, err = filepath.Abs(in.Dir); err != nil {
 		return in, err
 	}
-	return in, nil
+	in.Files, err = inputFiles(pb, in.Sources)
+	return in, err
 }

@@ -13,8 +13,22 @@
 // they do locally; Temporal retries an activity only when its worker went
 // silent (heartbeat timeout), which is how a run outlives a worker.
 //
+// A sub-playbook step is a child workflow (runEngine.SubRun, through
+// interp.SubRunner): the same workflow with the sub-playbook's ref and the
+// step's inputs, its ID the parent workflow's and the sub-run's id
+// (STEP-ATTEMPT, STEP-ITEMKEY-ATTEMPT), so each phase of an orchestrator
+// has a history of its own. Its result carries its metrics, which count
+// toward the parent's caps as a local sub-run's do, and the decision it
+// waits for. A playbook's documents are projected by the walk and, when
+// one changed, written by a worker in its project directory (the Document
+// and ArchiveDocument activities, through interp.DocumentWriter), one
+// write at a time in the walk's order.
+//
 // The workflow's input carries the playbook's sources as apl run loaded
-// them, so a run keeps the playbook it started with. Results over
+// them, and every other file loading it reads (prompt files, upstreams,
+// sub-playbooks: lang.Files, read back through lang.Loader.Files), so a
+// run keeps the playbook it started with and a worker needs no copy of
+// the project's playbooks. Results over
 // inlineMax go to the blob store the workers share (a directory, files
 // named by their SHA-256) and the history holds their names.
 //
@@ -31,7 +45,10 @@
 // has taken it. Answers given when the run starts (Options.Answers) are
 // used first, as locally.
 //
-// Not yet: sub-playbook steps (they would be child workflows), documents,
-// interrupting a run (cancelling the workflow), and a run directory on
-// the client.
+// Not yet: interrupting a run (cancelling the workflow), a run directory
+// on the client, and cassettes (--record/--replay): a cassette numbers the
+// calls of a run in one process, and on Temporal the numbering would have
+// to be the workflow's and the cassette's entries the workers'. A
+// document's content goes into the history at each change (no blob: the
+// workflow cannot write one).
 package temporal

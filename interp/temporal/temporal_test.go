@@ -149,6 +149,12 @@ func sameAsLocal(t *testing.T, c client.Client, queue string, pb *lang.Playbook,
 	t.Helper()
 	local := runLocal(t, pb, ref, opts)
 	remote := runTemporal(t, c, queue, pb, ref, opts)
+	sameRuns(t, ref, local, remote, timed...)
+}
+
+// sameRuns compares a local run and a Temporal run of ref.
+func sameRuns(t *testing.T, ref string, local, remote ran, timed ...string) {
+	t.Helper()
 	local.output, remote.output = untimed(t, local.output, timed), untimed(t, remote.output, timed)
 	if local.status != remote.status || local.recommendation != remote.recommendation {
 		t.Errorf("status: local %s (%s), Temporal %s (%s)", local.status, local.recommendation, remote.status, remote.recommendation)
@@ -279,11 +285,20 @@ func untimed(t *testing.T, out string, timed []string) string {
 }
 
 // gitProject is a project directory that is a git repository with one
-// commit, as the phase runner's git calls need.
-func gitProject(t *testing.T) string {
+// commit of files (by path), as the phase runner's git calls need.
+func gitProject(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=apl", "-c", "user.email=apl@example.com", "commit", "-q", "--allow-empty", "-m", "start"}} {
+	for name, src := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=apl", "-c", "user.email=apl@example.com", "commit", "-q", "--allow-empty", "-m", "start"}} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z")
@@ -316,10 +331,22 @@ func TestStdlibSameAsLocal(t *testing.T) {
 	}
 	riskTimed := []string{"total_time_seconds", "run_id", "report", "started_at", "ended_at"}
 	phase := map[string]cty.Value{"phase_id": cty.StringVal("6.3"), "phase_name": cty.StringVal("config loader")}
+	roadmap := map[string]string{".planning/ROADMAP.md": "# Roadmap\n\n## Phase 1: setup\n**Goal:** set up the project\n- README exists -- verified by: `test -f README.md`\n\n" +
+		"## Phase 2: build\n**Depends on:** Phase 1\n\n## Phase 3: docs\n**Depends on:** Phase 2\n"}
+	// stdlib/playbooks/conductor/tests/approval.hcl's tasks.
+	conductorTasks := map[string]string{"docs/tasks.json": `{"tasks": [
+  {"id": "T1", "title": "Create user model", "status": "pending", "model": "haiku", "blocked_by": [], "test_file": "tests/user.test.ts", "acceptance_criteria": [{"id": "AC-1", "criterion": "a user has an email"}]},
+  {"id": "T2", "title": "Auth service", "status": "pending", "model": "sonnet", "blocked_by": ["T1"], "acceptance_criteria": [{"id": "AC-2", "criterion": "login works"}]},
+  {"id": "T3", "title": "Login endpoint", "status": "pending", "model": "opus", "blocked_by": ["T2"], "acceptance_criteria": [{"id": "AC-3", "criterion": "POST /login"}]}
+]}`}
 	tests := []struct {
 		name, ref, skip string
 		opts            interp.Options
 		timed           []string
+		// files are the project's files, in both projects; docs is the
+		// directory of the documents, compared after the runs.
+		files map[string]string
+		docs  string
 	}{
 		{name: "phase-runner", ref: "stdlib:phase-runner", timed: []string{"verification_duration_seconds"},
 			opts: interp.Options{Inputs: phase, AgentCommand: agent("phase-runner")}},
@@ -336,8 +363,16 @@ func TestStdlibSameAsLocal(t *testing.T) {
 		{name: "risk-pipeline/gate_fails", ref: "stdlib:risk-pipeline", timed: riskTimed,
 			opts: interp.Options{AgentCommand: agent("risk-pipeline"), Inputs: map[string]cty.Value{
 				"task": cty.StringVal("Fix typo in README.md"), "gate_commands": cty.ListVal([]cty.Value{cty.StringVal("exit 3")})}}},
-		{name: "conductor", ref: "stdlib:conductor", skip: "the Temporal engine has no documents nor ask steps yet"},
-		{name: "orchestrator", ref: "stdlib:orchestrator", skip: "the Temporal engine has no documents nor sub-playbook steps yet"},
+		// Three tasks in a row, every review approves (no ask step is
+		// reached); state.json on the worker.
+		{name: "conductor", ref: "stdlib:conductor", files: conductorTasks, docs: "state.json", timed: []string{"completed_at"},
+			opts: interp.Options{AgentCommand: agent("conductor")}},
+		// Three phases in a row, each a child workflow running
+		// stdlib:phase-runner; .autopilot/state.json and its archive on
+		// the worker.
+		{name: "orchestrator", ref: "stdlib:orchestrator", files: roadmap, docs: ".autopilot",
+			timed: []string{"run_id", "timestamp", "duration_minutes"},
+			opts:  interp.Options{AgentCommand: agent("phase-runner")}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -345,14 +380,18 @@ func TestStdlibSameAsLocal(t *testing.T) {
 				t.Skip(tt.skip)
 			}
 			queue := fmt.Sprintf("stdlib-%d", i)
-			startWorker(t, c, queue, gitProject(t))
+			worker := gitProject(t, tt.files)
+			startWorker(t, c, queue, worker)
 			pb, diags := loader().Load(tt.ref)
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			tt.opts.Workdir = gitProject(t)
+			tt.opts.Workdir = gitProject(t, tt.files)
 			tt.opts.RunID = fmt.Sprintf("stdlib-%d-%d", i, time.Now().UnixNano())
 			sameAsLocal(t, c, queue, pb, tt.ref, tt.opts, tt.timed...)
+			if tt.docs != "" {
+				sameFiles(t, tt.opts.Workdir, worker, tt.docs)
+			}
 		})
 	}
 }

@@ -34,6 +34,11 @@ type RunInput struct {
 	Dir     string
 	Sources map[string][]byte
 	Hash    string
+	// Files are the other files loading the playbook reads, by absolute
+	// path: its prompt files and upstreams, and the files of the
+	// playbooks it runs (lang.Files), so that a worker without a copy of
+	// the project loads them as they were.
+	Files map[string][]byte
 
 	RunID        string
 	Mode         string
@@ -47,9 +52,13 @@ type RunInput struct {
 // RunOutput is how the run ended.
 type RunOutput struct {
 	RunID, Status, Recommendation, Reason string
+	ErrorKind                             string
 	Output                                value
 	OutputJSON                            json.RawMessage
 	Waiting                               *interp.Waiting
+	// Metrics are the run's totals (a sub-run's count toward its
+	// parent's caps).
+	Metrics interp.Metrics
 	// Path is the steps the run took, in order: "STEP", or
 	// "STEP[ITEM]/BODYSTEP" inside a for_each, each with how it ended.
 	Path []string
@@ -109,10 +118,11 @@ type runner struct{ cfg Config }
 func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	var pb *lang.Playbook
 	var diags hcl.Diagnostics
+	ld := loaderFor(w.cfg.Loader, in)
 	if len(in.Sources) == 0 {
-		pb, diags = w.cfg.Loader.Load(in.Ref)
+		pb, diags = ld.Load(in.Ref)
 	} else {
-		pb, diags = w.cfg.Loader.LoadRef(in.Ref, in.Sources, in.Dir)
+		pb, diags = ld.LoadRef(in.Ref, in.Sources, in.Dir)
 	}
 	if diags.HasErrors() {
 		return RunOutput{}, temporal.NewNonRetryableApplicationError("loading "+in.Ref+": "+diags.Error(), "playbook", nil)
@@ -141,7 +151,8 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	}
 	opts := interp.Options{
 		Workdir: w.cfg.Workdir, RunsDir: tmp, RunID: in.RunID, Inputs: inputs, Mode: in.Mode,
-		AgentCommand: in.AgentCommand, NoSync: true, Engine: e,
+		AgentCommand: in.AgentCommand, NoSync: true,
+		Engine:   &runEngine{engine: e, acts: acts, in: in, path: &path},
 		Observer: interp.ObserverFunc(func(ev interp.Event) { path.Event(ev); events.Event(ev) }),
 		Shell:    acts, Funcs: acts.funcs(), Drivers: acts.driver, Asker: asker, Answers: in.Answers,
 	}
@@ -154,7 +165,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		return RunOutput{}, err
 	}
 	return RunOutput{RunID: res.RunID, Status: res.Status, Recommendation: res.Recommendation, Reason: res.Reason,
-		Output: out, OutputJSON: res.OutputJSON, Waiting: res.Waiting, Path: path}, nil
+		ErrorKind: res.ErrorKind, Output: out, OutputJSON: res.OutputJSON, Waiting: res.Waiting, Metrics: res.Metrics, Path: path}, nil
 }
 
 // pathObserver records the steps a run took, as RunOutput.Path.

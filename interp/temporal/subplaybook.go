@@ -1,0 +1,113 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/apl-lang/apl/builtins/agent"
+	"github.com/apl-lang/apl/interp"
+	"github.com/apl-lang/apl/lang"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// runEngine is the engine of one run's workflow with the run's own ways
+// to the world that are not actions: its sub-playbook steps are child
+// workflows (interp.SubRunner) and its documents are written by a worker
+// (interp.DocumentWriter).
+type runEngine struct {
+	*engine
+	acts *actions
+	// in is the run's input: a sub-run's input inherits its files, agent
+	// command and task queue.
+	in   RunInput
+	path *pathObserver
+	docs docWriter
+}
+
+var (
+	_ interp.SubRunner      = (*runEngine)(nil)
+	_ interp.DocumentWriter = (*runEngine)(nil)
+)
+
+// SubRun runs a sub-playbook step's run as a child workflow of this one:
+// the same workflow, with the sub-playbook's ref (its files are in the
+// run's Files, the stdlib's in the worker's binary) and the step's
+// inputs. Its workflow ID is this workflow's and the sub-run's id
+// (STEP-ATTEMPT, STEP-ITEMKEY-ATTEMPT), so each run of the step is a
+// workflow of its own, named the same on every replay. The steps it took
+// join this run's path under the step's name, as a local sub-run's
+// events do.
+func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Result, error) {
+	c := e.cur
+	defer func() { e.cur = c }()
+	in := RunInput{Ref: sub.Playbook.Ref, Dir: sub.Playbook.Playbook.Dir, Files: e.in.Files, Hash: sub.Playbook.Playbook.Hash,
+		RunID: sub.ID, Mode: sub.Playbook.Mode, Inputs: map[string]value{}, AgentCommand: e.in.AgentCommand}
+	for name, v := range sub.Inputs {
+		wv, err := encodeValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("input %q: %w", name, err)
+		}
+		in.Inputs[name] = wv
+	}
+	opts := workflow.ChildWorkflowOptions{
+		WorkflowID:          workflow.GetInfo(c).WorkflowExecution.ID + "/" + sub.ID,
+		WorkflowTaskTimeout: time.Minute,
+	}
+	if d, ok := ctx.Deadline(); ok {
+		// The step's time limit is the sub-run's.
+		opts.WorkflowExecutionTimeout = max(d.Sub(workflow.Now(c)), time.Second)
+	}
+	var out RunOutput
+	err := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(c, opts), WorkflowName, in).Get(c, &out)
+	if err != nil {
+		var te *temporal.TimeoutError
+		if errors.As(err, &te) {
+			return nil, &agent.KindError{Kind: agent.KindTimeout, Err: fmt.Errorf("timed out")}
+		}
+		return nil, err
+	}
+	for _, p := range out.Path {
+		*e.path = append(*e.path, sub.Step+"/"+p)
+	}
+	res := &interp.Result{RunID: out.RunID, Status: out.Status, Recommendation: out.Recommendation, Reason: out.Reason,
+		ErrorKind: out.ErrorKind, OutputJSON: out.OutputJSON, Waiting: out.Waiting, Metrics: out.Metrics}
+	if res.Output, err = out.Output.decode(); err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	return res, nil
+}
+
+// inputFiles are the files a run of pb reads besides its own sources
+// (Sources): prompt files, upstreams and its sub-playbooks' files, so
+// that a worker without a copy of the project loads the playbook and
+// every playbook it runs.
+func inputFiles(pb *lang.Playbook, sources map[string][]byte) (map[string][]byte, error) {
+	files, err := lang.Files(pb)
+	if err != nil {
+		return nil, err
+	}
+	for name := range sources {
+		if abs, err := filepath.Abs(name); err == nil {
+			delete(files, abs)
+		}
+	}
+	if len(files) == 0 {
+		return nil, nil
+	}
+	return files, nil
+}
+
+// loaderFor is the worker's loader with the run's files in place of the
+// file system's.
+func loaderFor(ld *lang.Loader, in RunInput) *lang.Loader {
+	if len(in.Files) == 0 {
+		return ld
+	}
+	l := *ld
+	l.Cache, l.Files = nil, in.Files
+	return &l
+}
