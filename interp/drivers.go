@@ -11,28 +11,35 @@ import (
 // DefaultDrivers is the DriverFactory a run uses when Options.Drivers is
 // nil: each agent is served from its driver block or preset, or, when
 // agentCmd is set, by that command. Drivers are made on first use and
-// shared by the agents that name the same driver. Callers wrap it to
-// decorate the drivers (apl run --record wraps them in cassettes).
-func DefaultDrivers(pb *lang.Playbook, agentCmd []string) DriverFactory {
-	return defaultDrivers(pb, agentCmd)
+// shared by the agents that name the same driver block or preset. A
+// sub-playbook's agents are served from their own playbook's driver
+// blocks. Callers wrap it to decorate the drivers (apl run --record wraps
+// them in cassettes).
+func DefaultDrivers(agentCmd []string) DriverFactory {
+	return defaultDrivers(agentCmd)
 }
 
 // defaultDrivers serves each agent from its driver block or preset; with
 // an agent command set, every agent goes to that command instead.
-func defaultDrivers(pb *lang.Playbook, agentCmd []string) DriverFactory {
+func defaultDrivers(agentCmd []string) DriverFactory {
 	var mu sync.Mutex
-	cache := map[string]agent.Driver{}
+	cache := map[any]agent.Driver{}
 	return func(a *lang.Agent) (agent.Driver, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		key := a.Driver
-		if len(agentCmd) > 0 {
+		// Driver blocks by identity (two playbooks may each have a block
+		// of the same name), presets by name.
+		var key any = a.Driver
+		switch {
+		case len(agentCmd) > 0:
 			key = "\x00agent-cmd"
+		case a.DriverDef != nil:
+			key = a.DriverDef
 		}
 		if d, ok := cache[key]; ok {
 			return d, nil
 		}
-		cfg, err := driverConfig(pb, a, agentCmd)
+		cfg, err := driverConfig(a, agentCmd)
 		if err != nil {
 			return nil, err
 		}
@@ -45,14 +52,14 @@ func defaultDrivers(pb *lang.Playbook, agentCmd []string) DriverFactory {
 	}
 }
 
-func driverConfig(pb *lang.Playbook, a *lang.Agent, agentCmd []string) (agent.Config, error) {
+func driverConfig(a *lang.Agent, agentCmd []string) (agent.Config, error) {
 	if len(agentCmd) > 0 {
 		return agent.Config{Type: agent.TypeCommand, Command: agentCmd}, nil
 	}
 	if a.Driver == "" {
 		return agent.Config{}, fmt.Errorf("no driver: set driver in the agent block, or run with --agent-cmd")
 	}
-	dr := pb.Drivers[a.Driver]
+	dr := a.DriverDef
 	if dr == nil {
 		// A preset named directly: driver = "claude-code".
 		return agent.Config{Type: a.Driver}, nil
@@ -88,6 +95,6 @@ func keyVars(pb *lang.Playbook) []string {
 // AgentConfig is the driver configuration an agent profile's calls go
 // to, as DefaultDrivers makes it: agentCmd when set, else the agent's
 // driver block or preset. An engine's workers make the driver from it.
-func AgentConfig(pb *lang.Playbook, a *lang.Agent, agentCmd []string) (agent.Config, error) {
-	return driverConfig(pb, a, agentCmd)
+func AgentConfig(a *lang.Agent, agentCmd []string) (agent.Config, error) {
+	return driverConfig(a, agentCmd)
 }

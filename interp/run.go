@@ -245,7 +245,7 @@ func newRun(pb *lang.Playbook, opts Options) (*run, *localHost, error) {
 		r.drivers = opts.Drivers
 	}
 	if r.drivers == nil {
-		r.drivers = defaultDrivers(pb, opts.AgentCommand)
+		r.drivers = defaultDrivers(opts.AgentCommand)
 	}
 	r.redact = builtins.EnvRedactor(keyVars(pb)...)
 	h := newLocalHost(r.opts)

@@ -548,3 +548,55 @@ output { choice = steps.phase.output.choice }
 		t.Errorf("the sub-run's first step ran again: %q", b)
 	}
 }
+
+// A sub-playbook's agents use its own driver blocks, even where the
+// parent has a driver block of the same name (the driver factory used to
+// look names up in the top playbook only: "unknown driver type").
+func TestSubPlaybookUsesItsOwnDrivers(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "child"), 0o755)
+	os.WriteFile(filepath.Join(dir, "child", "main.hcl"), []byte(`
+playbook "child" {}
+driver "local" {
+  type    = "command"
+  command = ["printf", "child-agent"]
+}
+agent "worker" {
+  driver = "local"
+}
+step "work" {
+  agent "worker" { prompt = "work" }
+}
+output { said = steps.work.output }
+`), 0o644)
+	os.WriteFile(filepath.Join(dir, "parent.hcl"), []byte(`
+playbook "parent" {}
+driver "local" {
+  type    = "command"
+  command = ["printf", "parent-agent"]
+}
+agent "lead" {
+  driver = "local"
+}
+step "plan" {
+  agent "lead" { prompt = "plan" }
+}
+step "phase" {
+  playbook {
+    source = "child"
+  }
+}
+output {
+  parent = steps.plan.output
+  child  = steps.phase.output.said
+}
+`), 0o644)
+	pb, diags := lang.Load(filepath.Join(dir, "parent.hcl"))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	res, _ := startWith(t, pb, Options{Workdir: t.TempDir()})
+	if res.Status != StatusCompleted || string(res.OutputJSON) != `{"child":"child-agent","parent":"parent-agent"}` {
+		t.Fatalf("status %s output %s (%s)", res.Status, res.OutputJSON, res.Reason)
+	}
+}

@@ -21,9 +21,12 @@ var agentSchema = &hcl.BodySchema{
 
 // Agent is an agent profile: who a step's agent action talks to.
 type Agent struct {
-	Name        string
-	Type        string // e.g. "gsd-planner"; APL_AGENT
-	Driver      string // a driver block name, or "" for the run's default
+	Name   string
+	Type   string // e.g. "gsd-planner"; APL_AGENT
+	Driver string // a driver block name, or "" for the run's default
+	// DriverDef is the driver block Driver names, in the agent's own
+	// playbook; nil for a built-in driver type named directly.
+	DriverDef   *Driver
 	Model       string
 	Budget      string
 	System      string
@@ -55,7 +58,7 @@ func (l *loader) decodeAgentBlock(b *hcl.Block) hcl.Diagnostics {
 	if a := content.Attributes["driver"]; a != nil {
 		v, rng, d := refName(a, "driver")
 		diags = append(diags, d...)
-		ag.Driver = v
+		ag.Driver, ag.DriverDef = v, l.pb.Drivers[v]
 		if v != "" && l.pb.Drivers[v] == nil && l.drivers != nil && !slices.Contains(l.drivers.Types(), v) {
 			types := l.drivers.Types()
 			names := append(slices.Sorted(maps.Keys(l.pb.Drivers)), types...)

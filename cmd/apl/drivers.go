@@ -50,7 +50,7 @@ func (f cassetteFlags) cassette() (path, mode string, err error) {
 // --record, so that a run records only itself (apl resume appends to the
 // recording of the run it continues).
 func runDrivers(pb *lang.Playbook, agentCmd []string, f cassetteFlags, fresh bool) (interp.DriverFactory, error) {
-	base := interp.DefaultDrivers(pb, agentCmd)
+	base := interp.DefaultDrivers(agentCmd)
 	path, mode, err := f.cassette()
 	if err != nil || path == "" {
 		return base, err

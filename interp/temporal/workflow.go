@@ -265,7 +265,7 @@ func (a *actions) funcs() builtins.Registry {
 // driver serves an agent profile: its calls go to a worker, which makes
 // the driver the profile's configuration names.
 func (a *actions) driver(ag *lang.Agent) (agent.Driver, error) {
-	cfg, err := interp.AgentConfig(a.pb, ag, a.agentCmd)
+	cfg, err := interp.AgentConfig(ag, a.agentCmd)
 	if err != nil {
 		return nil, err
 	}
