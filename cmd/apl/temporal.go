@@ -218,15 +218,20 @@ type workerCmd struct {
 	Namespace       string `name:"temporal-namespace" placeholder:"NS" default:"default" help:"The Temporal namespace."`
 	Workdir         string `placeholder:"DIR" help:"Project root where this worker runs commands and agents (default: the current directory)."`
 	BlobDir         string `name:"blob-dir" placeholder:"DIR" help:"The blob store the workers share, for step results too large for the history (default: WORKDIR/.apl/blobs)."`
+	MaxSteps        int    `name:"max-steps" placeholder:"N" help:"At most N steps (commands, agent calls, builtin calls) at once on this worker; the others wait for this or another worker (default: Temporal's, 1000)."`
 }
 
 func (c *workerCmd) Run(e *env) error {
+	if c.MaxSteps < 0 {
+		return exitWith(exitUsage, fmt.Errorf("--max-steps %d: want a number of steps, 1 or more", c.MaxSteps))
+	}
 	cl, err := dialTemporal(temporalFlags{TemporalAddress: c.TemporalAddress, Namespace: c.Namespace})
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	w, err := temporal.NewWorker(cl, c.TaskQueue, temporal.Config{Loader: e.loader, Workdir: c.Workdir, BlobDir: c.BlobDir}, worker.Options{})
+	w, err := temporal.NewWorker(cl, c.TaskQueue, temporal.Config{Loader: e.loader, Workdir: c.Workdir, BlobDir: c.BlobDir},
+		worker.Options{MaxConcurrentActivityExecutionSize: c.MaxSteps})
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
