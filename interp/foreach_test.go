@@ -407,3 +407,58 @@ step "work" {
 		t.Errorf("without release_slot, %d implementations ran beside a review", n)
 	}
 }
+
+// Many items that give back their slots at once, with steps that take no
+// time: the scheduler's channel must never block an item that holds the
+// walk (a deadlock found by the conductor's dry run).
+func TestForEachReleaseSlotManyItems(t *testing.T) {
+	pb := load(t, `
+playbook "many" {}
+input "n" {
+  type = number
+}
+step "work" {
+  for_each    = "map(1..int(inputs.n), string(#))"
+  key         = "item"
+  concurrency = 2
+  step "implement" {
+    shell {
+      command = ["implement", item]
+    }
+  }
+  step "queued" {
+    release_slot = true
+    shell {
+      command = ["queued", item]
+    }
+  }
+  step "review" {
+    serial = true
+    shell {
+      command = ["review", item]
+    }
+  }
+}
+output { completed = steps.work.output.completed }
+`)
+	for i := range 20 {
+		sh := &stepShell{}
+		done := make(chan *Result, 1)
+		go func() {
+			res, err := Start(context.Background(), pb, "many", Options{Workdir: t.TempDir(), Shell: sh, NoSync: true,
+				Inputs: map[string]cty.Value{"n": cty.NumberIntVal(60)}})
+			if err != nil {
+				t.Error(err)
+			}
+			done <- res
+		}()
+		select {
+		case res := <-done:
+			if res == nil || string(res.OutputJSON) != `{"completed":60}` {
+				t.Fatalf("run %d: %+v", i, res)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("run %d did not end within a minute: deadlock", i)
+		}
+	}
+}

@@ -167,7 +167,12 @@ func (sc *scheduler) startReady(ctx context.Context) {
 			it.released = true
 			sc.done.Send(itemDone{it: it, release: true})
 		}
-		r.host.spawn(func() { sc.done.Send(itemDone{it: it, o: r.walkItem(ctx, it, sc.stop, release)}) })
+		r.host.spawn(func() {
+			o := r.walkItem(ctx, it, sc.stop, release)
+			// Sent without holding the walk: with items that released
+			// their slots, more may be live than the channel holds.
+			r.host.block(func() { sc.done.Send(itemDone{it: it, o: o}) })
+		})
 	}
 	for _, it := range held {
 		heap.Push(&sc.g.ready, it)
