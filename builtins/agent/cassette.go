@@ -96,6 +96,18 @@ func OpenCassette(path string, mode string) (*Cassette, error) {
 	return c, nil
 }
 
+// ReadCassette is a replaying cassette of the entries in data, a
+// cassette file's contents; name stands for the file in messages. It
+// reads and writes no file, so a process that cannot reach the file (a
+// Temporal workflow) replays what another read.
+func ReadCassette(name string, data []byte) (*Cassette, error) {
+	c := &Cassette{path: name, mode: CassetteReplay, recorded: map[string]map[int]CassetteEntry{}, next: map[string]int{}}
+	if err := c.parse(data); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
 // NewCassette opens the cassette at path and wraps inner in it; see
 // OpenCassette. Replay needs no inner driver (inner may be nil).
 func NewCassette(inner Driver, path string, mode string) (Driver, error) {
@@ -135,6 +147,11 @@ func (c *Cassette) load() error {
 	if err != nil {
 		return fmt.Errorf("cassette: %w", err)
 	}
+	return c.parse(data)
+}
+
+// parse reads a cassette file's entries.
+func (c *Cassette) parse(data []byte) error {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, len(data)+1)
 	for n := 1; sc.Scan(); n++ {

@@ -324,3 +324,41 @@ func TestCassetteWrapSharesNumbering(t *testing.T) {
 		t.Errorf("fourth call: err = %v, want a miss", err)
 	}
 }
+
+// ReadCassette replays a cassette's contents without its file, as a
+// Temporal workflow does, numbering repeated calls as a file's cassette.
+func TestReadCassette(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.jsonl")
+	rec := newCassette(t, &countingDriver{}, path, CassetteRecord)
+	for range 2 {
+		if _, err := rec.Call(context.Background(), Request{Step: "s", Prompt: "p"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ReadCassette("from-memory", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := c.Wrap(nil)
+	var texts []string
+	for range 2 {
+		r, err := d.Call(context.Background(), Request{Step: "s", Prompt: "p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, r.Text)
+	}
+	if texts[0] == texts[1] {
+		t.Errorf("both calls replayed %q; want the first and the second recording", texts[0])
+	}
+	if _, err := d.Call(context.Background(), Request{Step: "s", Prompt: "p"}); err == nil || !strings.Contains(err.Error(), "cassette from-memory") || !errors.Is(err, ErrCassetteMiss) {
+		t.Errorf("third call: %v, want a miss naming the cassette", err)
+	}
+	if _, err := ReadCassette("bad", []byte("not json\n")); err == nil || !strings.Contains(err.Error(), "cassette bad:1") {
+		t.Errorf("malformed: %v", err)
+	}
+}

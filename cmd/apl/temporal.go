@@ -11,6 +11,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/interp/temporal"
 	"github.com/apl-lang/apl/lang"
@@ -49,7 +50,7 @@ func dialTemporal(f temporalFlags) (client.Client, error) {
 // cluster (package temporal's client functions); tests put a fake in its
 // place (dialRuns).
 type temporalRuns interface {
-	Start(ctx context.Context, pb *lang.Playbook, ref string, opts interp.Options) (string, error)
+	Start(ctx context.Context, pb *lang.Playbook, ref string, opts interp.Options, with ...temporal.StartOption) (string, error)
 	Watch(ctx context.Context, id string, from int, obs interp.Observer) (*interp.Result, error)
 	Answer(ctx context.Context, id, key, choice string) (from int, err error)
 	StartedWith(ctx context.Context, id string) (temporal.RunInput, error)
@@ -78,8 +79,8 @@ type clusterRuns struct {
 	queue string
 }
 
-func (r clusterRuns) Start(ctx context.Context, pb *lang.Playbook, ref string, opts interp.Options) (string, error) {
-	return temporal.Start(ctx, r.c, r.queue, pb, ref, opts)
+func (r clusterRuns) Start(ctx context.Context, pb *lang.Playbook, ref string, opts interp.Options, with ...temporal.StartOption) (string, error) {
+	return temporal.Start(ctx, r.c, r.queue, pb, ref, opts, with...)
 }
 
 func (r clusterRuns) Watch(ctx context.Context, id string, from int, obs interp.Observer) (*interp.Result, error) {
@@ -115,8 +116,19 @@ func temporalResume(id string, f temporalFlags) string {
 // own project directories; the run keeps no directory here.
 func (c *runCmd) runTemporal(e *env, inputs map[string]cty.Value, agentCmd []string) error {
 	opts := c.runOptions
-	if opts.Record != "" || opts.Replay != "" {
-		return exitWith(exitUsage, errors.New("--record and --replay do not go with --engine temporal"))
+	if opts.Record != "" || opts.RecordMissing != "" {
+		return exitWith(exitUsage, errors.New("--record and --record-missing do not go with --engine temporal: record a run locally, then replay it on the cluster with --replay"))
+	}
+	var with []temporal.StartOption
+	if opts.Replay != "" {
+		data, err := os.ReadFile(opts.Replay)
+		if err == nil {
+			_, err = agent.ReadCassette(opts.Replay, data)
+		}
+		if err != nil {
+			return exitWith(exitUsage, fmt.Errorf("--replay: %w", err))
+		}
+		with = append(with, temporal.Replay(opts.Replay, data))
 	}
 	runs, err := openRuns(opts.temporalFlags)
 	if err != nil {
@@ -126,7 +138,7 @@ func (c *runCmd) runTemporal(e *env, inputs map[string]cty.Value, agentCmd []str
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ropts := interp.Options{RunID: opts.RunID, Inputs: inputs, Mode: opts.Mode, AgentCommand: agentCmd}
-	id, err := runs.Start(ctx, c.pb, c.Playbook, ropts)
+	id, err := runs.Start(ctx, c.pb, c.Playbook, ropts, with...)
 	if err != nil {
 		return exitWith(exitInternal, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,10 +27,14 @@ type fakeRuns struct {
 	err      error
 	// interrupt makes Watch wait for Ctrl-C, which it sends itself.
 	interrupt bool
+	// started is the workflow input of the last Start.
+	started temporal.RunInput
 }
 
-func (f *fakeRuns) Start(_ context.Context, _ *lang.Playbook, _ string, opts interp.Options) (string, error) {
-	return opts.RunID, nil
+func (f *fakeRuns) Start(_ context.Context, pb *lang.Playbook, ref string, opts interp.Options, with ...temporal.StartOption) (string, error) {
+	in, err := temporal.Input(pb, ref, opts, with...)
+	f.started = in
+	return opts.RunID, err
 }
 
 func (f *fakeRuns) Watch(ctx context.Context, id string, from int, obs interp.Observer) (*interp.Result, error) {
@@ -203,5 +208,37 @@ func TestWorkerMaxStepsNegative(t *testing.T) {
 	err := (&workerCmd{TemporalAddress: "localhost:1", MaxSteps: -1}).Run(e)
 	if exitOf(err) != exitUsage || !strings.Contains(err.Error(), "--max-steps -1") {
 		t.Errorf("apl worker --max-steps -1: exit %d, %v", exitOf(err), err)
+	}
+}
+
+// apl run --engine temporal --replay hands the cassette to the workflow,
+// which answers the agent calls; a cassette that does not read is a usage
+// error before the run starts, and recording is refused (the workflow
+// cannot write the client's file).
+func TestRunTemporalReplay(t *testing.T) {
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good.jsonl"), filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(good, []byte(`{"key":"k","seq":0,"request":{"step":"s","agent":"a","prompt":"p"},"response":{"text":"hi","usage":{}}}`+"\n"), 0o600)
+	os.WriteFile(bad, []byte("not json\n"), 0o600)
+
+	f := &fakeRuns{events: [][]interp.Event{firstEvents}, results: []*interp.Result{waitingAtApprove}}
+	onCluster(t, f)
+	code, _, errs := runApl("run", askPlaybook, "--engine", "temporal", "--temporal-address", "tc:7233", "--run-id", "r1", "--replay", good)
+	if code != exitWaiting || f.started.CassetteName != good || !strings.Contains(string(f.started.Cassette), `"text":"hi"`) {
+		t.Errorf("exit %d, cassette %q %q\n%s", code, f.started.CassetteName, f.started.Cassette, errs)
+	}
+	for _, tt := range []struct {
+		flag, file, want string
+	}{
+		{"--replay", bad, "--replay: cassette " + bad + ":1"},
+		{"--replay", filepath.Join(dir, "missing.jsonl"), "no such file"},
+		{"--record", filepath.Join(dir, "new.jsonl"), "record a run locally, then replay it on the cluster with --replay"},
+		{"--record-missing", good, "record a run locally"},
+	} {
+		onCluster(t, &fakeRuns{})
+		code, _, errs := runApl("run", askPlaybook, "--engine", "temporal", "--temporal-address", "tc:7233", tt.flag, tt.file)
+		if code != exitUsage || !strings.Contains(errs, tt.want) {
+			t.Errorf("%s %s: exit %d, stderr %q, want %q", tt.flag, tt.file, code, errs, tt.want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
 	"go.temporal.io/sdk/client"
@@ -48,18 +49,30 @@ func NewWorker(c client.Client, queue string, cfg Config, opts worker.Options) (
 // person. Of opts it reads RunID, Inputs, Mode, AgentCommand, Answers and
 // Observer; the workers have their own project directory, shell and
 // drivers.
-func Run(ctx context.Context, c client.Client, queue string, pb *lang.Playbook, ref string, opts interp.Options) (*interp.Result, []string, error) {
-	id, err := Start(ctx, c, queue, pb, ref, opts)
+func Run(ctx context.Context, c client.Client, queue string, pb *lang.Playbook, ref string, opts interp.Options, with ...StartOption) (*interp.Result, []string, error) {
+	id, err := Start(ctx, c, queue, pb, ref, opts, with...)
 	if err != nil {
 		return nil, nil, err
 	}
 	return Watch(ctx, c, id, 0, opts.Observer)
 }
 
+// A StartOption sets how a run starts beyond interp.Options.
+type StartOption func(*RunInput)
+
+// Replay answers every agent call of the run, and of its sub-runs, from
+// a cassette (data: the file's contents, as apl run --record writes it;
+// name: the file, for messages). The workflow replays it itself: no agent
+// runs, on any worker. Calls are numbered per run, so a call that a
+// sub-run repeats with its parent's exact request numbers from 0 again.
+func Replay(name string, data []byte) StartOption {
+	return func(in *RunInput) { in.Cassette, in.CassetteName = data, name }
+}
+
 // Start starts a run of pb on the workers of queue and returns its id,
 // the workflow's.
-func Start(ctx context.Context, c client.Client, queue string, pb *lang.Playbook, ref string, opts interp.Options) (string, error) {
-	in, err := Input(pb, ref, opts)
+func Start(ctx context.Context, c client.Client, queue string, pb *lang.Playbook, ref string, opts interp.Options, with ...StartOption) (string, error) {
+	in, err := Input(pb, ref, opts, with...)
 	if err != nil {
 		return "", err
 	}
@@ -74,10 +87,19 @@ func Start(ctx context.Context, c client.Client, queue string, pb *lang.Playbook
 
 // Input is the workflow's input for a run of pb: its sources as loaded,
 // so that the run keeps the playbook it started with.
-func Input(pb *lang.Playbook, ref string, opts interp.Options) (RunInput, error) {
+func Input(pb *lang.Playbook, ref string, opts interp.Options, with ...StartOption) (RunInput, error) {
 	var err error
 	in := RunInput{Ref: ref, Hash: pb.Hash, RunID: opts.RunID, Mode: opts.Mode, AgentCommand: opts.AgentCommand,
 		Inputs: map[string]value{}, Answers: opts.Answers}
+	for _, o := range with {
+		o(&in)
+	}
+	if len(in.Cassette) > 0 {
+		// Refused here rather than by the first agent call on a worker.
+		if _, err := agent.ReadCassette(in.CassetteName, in.Cassette); err != nil {
+			return in, err
+		}
+	}
 	if in.RunID == "" {
 		var b [3]byte
 		rand.Read(b[:])

@@ -45,10 +45,13 @@
 // has taken it. Answers given when the run starts (Options.Answers) are
 // used first, as locally.
 //
-// Not yet: interrupting a run (cancelling the workflow), a run directory
-// on the client, and cassettes (--record/--replay): a cassette numbers the
-// calls of a run in one process, and on Temporal the numbering would have
-// to be the workflow's and the cassette's entries the workers'. A
-// document's content goes into the history at each change (no blob: the
-// workflow cannot write one).
+// A replayed run (Replay, apl run --replay) carries the cassette's
+// contents in its input, and the workflow answers agent calls from it
+// itself: replaying reads nothing and its numbering is the walk's, which
+// is deterministic. Recording is not offered: the workflow cannot write
+// the client's file.
+//
+// Not yet: interrupting a run (cancelling the workflow) and a run
+// directory on the client. A document's content goes into the history at
+// each change (no blob: the workflow cannot write one).
 package temporal

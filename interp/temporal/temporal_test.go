@@ -94,13 +94,13 @@ func runLocal(t *testing.T, pb *lang.Playbook, ref string, opts interp.Options) 
 // runTemporal runs pb on the workers of queue. The run gets no answers
 // when it starts: it waits, and each of opts.Answers (by STEP[ITEM], else
 // by STEP) answers it through the signal, as apl resume --answer does.
-func runTemporal(t *testing.T, c client.Client, queue string, pb *lang.Playbook, ref string, opts interp.Options) ran {
+func runTemporal(t *testing.T, c client.Client, queue string, pb *lang.Playbook, ref string, opts interp.Options, with ...StartOption) ran {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	answers := opts.Answers
 	opts.Answers = nil
-	res, path, err := Run(ctx, c, queue, pb, ref, opts)
+	res, path, err := Run(ctx, c, queue, pb, ref, opts, with...)
 	for err == nil && res.Status == interp.StatusWaiting {
 		key := Key(*res.Waiting)
 		choice, ok := answers[key]
@@ -152,6 +152,26 @@ func sameAsLocal(t *testing.T, c client.Client, queue string, pb *lang.Playbook,
 	sameRuns(t, ref, local, remote, timed...)
 }
 
+// sameAsLocalReplaying is sameAsLocal with every agent call of both runs
+// answered from the cassette file: locally by a cassette driver, on
+// Temporal by the workflow (Replay).
+func sameAsLocalReplaying(t *testing.T, c client.Client, queue string, pb *lang.Playbook, ref, cassette string, opts interp.Options) {
+	t.Helper()
+	tape, err := agent.OpenCassette(cassette, agent.CassetteReplay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cassette)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lopts := opts
+	lopts.Drivers = func(*lang.Agent) (agent.Driver, error) { return tape.Wrap(nil), nil }
+	local := runLocal(t, pb, ref, lopts)
+	remote := runTemporal(t, c, queue, pb, ref, opts, Replay(cassette, data))
+	sameRuns(t, ref, local, remote)
+}
+
 // sameRuns compares a local run and a Temporal run of ref.
 func sameRuns(t *testing.T, ref string, local, remote ran, timed ...string) {
 	t.Helper()
@@ -180,6 +200,10 @@ func TestExamplesSameAsLocal(t *testing.T) {
 	type example struct {
 		name, dir, skip string
 		opts            interp.Options
+		// cassette, when set, answers the example's agent calls: its
+		// driver (the claude CLI, an OpenAI-compatible server) does not
+		// run.
+		cassette string
 	}
 	// phase-gates: every scenario of its agent, the quality mode and a
 	// plan that exists already.
@@ -222,10 +246,8 @@ func TestExamplesSameAsLocal(t *testing.T) {
 		// The conductor escalates T3's high-severity rejection to a
 		// person: skipped, or retried until it is escalated twice.
 		conductor("skip"), conductor("retry"),
-		example{name: "claude-code", dir: "claude-code",
-			skip: "the Temporal engine cannot replay cassettes yet (the example runs the claude CLI or its cassette)"},
-		example{name: "local-openai", dir: "local-openai",
-			skip: "the Temporal engine cannot replay cassettes yet (the example runs an OpenAI-compatible server or its cassette)"},
+		example{name: "claude-code", dir: "claude-code", cassette: "cassette.jsonl"},
+		example{name: "local-openai", dir: "local-openai", cassette: "cassette.jsonl"},
 	)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -236,6 +258,10 @@ func TestExamplesSameAsLocal(t *testing.T) {
 			pb, diags := loader().Load(ref)
 			if diags.HasErrors() {
 				t.Fatal(diags)
+			}
+			if tt.cassette != "" {
+				sameAsLocalReplaying(t, c, "examples", pb, ref, filepath.Join(ref, tt.cassette), tt.opts)
+				return
 			}
 			sameAsLocal(t, c, "examples", pb, ref, tt.opts)
 		})

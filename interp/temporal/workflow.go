@@ -47,6 +47,11 @@ type RunInput struct {
 	// Answers are decisions given when the run started
 	// (interp.Options.Answers); other questions wait for SignalAnswer.
 	Answers map[string]string
+	// Cassette, when set, is a cassette file's contents (named
+	// CassetteName) that answers every agent call of the run and of its
+	// sub-runs, in the workflow: no agent runs (apl run --replay).
+	Cassette     []byte
+	CassetteName string
 }
 
 // RunOutput is how the run ended.
@@ -145,6 +150,14 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	e := &engine{cur: ctx}
 	acts := &actions{e: e, cfg: w.cfg, pb: pb, agentCmd: in.AgentCommand}
 	var path pathObserver
+	drivers := acts.driver
+	if len(in.Cassette) > 0 {
+		tape, err := agent.ReadCassette(in.CassetteName, in.Cassette)
+		if err != nil {
+			return RunOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), "cassette", nil)
+		}
+		drivers = func(*lang.Agent) (agent.Driver, error) { return tape.Wrap(nil), nil }
+	}
 	events, asker := &eventLog{}, newSignalAsker(ctx, e)
 	if err := setQueries(ctx, events, asker); err != nil {
 		return RunOutput{}, err
@@ -154,7 +167,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		AgentCommand: in.AgentCommand, NoSync: true,
 		Engine:   &runEngine{engine: e, acts: acts, in: in, path: &path},
 		Observer: interp.ObserverFunc(func(ev interp.Event) { path.Event(ev); events.Event(ev) }),
-		Shell:    acts, Funcs: acts.funcs(), Drivers: acts.driver, Asker: asker, Answers: in.Answers,
+		Shell:    acts, Funcs: acts.funcs(), Drivers: drivers, Asker: asker, Answers: in.Answers,
 	}
 	res, err := interp.Start(context.Background(), pb, in.Ref, opts)
 	if err != nil {
