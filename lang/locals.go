@@ -38,6 +38,9 @@ type Local struct {
 func (l *loader) declareLocals(blocks []*hcl.Block) hcl.Diagnostics {
 	locals, byName, diags := l.orderLocals(blocks, nil)
 	l.pb.Locals, l.pb.locals = locals, byName
+	if len(locals) == 0 {
+		return diags
+	}
 	ctx := l.inferContext(nil)
 	for _, lv := range l.pb.Locals {
 		lv.Type = inferType(lv.Expr, ctx, l.pb.Locals)

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"bytes"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -63,7 +64,7 @@ func (p *prescanner) push(f pframe) bool {
 
 // pop closes the top frame if it is of one of the given kinds.
 func (p *prescanner) pop(kinds string) bool {
-	if len(p.stack) == 1 || bytes.IndexByte([]byte(kinds), p.top().kind) < 0 {
+	if len(p.stack) == 1 || strings.IndexByte(kinds, p.top().kind) < 0 {
 		return false
 	}
 	p.depth -= 1 + p.top().count
