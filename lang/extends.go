@@ -62,10 +62,11 @@ func (l *loader) layer(srcs map[string][]byte, dir string, depth int, chain []st
 	var diags hcl.Diagnostics
 	own := &hclsyntax.Body{Attributes: hclsyntax.Attributes{}}
 	var ext *hclsyntax.Attribute
-	for _, n := range names {
+	parsed := parseFiles(srcs, names)
+	for i, n := range names {
 		l.addSource(n, srcs[n], dir, depth)
-		_, f, d := ParseConfig(srcs[n], n)
-		diags = append(diags, d...)
+		f := parsed[i].file
+		diags = append(diags, parsed[i].diags...)
 		if f == nil {
 			continue
 		}

@@ -38,8 +38,12 @@ type Local struct {
 func (l *loader) declareLocals(blocks []*hcl.Block) hcl.Diagnostics {
 	locals, byName, diags := l.orderLocals(blocks, nil)
 	l.pb.Locals, l.pb.locals = locals, byName
+	if len(locals) == 0 {
+		return diags
+	}
+	ctx := l.inferContext(nil)
 	for _, lv := range l.pb.Locals {
-		lv.Type = l.inferType(lv.Expr, nil, l.pb.Locals)
+		lv.Type = inferType(lv.Expr, ctx, l.pb.Locals)
 		l.deferRefs(lv.Expr, refScope{vars: true, what: "a local value"})
 	}
 	return diags
@@ -59,8 +63,9 @@ func (l *loader) declareStepLocals(s *Step, blocks []*hcl.Block) hcl.Diagnostics
 	}
 	locals, byName, diags := l.orderLocals(blocks, s)
 	s.Locals, s.locals = locals, byName
+	ctx, visible := l.inferContext(s.Parent), slices.Concat(l.pb.Locals, s.Locals)
 	for _, lv := range s.Locals {
-		lv.Type = l.inferType(lv.Expr, s.Parent, slices.Concat(l.pb.Locals, s.Locals))
+		lv.Type = inferType(lv.Expr, ctx, visible)
 		l.deferRefs(lv.Expr, refScope{vars: true, body: s.Parent, step: s, what: "a local value"})
 	}
 	return diags
@@ -139,12 +144,13 @@ func localRefs(e hcl.Expression) []string {
 	return out
 }
 
-// inferType evaluates e against unknown values of the types it may read
-// (inputs, the steps of body's section with their returns types, run,
-// the item inside a for_each body, the locals typed so far) and returns
-// the type of the result: HCL's own type checking, run without running
-// anything. What cannot be told is DynamicPseudoType.
-func (l *loader) inferType(e hcl.Expression, body *Step, typed []*Local) cty.Type {
+// inferContext is what the locals of body's section (nil: the
+// playbook's) are typed against: unknown values of the types they may read
+// (inputs, the steps of the section with their returns types, run, the
+// item inside a for_each body). inferType adds the locals. It is built
+// once per section: building it per local made typing the locals
+// quadratic in steps × locals.
+func (l *loader) inferContext(body *Step) *hcl.EvalContext {
 	inputs := map[string]cty.Value{}
 	for _, in := range l.pb.Inputs {
 		inputs[in.Name] = cty.UnknownVal(in.Type)
@@ -167,25 +173,32 @@ func (l *loader) inferType(e hcl.Expression, body *Step, typed []*Local) cty.Typ
 	for name, f := range RunFields {
 		run[name] = cty.UnknownVal(f.Type)
 	}
-	locals := map[string]cty.Value{}
-	for _, lv := range typed {
-		locals[lv.Name] = unknownOf(lv.Type)
-	}
 	vars := map[string]cty.Value{
 		RootInputs: cty.ObjectVal(inputs),
 		RootSteps:  cty.ObjectVal(steps),
 		RootRun:    cty.ObjectVal(run),
 		RootVars:   cty.DynamicVal,
-		RootLocal:  cty.ObjectVal(locals),
 	}
 	if body != nil && body.ForEach != nil {
 		vars[RootItem] = unknownOf(body.ForEach.ItemType)
 		vars[RootItemAttempt] = cty.UnknownVal(cty.Number)
 	}
-	ctx := &hcl.EvalContext{
+	return &hcl.EvalContext{
 		Variables: vars,
 		Functions: RunFunctions(Impure{Now: func() time.Time { return time.Time{} }, UUID: func() string { return "" }}),
 	}
+}
+
+// inferType evaluates e in ctx (from inferContext) with the locals it may
+// read, those typed so far with their types, and returns the type of the
+// result: HCL's own type checking, run without running anything. What
+// cannot be told is DynamicPseudoType.
+func inferType(e hcl.Expression, ctx *hcl.EvalContext, visible []*Local) cty.Type {
+	locals := map[string]cty.Value{}
+	for _, lv := range visible {
+		locals[lv.Name] = unknownOf(lv.Type)
+	}
+	ctx.Variables[RootLocal] = cty.ObjectVal(locals)
 	return typeOf(e, ctx)
 }
 

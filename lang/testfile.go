@@ -152,8 +152,9 @@ func LoadTestFiles(pb *Playbook, files map[string][]byte) ([]*TestFile, hcl.Diag
 	names := slices.Sorted(maps.Keys(files))
 	var diags hcl.Diagnostics
 	var out []*TestFile
-	for _, n := range names {
-		_, f, fd := ParseConfig(files[n], n)
+	parsed := parseFiles(files, names)
+	for i, n := range names {
+		f, fd := parsed[i].file, parsed[i].diags
 		diags = append(diags, fd...)
 		if f == nil || f.Body == nil {
 			continue

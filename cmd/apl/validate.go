@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/apl-lang/apl/lang"
 	"github.com/hashicorp/hcl/v2"
@@ -54,21 +56,9 @@ func (c *validateCmd) Run(e *env) error {
 	var results []jsonResult
 	sarif := newSARIF()
 	failed := false
-	// One cache for every playbook checked: a playbook that others run as
-	// a sub-playbook is loaded once.
-	ld := *e.loader
-	ld.Cache = lang.NewCache()
-	for _, p := range paths {
-		pb, diags := ld.Load(p)
-		// A playbook's test files are part of what CI should check.
-		var tests map[string][]byte
-		if !diags.HasErrors() {
-			if files, err := ld.TestFiles(p); err == nil && len(files) > 0 {
-				_, td := lang.LoadTests(pb, files)
-				diags = append(diags, td...)
-				tests = files
-			}
-		}
+	for i, checked := range checkPlaybooks(*e.loader, paths) {
+		p, pb, tests := paths[i], checked.pb, checked.tests
+		diags := slices.Concat(checked.diags, checked.testDiags)
 		res := jsonResult{Path: p, Playbook: pb.Name, Valid: !diags.HasErrors(), Diagnostics: []jsonDiag{}}
 		for _, d := range diags {
 			jd := jsonDiag{Severity: "warning", Summary: d.Summary, Detail: d.Detail}
@@ -107,6 +97,37 @@ func (c *validateCmd) Run(e *env) error {
 		return exitWith(exitFailed, nil)
 	}
 	return nil
+}
+
+// A checkedPlaybook is what validate found in one playbook.
+type checkedPlaybook struct {
+	pb        *lang.Playbook
+	diags     hcl.Diagnostics
+	tests     map[string][]byte // its test files, if it loads and has any
+	testDiags hcl.Diagnostics
+}
+
+// checkPlaybooks loads each playbook, then checks its test files (which
+// are part of what CI should check) on another goroutine while the next
+// playbook loads. One cache serves every load: a playbook that others run
+// as a sub-playbook is loaded once.
+func checkPlaybooks(ld lang.Loader, paths []string) []checkedPlaybook {
+	ld.Cache = lang.NewCache()
+	out := make([]checkedPlaybook, len(paths))
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		c := &out[i]
+		c.pb, c.diags = ld.Load(p)
+		if c.diags.HasErrors() {
+			continue
+		}
+		if files, err := ld.TestFiles(p); err == nil && len(files) > 0 {
+			c.tests = files
+			wg.Go(func() { _, c.testDiags = lang.LoadTests(c.pb, files) })
+		}
+	}
+	wg.Wait()
+	return out
 }
 
 func summaryLine(pb *lang.Playbook, diags hcl.Diagnostics) string {

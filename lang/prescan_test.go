@@ -1,0 +1,102 @@
+package lang
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// plainCases are files plain must pass (true) or leave to the token scan
+// (false): the first because a parse of every playbook depends on it being
+// fast, the second because the scan has work to do there (or plain cannot
+// tell).
+var plainCases = []struct {
+	name string
+	src  string
+	want bool
+}{
+	{"empty", "", true},
+	{"blocks", "playbook \"x\" {\n  description = \"d\"\n}\nstep \"s\" {\n  shell {\n    command = [\"true\"]\n  }\n}\n", true},
+	{"objects on one line", "x = { a = { b = 1 }, c = [{ d = 2 }] }\n", true},
+	{"one-line block without nested block", "step \"s\" { next = \"t\" }\n", true},
+	{"one-line block with nested block", "step \"s\" { shell { command = [\"true\"] } }\n", false},
+	{"nested block after an argument on the line", "step \"s\" { x = 1\n  shell {\n  }\n}\n", false},
+	{"block type with a dash", "a-b \"x\" { c {\n} }\n", false},
+	{"templates", "x = \"${a ? \"}\" : b} %{ if c }{%{ endif } $${d} %%{e}\"\n", true},
+	{"heredoc", "x = <<-EOT\n  { ${a} }\n  %{ for v in b }${v}%{ endfor }\n  EOT\ny = 1\n", true},
+	{"heredoc marker in a sequence", "x = <<EOT\n${ \"EOT\" }\nEOT\n", true},
+	{"unclosed heredoc", "x = <<EOT\nEOT", false},
+	{"comments", "# {\n// {\nx = 1 # }\n", true},
+	{"block comment", "/* { */\nx = 1\n", false},
+	{"carriage return", "x = 1\r\n", false},
+	{"stray closer", "x = 1 }\n", false},
+	{"mismatched closer", "x = [ ( ] )\n", false},
+	{"newline in a string", "x = \"a\nb\"\n", false},
+	{"non-ASCII in a string", "x = \"étoile ✓\"\n", true},
+	{"non-ASCII name", "é = 1\n", false},
+	{"as deep as allowed", "x = " + strings.Repeat("[", MaxNesting) + strings.Repeat("]", MaxNesting) + "\n", true},
+	{"too deep", "x = " + strings.Repeat("[", MaxNesting+1) + strings.Repeat("]", MaxNesting+1) + "\n", false},
+	{"many negations on many lines", strings.Repeat("x = -1\n", 2*MaxNesting), true},
+	{"many negations in one list", "x = [" + strings.Repeat("-1,\n", 2*MaxNesting) + "]\n", true},
+	{"too many negations", "x = " + strings.Repeat("-", MaxNesting+1) + "1\n", false},
+	{"directives closed", "x = \"" + strings.Repeat("%{ if a }%{ endif }", 2*MaxNesting) + "\"\n", true},
+	{"directives open", "x = \"" + strings.Repeat("%{ if a }", MaxNesting+1) + strings.Repeat("%{ endif }", MaxNesting+1) + "\"\n", false},
+}
+
+func TestPlain(t *testing.T) {
+	for _, tt := range plainCases {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := plain([]byte(tt.src)); got != tt.want {
+				t.Errorf("plain = %v, want %v", got, tt.want)
+			}
+			checkPlain(t, []byte(tt.src))
+		})
+	}
+}
+
+// checkPlain fails if plain passes src but the token scan would insert
+// newlines or refuse it as too deep.
+func checkPlain(t *testing.T, src []byte) {
+	t.Helper()
+	if !plain(src) {
+		return
+	}
+	tokens, _ := hclsyntax.LexConfig(src, "plain.hcl", hcl.Pos{Line: 1, Column: 1})
+	sc := &splitScanner{tokens: tokens}
+	if d := sc.scan(); d != nil {
+		t.Fatalf("plain passes a file the scan refuses: %s\n%s", d, src)
+	}
+	if len(sc.inserts) > 0 {
+		t.Fatalf("plain passes a file the scan splits at %v:\n%s", sc.inserts, src)
+	}
+}
+
+// FuzzPlain checks plain against the token scan on arbitrary files.
+func FuzzPlain(f *testing.F) {
+	for _, b := range seedFiles(f) {
+		f.Add(b)
+	}
+	stdlib, err := filepath.Glob("../stdlib/playbooks/*/*.hcl")
+	if err != nil {
+		f.Fatal(err)
+	}
+	tests, err := filepath.Glob("../stdlib/playbooks/*/tests/*.hcl")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, name := range append(stdlib, tests...) {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, tt := range plainCases {
+		f.Add([]byte(tt.src))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) { checkPlain(t, src) })
+}
