@@ -132,6 +132,14 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	if diags.HasErrors() {
 		return RunOutput{}, temporal.NewNonRetryableApplicationError("loading "+in.Ref+": "+diags.Error(), "playbook", nil)
 	}
+	if in.Hash != "" && pb.Hash != in.Hash {
+		// A stdlib playbook comes from the worker's binary: a worker of
+		// another apl version would walk another playbook than the one
+		// the run started with, and replaying the history would diverge.
+		return RunOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"%s on this worker is not the playbook run %s started with (hash %.12s, here %.12s): run the workers on the apl version that started it, or start the run again",
+			in.Ref, in.RunID, in.Hash, pb.Hash), "playbook changed", nil)
+	}
 	inputs := map[string]cty.Value{}
 	for name, v := range in.Inputs {
 		cv, err := v.decode()
