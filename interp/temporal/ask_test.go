@@ -127,3 +127,51 @@ func TestAskSignal(t *testing.T) {
 		t.Errorf("run given its answers at the start: %v %+v", err, direct)
 	}
 }
+
+// An ask step of a sub-playbook waits in the sub-run's workflow; the
+// client sees it as the run's, STEP/SUBSTEP as a local sub-run reports
+// it, and the answer reaches the sub-run. The run ends as a local run
+// given the same answers.
+func TestSubRunAskSignal(t *testing.T) {
+	c := server(t)
+	startWorker(t, c, "subask", t.TempDir())
+	ref := "testdata/subask"
+	pb, diags := loader().Load(ref)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	id, err := Start(ctx, c, "subask", pb, ref, interp.Options{RunID: "subask-signal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := Watch(ctx, c, id, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != interp.StatusWaiting || res.Waiting == nil || res.Waiting.Step != "release/approve" {
+		t.Fatalf("run %s: %s, waiting %+v; want waiting at release/approve", id, res.Status, res.Waiting)
+	}
+	var bad *interp.WaitingError
+	if _, err := SendAnswer(ctx, c, id, "release/approve", "maybe"); !errors.As(err, &bad) {
+		t.Errorf("a choice not among the options: %v", err)
+	}
+	answers := map[string]string{"release/approve": "yes", "release/notes": "fixes the login bug"}
+	for _, key := range []string{"release/approve", "release/notes"} {
+		from, err := SendAnswer(ctx, c, id, key, answers[key])
+		if err != nil {
+			t.Fatalf("answering %s: %v", key, err)
+		}
+		if res, _, err = Watch(ctx, c, id, from, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res.Status != interp.StatusCompleted {
+		t.Fatalf("run %s: %s (%s)", id, res.Status, res.Reason)
+	}
+	local := runLocal(t, pb, ref, interp.Options{Answers: answers})
+	if string(res.OutputJSON) != local.output || local.status != res.Status {
+		t.Errorf("Temporal %s %s, local %s %s", res.Status, res.OutputJSON, local.status, local.output)
+	}
+}

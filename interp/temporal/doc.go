@@ -43,7 +43,10 @@
 // with the workflow alive, for SignalAnswer: SendAnswer checks the choice
 // against the question's options, signals, and waits until the workflow
 // has taken it. Answers given when the run starts (Options.Answers) are
-// used first, as locally.
+// used first, as locally. A sub-run's ask waits in its child workflow; a
+// client finds it among the run's pending children (subask.go) and sees
+// it as STEP/SUBSTEP, as a local sub-run's waiting is reported, and
+// SendAnswer signals the child.
 //
 // A replayed run (Replay, apl run --replay) carries the cassette's
 // contents in its input, and the workflow answers agent calls from it

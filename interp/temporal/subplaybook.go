@@ -46,7 +46,7 @@ func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Resu
 	defer func() { e.cur = c }()
 	in := RunInput{Ref: sub.Playbook.Ref, Dir: sub.Playbook.Playbook.Dir, Files: e.in.Files, Hash: sub.Playbook.Playbook.Hash,
 		RunID: sub.ID, Mode: sub.Playbook.Mode, Inputs: map[string]value{}, AgentCommand: e.in.AgentCommand,
-		Cassette: e.in.Cassette, CassetteName: e.in.CassetteName}
+		Cassette: e.in.Cassette, CassetteName: e.in.CassetteName, Answers: sub.Answers}
 	for name, v := range sub.Inputs {
 		wv, err := encodeValue(v)
 		if err != nil {

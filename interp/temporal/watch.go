@@ -114,6 +114,14 @@ func (f *follower) poll(ctx context.Context) error {
 		}
 		f.next, f.waiting = p.Next, p.Waiting
 		if len(p.Events) < eventsPage {
+			if len(f.waiting) == 0 {
+				// A sub-run may wait on a person.
+				subs, err := subQuestions(ctx, f.c, f.id, "")
+				if err != nil {
+					return err
+				}
+				f.waiting = questionsOf(subs)
+			}
 			return nil
 		}
 	}
@@ -203,7 +211,8 @@ func (e *NotAskedError) Error() string {
 }
 
 // SendAnswer answers the questions run id waits on at key (STEP[ITEM],
-// or STEP for each of its items that waits) with choice, once the
+// or STEP for each of its items that waits; STEP/SUBSTEP for a
+// sub-run's, which goes to the sub-run's workflow) with choice, once the
 // question says it takes it: an *interp.WaitingError says it is not one
 // of the options, a *NotAskedError that the run waits on no question of
 // that key, an *EndedError that the run has ended. It returns once the
@@ -217,42 +226,59 @@ func SendAnswer(ctx context.Context, c client.Client, id, key, choice string) (f
 	if err != nil {
 		return 0, fmt.Errorf("run %s on Temporal: %w", id, err)
 	}
-	var asked []int
-	for _, q := range p.Waiting {
+	all := ownQuestions(id, p.Waiting)
+	subs, err := subQuestions(ctx, c, id, "")
+	if err != nil {
+		return 0, fmt.Errorf("run %s on Temporal: %w", id, err)
+	}
+	all = append(all, subs...)
+	var hit []asked
+	for _, q := range all {
 		if !answers(key, q.Waiting) {
 			continue
 		}
 		if !q.Text && !slices.Contains(q.Options, choice) {
 			return 0, &interp.WaitingError{RunID: id, Key: Key(q.Waiting), Waiting: q.Waiting, Given: choice}
 		}
-		asked = append(asked, q.N)
+		hit = append(hit, q)
 	}
-	if len(asked) == 0 {
-		return 0, &NotAskedError{RunID: id, Key: key, Waiting: p.Waiting}
+	if len(hit) == 0 {
+		return 0, &NotAskedError{RunID: id, Key: key, Waiting: questionsOf(all)}
 	}
-	if err := c.SignalWorkflow(ctx, id, "", SignalAnswer, Answer{Key: key, Choice: choice}); err != nil {
-		return 0, fmt.Errorf("run %s on Temporal: %w", id, err)
+	signalled := map[string]bool{}
+	for _, q := range hit {
+		if signalled[q.workflow] {
+			continue
+		}
+		signalled[q.workflow] = true
+		ans := Answer{Key: strings.TrimPrefix(key, q.prefix), Choice: choice}
+		if err := c.SignalWorkflow(ctx, q.workflow, "", SignalAnswer, ans); err != nil {
+			return 0, fmt.Errorf("run %s on Temporal: %w", q.workflow, err)
+		}
 	}
-	// Wait for the workflow to take it, so that a client that follows
+	// Wait for the workflows to take it, so that a client that follows
 	// the run next does not see the question it answered.
-	for {
-		qs, err := Waiting(ctx, c, id)
-		var ended *EndedError
-		if errors.As(err, &ended) {
-			return p.Next, nil
-		}
-		if err != nil {
-			return 0, err
-		}
-		if !slices.ContainsFunc(qs, func(q Question) bool { return slices.Contains(asked, q.N) }) {
-			return p.Next, nil
-		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(PollInterval / 3):
+	for _, q := range hit {
+		for {
+			qs, err := Waiting(ctx, c, q.workflow)
+			var ended *EndedError
+			if errors.As(err, &ended) {
+				break
+			}
+			if err != nil {
+				return 0, err
+			}
+			if !slices.ContainsFunc(qs, func(w Question) bool { return w.N == q.N }) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			case <-time.After(PollInterval / 3):
+			}
 		}
 	}
+	return p.Next, nil
 }
 
 // StartedWith is the input run id started with: the playbook it runs,
