@@ -334,22 +334,22 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 		diags = append(diags, d...)
 		s.ContinueOnError = v
 	}
-	if a := content.Attributes["serial"]; a != nil {
-		v, d := constBool(a)
-		diags = append(diags, d...)
-		s.Serial = v
-		if s.Parent == nil && v {
-			diags = append(diags, warnDiag("serial outside for_each",
-				"serial makes items of a for_each take turns at this step; outside a for_each body steps run one at a time anyway.", a.NameRange))
+	for _, f := range []struct {
+		name, why string
+		dst       *bool
+	}{
+		{"serial", "serial makes items of a for_each take turns at this step; outside a for_each body steps run one at a time anyway.", &s.Serial},
+		{"release_slot", "release_slot gives back a for_each item's concurrency slot; outside a for_each body there is no slot to give back.", &s.ReleaseSlot},
+	} {
+		a := content.Attributes[f.name]
+		if a == nil {
+			continue
 		}
-	}
-	if a := content.Attributes["release_slot"]; a != nil {
 		v, d := constBool(a)
 		diags = append(diags, d...)
-		s.ReleaseSlot = v
+		*f.dst = v
 		if s.Parent == nil && v {
-			diags = append(diags, warnDiag("release_slot outside for_each",
-				"release_slot gives back a for_each item's concurrency slot; outside a for_each body there is no slot to give back.", a.NameRange))
+			diags = append(diags, warnDiag(f.name+" outside for_each", f.why, a.NameRange))
 		}
 	}
 	if a := content.Attributes["max_tokens"]; a != nil {
