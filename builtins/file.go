@@ -149,37 +149,46 @@ func jsonRead(_ context.Context, env Env, a args) (cty.Value, error) {
 // synced, and is renamed over path; then the directory is synced so the
 // rename itself survives a power cut. Missing parent directories are
 // created.
-func WriteFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
+func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	tmp, err := WriteTemp(dir, filepath.Base(path), data, perm, true)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return err
 	}
-	if err = tmp.Chmod(perm); err != nil {
-		return err
+	return SyncDir(dir)
+}
+
+// WriteTemp writes data to a new hidden temporary file in dir, named
+// after base, with mode perm, synced to disk when sync is set, and
+// returns its name: the caller renames it into place (an atomic write)
+// or removes it. On an error no file is left.
+func WriteTemp(dir, base string, data []byte, perm fs.FileMode, sync bool) (string, error) {
+	t, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return "", err
 	}
-	if err = tmp.Sync(); err != nil {
-		return err
+	_, err = t.Write(data)
+	if err == nil {
+		err = t.Chmod(perm)
 	}
-	if err = tmp.Close(); err != nil {
-		return err
+	if err == nil && sync {
+		err = t.Sync()
 	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
+	if cerr := t.Close(); err == nil {
+		err = cerr
 	}
-	return syncDir(dir)
+	if err != nil {
+		os.Remove(t.Name())
+		return "", err
+	}
+	return t.Name(), nil
 }
 
 func appendFile(path string, data []byte) error {
@@ -211,7 +220,9 @@ func readConfined(path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-func syncDir(dir string) error {
+// SyncDir syncs a directory, so that a rename or a new file in it
+// survives a power cut.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

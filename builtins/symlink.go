@@ -67,7 +67,7 @@ func fileSymlink(_ context.Context, env Env, a args) (cty.Value, error) {
 		os.Remove(name)
 		return cty.NilVal, err
 	}
-	if err := syncDir(dir); err != nil {
+	if err := SyncDir(dir); err != nil {
 		return cty.NilVal, err
 	}
 	return cty.ObjectVal(map[string]cty.Value{

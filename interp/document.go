@@ -260,7 +260,7 @@ func writeDocumentFile(root string, f DocumentFile, data []byte, sync bool) erro
 	if err != nil {
 		return err
 	}
-	tmp, err := writeTemp(filepath.Dir(p), filepath.Base(p), data, sync)
+	tmp, err := builtins.WriteTemp(filepath.Dir(p), filepath.Base(p), data, 0o644, sync)
 	if err != nil {
 		return err
 	}
@@ -299,7 +299,7 @@ func backupDocument(root, p, backup string, sync bool) error {
 		if err != nil {
 			return err
 		}
-		if btmp, err = writeTemp(filepath.Dir(b), filepath.Base(b), old, sync); err != nil {
+		if btmp, err = builtins.WriteTemp(filepath.Dir(b), filepath.Base(b), old, 0o644, sync); err != nil {
 			return err
 		}
 	}
@@ -343,33 +343,9 @@ func confinedFile(root, p string) (string, error) {
 	return real, nil
 }
 
-// writeTemp writes data to a new temporary file in dir and returns its
-// name.
-func writeTemp(dir, base string, data []byte, sync bool) (string, error) {
-	t, err := os.CreateTemp(dir, "."+base+"-*.tmp")
-	if err != nil {
-		return "", err
-	}
-	_, err = t.Write(data)
-	if err == nil && sync {
-		err = t.Sync()
-	}
-	if cerr := t.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(t.Name())
-		return "", err
-	}
-	return t.Name(), nil
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-}
+// syncDir syncs dir; a document already written survives a failed sync
+// of its directory, which the next checkpoint syncs again.
+func syncDir(dir string) { builtins.SyncDir(dir) }
 
 // traceAttributes evaluates the playbook's trace attributes, once, when
 // the run starts, into the state (resume uses them again). An attribute
