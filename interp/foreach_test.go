@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -460,5 +461,85 @@ output { completed = steps.work.output.completed }
 		case <-time.After(time.Minute):
 			t.Fatalf("run %d did not end within a minute: deadlock", i)
 		}
+	}
+}
+
+// askThenDecline tells asked when an item asks, and leaves the question
+// unanswered.
+type askThenDecline struct{ asked chan struct{} }
+
+func (a askThenDecline) Ask(ctx context.Context, q Question) (string, error) {
+	close(a.asked)
+	return "", ErrNoAnswer
+}
+
+// waitShell holds item b's command until an item has asked, and a while
+// more, so that the asking item has ended its walk before b frees its
+// slot.
+type waitShell struct {
+	asked chan struct{}
+	mu    sync.Mutex
+	ran   []string
+}
+
+func (w *waitShell) Run(ctx context.Context, spec builtins.ShellSpec) (builtins.ShellResult, error) {
+	key := envOf(spec, "APL_ITEM_KEY")
+	if key == "b" {
+		select {
+		case <-w.asked:
+			time.Sleep(500 * time.Millisecond)
+		case <-time.After(10 * time.Second):
+		}
+	}
+	w.mu.Lock()
+	w.ran = append(w.ran, key)
+	w.mu.Unlock()
+	return builtins.ShellResult{Output: cty.StringVal("ok")}, nil
+}
+
+// Once an item waits for a person, no new item starts: a slot that frees
+// stays free until the run is resumed with the answer (seed 002: a high
+// severity stops new spawns and asks a person).
+func TestForEachNoNewItemWhileWaiting(t *testing.T) {
+	pb := load(t, `
+playbook "wait" {}
+step "work" {
+  for_each    = "['a', 'b', 'c']"
+  key         = "item"
+  concurrency = 2
+  step "decide" {
+    when = "item == 'a'"
+    ask {
+      question = "Go on with ${item}?"
+      options  = ["yes", "no"]
+    }
+  }
+  step "build" {
+    shell {
+      command = ["build", item]
+    }
+  }
+}
+`)
+	work := t.TempDir()
+	sh := &waitShell{asked: make(chan struct{})}
+	res, err := Start(context.Background(), pb, "wait", Options{Workdir: work, Shell: sh, NoSync: true, RunID: "w1",
+		Asker: askThenDecline{asked: sh.asked}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusWaiting || res.Waiting == nil || res.Waiting.Item != "a" {
+		t.Fatalf("status %s, waiting %+v", res.Status, res.Waiting)
+	}
+	if !slices.Equal(sh.ran, []string{"b"}) {
+		t.Errorf("items that ran while a waited: %v, want only b (c must not start)", sh.ran)
+	}
+	res, err = Resume(context.Background(), pb, res.Dir, Options{Workdir: work, Shell: sh, NoSync: true,
+		Answers: map[string]string{"decide[a]": "yes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusCompleted || !slices.Contains(sh.ran, "c") || !slices.Contains(sh.ran, "a") {
+		t.Errorf("after the answer: %s, ran %v", res.Status, sh.ran)
 	}
 }
