@@ -133,14 +133,8 @@ func (r *run) writeDocuments() {
 // projectDocument evaluates a document's content and encodes it as
 // indented JSON, without secrets.
 func (r *run) projectDocument(d *lang.Document) ([]byte, error) {
-	var refs stepRefs
-	for _, tr := range d.Content.Variables() {
-		if tr.RootName() == lang.RootSteps {
-			refs.addTraversal(tr)
-		}
-	}
-	extra := map[string]cty.Value{lang.RootSteps: r.documentSteps(refs)}
-	v, diags := d.Content.Value(r.evalCtx(nil, extra, d.Content))
+	view := func(_ *frame, refs stepRefs) cty.Value { return r.documentSteps(refs) }
+	v, diags := d.Content.Value(r.evalCtxIn(view, nil, nil, d.Content))
 	if diags.HasErrors() {
 		return nil, diagsError(diags)
 	}
@@ -156,12 +150,13 @@ func (r *run) projectDocument(d *lang.Document) ([]byte, error) {
 	return r.redact.Bytes(out.Bytes()), nil
 }
 
-// documentSteps is steps as a document sees it: as everywhere, except
-// that a for_each step still running shows the items it has so far
-// (their keys, statuses, errors and outputs) where other expressions see
-// no output yet, so that a document can show a task table as it fills.
-// So does one the run paused in (pending again, its items kept): a run
-// waiting for a person's answer shows the table the person decides on.
+// documentSteps is steps as a document, and the locals it reads, see
+// it: as everywhere, except that a for_each step still running shows the
+// items it has so far (their keys, statuses, errors and outputs) where
+// other expressions see no output yet, so that a document can show a
+// task table as it fills. So does one the run paused in (pending again,
+// its items kept): a run waiting for a person's answer shows the table
+// the person decides on.
 func (r *run) documentSteps(refs stepRefs) cty.Value {
 	m := map[string]cty.Value{}
 	r.visitSteps(nil, refs, func(name string, rec *StepRecord, out cty.Value) {

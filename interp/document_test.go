@@ -338,7 +338,12 @@ document "tasks" {
   content = {
     status = run.status
     tasks  = try({ for k, it in steps.work.output.items : k => it.status }, {})
+    # A local the document reads sees the table as the document does.
+    done = local.done
   }
+}
+locals {
+  done = try([for k, it in steps.work.output.items : k if it.status == "completed"], [])
 }
 step "work" {
   for_each = "['t1', 't2']"
@@ -357,7 +362,7 @@ step "work" {
 		t.Fatalf("status %q, want waiting", res.Status)
 	}
 	doc := readJSON(t, filepath.Join(work, "tasks.json"))
-	want := map[string]any{"status": "waiting", "tasks": map[string]any{"t1": "completed", "t2": "pending"}}
+	want := map[string]any{"status": "waiting", "tasks": map[string]any{"t1": "completed", "t2": "pending"}, "done": []any{"t1"}}
 	if diff := cmp.Diff(want, doc); diff != "" {
 		t.Errorf("document of the waiting run (-want +got):\n%s", diff)
 	}

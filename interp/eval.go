@@ -27,6 +27,17 @@ import (
 // vars). Only the roots and steps that exprs read are built; with no
 // exprs, everything is.
 func (r *run) evalCtx(f *frame, extra map[string]cty.Value, exprs ...hcl.Expression) *hcl.EvalContext {
+	return r.evalCtxIn(r.stepsValue, f, extra, exprs...)
+}
+
+// stepsView makes the value of steps an expression sees: stepsValue,
+// or a document's (documentSteps), where a running for_each shows its
+// items.
+type stepsView func(f *frame, refs stepRefs) cty.Value
+
+// evalCtxIn is evalCtx with steps, and the locals the expressions read,
+// seen through view.
+func (r *run) evalCtxIn(view stepsView, f *frame, extra map[string]cty.Value, exprs ...hcl.Expression) *hcl.EvalContext {
 	need := map[string]bool{}
 	var refs stepRefs
 	var locals []string
@@ -53,7 +64,7 @@ func (r *run) evalCtx(f *frame, extra map[string]cty.Value, exprs ...hcl.Express
 		vars[lang.RootInputs] = r.inputs
 	}
 	if all || need[lang.RootSteps] {
-		vars[lang.RootSteps] = r.stepsValue(f, refs)
+		vars[lang.RootSteps] = view(f, refs)
 	}
 	if all || need[lang.RootRun] {
 		vars[lang.RootRun] = r.runValue(all || readsEvents(exprs))
@@ -62,7 +73,7 @@ func (r *run) evalCtx(f *frame, extra map[string]cty.Value, exprs ...hcl.Express
 		vars[lang.RootVars] = cty.ObjectVal(r.vars)
 	}
 	if _, given := extra[lang.RootLocal]; !given && (all || need[lang.RootLocal]) {
-		vars[lang.RootLocal] = withStepLocals(r.localsValue(locals, all), f)
+		vars[lang.RootLocal] = withStepLocals(r.localsValue(view, locals, all), f)
 	}
 	if f != nil && f.item != nil {
 		vars[lang.RootItem] = f.item.value
@@ -88,7 +99,7 @@ func (r *run) functions() map[string]function.Function {
 // else here, from the run's records when it is read; one whose
 // expression fails (it reads the output of a step that has not run) is
 // null.
-func (r *run) localsValue(names []string, all bool) cty.Value {
+func (r *run) localsValue(view stepsView, names []string, all bool) cty.Value {
 	want := map[string]bool{}
 	var add func(name string)
 	add = func(name string) {
@@ -112,7 +123,7 @@ func (r *run) localsValue(names []string, all bool) cty.Value {
 		if !all && !want[lv.Name] {
 			continue
 		}
-		v, diags := lv.Expr.Value(r.evalCtx(r.top(), map[string]cty.Value{lang.RootLocal: cty.ObjectVal(m)}, lv.Expr))
+		v, diags := lv.Expr.Value(r.evalCtxIn(view, r.top(), map[string]cty.Value{lang.RootLocal: cty.ObjectVal(m)}, lv.Expr))
 		if diags.HasErrors() {
 			v = cty.NullVal(lv.Type)
 		}
@@ -329,7 +340,7 @@ func (r *run) exprEnv(f *frame, conds ...*lang.Condition) map[string]any {
 	}
 	for _, c := range conds {
 		if c != nil && c.Locals {
-			env[lang.RootLocal] = lang.ExprValue(withStepLocals(r.localsValue(nil, true), f))
+			env[lang.RootLocal] = lang.ExprValue(withStepLocals(r.localsValue(r.stepsValue, nil, true), f))
 			break
 		}
 	}

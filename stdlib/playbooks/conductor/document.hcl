@@ -13,17 +13,13 @@ document "state" {
     current_task = null
     spec_paths   = { technical_design = inputs.technical_design, adr = inputs.adr }
     tasks_file   = inputs.tasks_file
-    # While tasks runs (or the run waits in it), only steps.tasks.output,
-    # not the locals that read it, is the live table, so statuses are
-    # read from it here: local.task_status's rules, with in_progress for a
-    # running task.
+    # While tasks runs (or the run waits in it), the document and the
+    # locals it reads see steps.tasks.output as the live table, so
+    # local.task_status has in_progress for a running task.
     tasks = try([for t in local.file_tasks : {
-      id    = t.id
-      title = try(t.title, "")
-      status = (length(local.subtasks[t.id]) > 0
-        ? (alltrue([for s in local.subtasks[t.id] : contains(local.done, s.id) || contains(["completed", "skipped"], try(steps.tasks.output.items[s.id].status, ""))]) ? "completed" : "pending")
-        : contains(local.done, t.id) ? "completed"
-      : try(steps.tasks.output.items[t.id].status == "failed" ? (steps.tasks.output.items[t.id].recommendation != "" ? steps.tasks.output.items[t.id].recommendation : "failed") : steps.tasks.output.items[t.id].status == "running" ? "in_progress" : steps.tasks.output.items[t.id].status, "pending"))
+      id                  = t.id
+      title               = try(t.title, "")
+      status              = local.task_status[t.id]
       attempts            = try(vars.attempts[t.id], 0)
       model               = coalesce(try(t.model, null), "sonnet")
       escalated_model     = try(vars.models[t.id], null)
@@ -36,10 +32,9 @@ document "state" {
       implementer_commits = compact([try(steps.tasks.output.items[t.id].outputs.implement.commit_hash, "")])
       feedback            = try(vars.feedback[t.id], [])
       subtasks = [for s in local.subtasks[t.id] : {
-        id    = s.id
-        title = try(s.title, "")
-        status = (contains(local.done, s.id) ? "completed"
-        : try(steps.tasks.output.items[s.id].status == "failed" ? (steps.tasks.output.items[s.id].recommendation != "" ? steps.tasks.output.items[s.id].recommendation : "failed") : steps.tasks.output.items[s.id].status == "running" ? "in_progress" : steps.tasks.output.items[s.id].status, "pending"))
+        id              = s.id
+        title           = try(s.title, "")
+        status          = local.task_status[s.id]
         attempts        = try(vars.attempts[s.id], 0)
         escalated_model = try(vars.models[s.id], null)
         blocked_by      = try(s.blocked_by, [])
