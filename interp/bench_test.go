@@ -204,3 +204,42 @@ func BenchmarkSpawn500(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDocumentForEach1000 is a 1,000-item for_each whose document
+// shows every item's status: the document is projected at each of the
+// run's checkpoints (two or more per item), each time over every item.
+func BenchmarkDocumentForEach1000(b *testing.B) {
+	for _, doc := range []bool{false, true} {
+		b.Run(fmt.Sprintf("document=%v", doc), func(b *testing.B) {
+			src := `
+playbook "docs" {}
+step "work" {
+  for_each    = "map(1..1000, string(#))"
+  key         = "item"
+  concurrency = 8
+  step "noop" {}
+}
+`
+			if doc {
+				src += `
+document "tasks" {
+  path = "tasks.json"
+  content = {
+    tasks = try({ for k, it in steps.work.output.items : k => it.status }, {})
+  }
+}
+`
+			}
+			pb := load(b, src)
+			dir := b.TempDir()
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := Start(context.Background(), pb, "docs", Options{Workdir: dir, NoSync: true})
+				if err != nil || res.Status != StatusCompleted {
+					b.Fatal(err, res)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000/1000, "µs/item")
+		})
+	}
+}

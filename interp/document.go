@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/lang"
@@ -29,7 +30,23 @@ type docs struct {
 	// archived are the documents moved to their archive as the run
 	// ended: the snapshot that follows must not write them again.
 	archived map[string]bool
+	// inForEach counts the for_each steps running. While one runs, a
+	// checkpoint projects the documents only once due: nine times the
+	// last projection's cost after it, so that projecting a document over
+	// many items takes at most about a tenth of the run; one that comes
+	// sooner leaves the projection to a timer (flush), so that the
+	// documents lag the run by no more than that.
+	inForEach int
+	due       time.Time
+	flush     func() // stops the pending timer; nil when none
+	// current asks the checkpoint being made to project the documents
+	// now, due or not: an action is about to start.
+	current bool
 }
+
+// documentLag is how many times a projection's cost the documents may
+// wait for their next projection while a for_each runs.
+const documentLag = 9
 
 // openDocuments evaluates the paths of the playbook's documents, once,
 // when the run starts, and keeps them in the state. A path that leads
@@ -101,11 +118,31 @@ func (r *run) documentPath(e hcl.Expression) (string, error) {
 }
 
 // writeDocuments projects and writes every document of the run whose
-// content changed since it was last written.
+// content changed since it was last written; while a for_each runs, only
+// once due (docs) or before an action starts, else a timer does it when
+// due. A run on an engine
+// projects at every checkpoint: its clock does not move within a step,
+// and its walk may not depend on timers.
 func (r *run) writeDocuments() {
-	if r.opts.DryRun != nil {
+	if r.opts.DryRun != nil || len(r.pb.Documents) == 0 {
 		return
 	}
+	start := r.now()
+	if r.docs.inForEach > 0 && !r.docs.current && r.opts.Engine == nil && start.Before(r.docs.due) {
+		if r.docs.flush == nil {
+			r.docs.flush = r.host.after(r.docs.due.Sub(start), func() {
+				r.docs.flush = nil
+				r.docs.due = time.Time{}
+				r.writeDocuments()
+			})
+		}
+		return
+	}
+	if r.docs.flush != nil {
+		r.docs.flush()
+		r.docs.flush = nil
+	}
+	defer func() { r.docs.due = r.now().Add(documentLag * r.now().Sub(start)) }()
 	for _, d := range r.pb.Documents {
 		f, ok := r.st.Meta.Documents[d.Name]
 		if !ok || r.docs.archived[d.Name] {

@@ -52,6 +52,11 @@ type host interface {
 	// moveDocument moves one to its archive.
 	writeDocument(root string, f DocumentFile, data []byte) error
 	moveDocument(root, from, to string) error
+	// after calls fn in the walk's turn once d has passed, unless stop
+	// was called first; when stop returns, fn is not running and will
+	// not run. An engine host, whose walk must take the same path on
+	// every replay, never calls fn: it has no timers outside the walk.
+	after(d time.Duration, fn func()) (stop func())
 	// heartbeat calls beat every `every` until stop is called; beat runs
 	// outside the walk's turn, so it may only emit. It keeps a long agent
 	// call visibly alive.
@@ -140,6 +145,27 @@ func (h *localHost) block(fn func()) {
 }
 
 func (h *localHost) channel(n int) Channel { return make(goChannel, n) }
+
+func (h *localHost) after(d time.Duration, fn func()) func() {
+	var mu sync.Mutex
+	stopped := false
+	t := time.AfterFunc(d, func() {
+		h.baton.Lock()
+		defer h.baton.Unlock()
+		mu.Lock()
+		skip := stopped
+		mu.Unlock()
+		if !skip {
+			fn()
+		}
+	})
+	return func() {
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+		t.Stop()
+	}
+}
 
 // goChannel is a Channel of this process.
 type goChannel chan any
@@ -278,6 +304,7 @@ func (h *engineHost) moveDocument(root, from, to string) error {
 func (h *engineHost) checkpoint(*State, *changes, bool) error { return nil }
 func (h *engineHost) snapshot(*State, *changes) error         { return nil }
 func (h *engineHost) heartbeat(time.Duration, func()) func()  { return func() {} }
+func (h *engineHost) after(time.Duration, func()) func()      { return func() {} }
 
 // retry calls try up to n times, every d, until it says it is done. It
 // waits outside any walk (taking a run's lock), so it sleeps for real.

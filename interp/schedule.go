@@ -36,6 +36,9 @@ func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) result {
 		sc.queued = max(sc.queued, it.rec.Queued)
 	}
 	sc.blockDependents(sc.g.failedKeys())
+	// Item checkpoints write the documents only when due (writeDocuments).
+	r.docs.inForEach++
+	defer func() { r.docs.inForEach-- }()
 	for {
 		if ctx.Err() == nil && sc.stopped == nil && sc.waiting == nil && sc.failing == "" {
 			sc.startReady(ctx)

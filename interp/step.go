@@ -84,7 +84,12 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 	// would not redo, so it is written but not synced. A step without an
 	// action does nothing in flight: its start and end are one transition.
 	if s.Action != nil || s.ForEach != nil {
-		if err := r.commit(f, s, false); err != nil {
+		// The documents are current when an action starts: what it reads
+		// of them shows its own step running.
+		r.docs.current = s.Action != nil
+		err := r.commit(f, s, false)
+		r.docs.current = false
+		if err != nil {
 			return abort(err)
 		}
 	}
