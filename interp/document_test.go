@@ -560,3 +560,46 @@ step "s" {
 		}
 	}
 }
+
+// A checkpoint that comes too soon after the last projection leaves the
+// document to a timer: after a quiet moment (b's command sleeping), the
+// document shows what changed meanwhile (a completed), though no
+// checkpoint came since.
+func TestDocumentCatchesUpWhileTheRunIsQuiet(t *testing.T) {
+	pb := load(t, `
+playbook "lag" {}
+document "tasks" {
+  path = "tasks.json"
+  content = {
+    tasks = try({ for k, it in steps.work.output.items : k => it.status }, {})
+  }
+}
+step "work" {
+  for_each    = "['a', 'b']"
+  key         = "item"
+  concurrency = 2
+  step "one" {
+    when = "item == 'a'"
+    gate {
+      otherwise {}
+    }
+  }
+  step "two" {
+    when = "item == 'a'"
+    gate {
+      otherwise {}
+    }
+  }
+  step "slow" {
+    when = "item == 'b'"
+    shell { script = "sleep 0.5; cp tasks.json seen.json" }
+  }
+}
+`)
+	_, _, work := start(t, pb, nil)
+	seen := readJSON(t, filepath.Join(work, "seen.json"))
+	want := map[string]any{"a": "completed", "b": "running"}
+	if diff := cmp.Diff(want, seen["tasks"]); diff != "" {
+		t.Errorf("tasks while b sleeps (-want +got):\n%s", diff)
+	}
+}
