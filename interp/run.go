@@ -99,7 +99,7 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (re
 	now := r.now()
 	id := opts.RunID
 	if id == "" {
-		id = newRunID(now)
+		id = NewRunID(now)
 	}
 	var warnings []error
 	shared := ""

@@ -45,7 +45,9 @@ type runDir struct {
 }
 
 // newRunID makes a sortable, unique run id.
-func newRunID(now time.Time) string {
+// NewRunID is a new run id for a run started at now: its UTC time and
+// three random bytes, e.g. 20261123T150405-3b2413.
+func NewRunID(now time.Time) string {
 	var b [3]byte
 	rand.Read(b[:])
 	return now.UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])

@@ -2,7 +2,6 @@ package temporal
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,8 +11,15 @@ import (
 	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+var (
+	workflowOptions = workflow.RegisterOptions{Name: WorkflowName}
+	activityOptions = activity.RegisterOptions{Name: activityPrefix}
 )
 
 // DefaultTaskQueue is the task queue apl run and apl worker use unless
@@ -40,7 +46,7 @@ func NewWorker(c client.Client, queue string, cfg Config, opts worker.Options) (
 	w := worker.New(c, queue, opts)
 	w.RegisterWorkflowWithOptions((&runner{cfg: cfg}).Run, workflowOptions)
 	w.RegisterActivityWithOptions(&activities{workdir: cfg.Workdir, blobs: blobs(cfg.BlobDir), shell: cfg.Shell,
-		funcs: cfg.Funcs, drivers: map[string]agentDriver{}}, activityOptions)
+		funcs: cfg.Funcs, drivers: map[string]agent.Driver{}}, activityOptions)
 	return w, nil
 }
 
@@ -101,16 +107,10 @@ func Input(pb *lang.Playbook, ref string, opts interp.Options, with ...StartOpti
 		}
 	}
 	if in.RunID == "" {
-		var b [3]byte
-		rand.Read(b[:])
-		in.RunID = fmt.Sprintf("%s-%x", time.Now().UTC().Format("20060102-150405"), b)
+		in.RunID = interp.NewRunID(time.Now())
 	}
-	for name, v := range opts.Inputs {
-		wv, err := encodeValue(v)
-		if err != nil {
-			return in, fmt.Errorf("input %q: %w", name, err)
-		}
-		in.Inputs[name] = wv
+	if in.Inputs, err = encodeInputs(opts.Inputs); err != nil {
+		return in, err
 	}
 	if strings.HasPrefix(ref, lang.StdlibPrefix) {
 		// The worker's binary embeds the stdlib.

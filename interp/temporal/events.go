@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"maps"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/apl-lang/apl/interp"
@@ -29,6 +30,9 @@ type Events struct {
 	Events []interp.Event
 	// Waiting are the questions the run waits on now (QueryWaiting).
 	Waiting []Question
+	// Children are the workflows of the run's sub-runs that run now,
+	// where questions of its sub-playbooks wait.
+	Children []string
 }
 
 // eventLog is the workflow's interp.Observer that keeps events for
@@ -37,6 +41,8 @@ type Events struct {
 type eventLog struct {
 	first  int // the index of events[0]
 	events []interp.Event
+	// children are the workflow IDs of the sub-runs running now.
+	children map[string]bool
 }
 
 // setQueries answers the workflow's queries from the event log and the
@@ -48,6 +54,7 @@ func setQueries(ctx workflow.Context, l *eventLog, a *signalAsker) error {
 	return workflow.SetQueryHandler(ctx, QueryEvents, func(from int) (Events, error) {
 		p := l.page(from)
 		p.Waiting, _ = a.waiting()
+		p.Children = slices.Sorted(maps.Keys(l.children))
 		return p, nil
 	})
 }

@@ -2,7 +2,7 @@ package temporal
 
 import (
 	"context"
-	"fmt"
+	"math"
 	"strings"
 
 	"go.temporal.io/sdk/client"
@@ -20,50 +20,36 @@ type asked struct {
 	// Question is the question as the run's client sees it: its step is
 	// STEP/SUBSTEP for a sub-run's.
 	Question
-	// workflow is the workflow that asks it; key, the question's key
-	// there (SUBSTEP[ITEM]); prefix, what the run's client puts before
-	// key (STEP/).
+	// workflow is the workflow that asks it; prefix, what the run's
+	// client puts before the question's key there (STEP/).
 	workflow, prefix string
 }
 
-// subQuestions lists the questions the pending sub-runs of run id wait
-// on, at any depth, under the names of the steps that run them.
-func subQuestions(ctx context.Context, c client.Client, id, prefix string) ([]asked, error) {
-	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
-	defer cancel()
-	d, err := c.DescribeWorkflowExecution(ctx, id, "")
-	if err != nil {
-		return nil, err
-	}
+// subQuestions lists the questions that the sub-runs children (the
+// workflows the run names in Events.Children) wait on, at any depth,
+// under the names of the steps that run them. A sub-run that ended
+// meanwhile has none.
+func subQuestions(ctx context.Context, c client.Client, id, prefix string, children []string) []asked {
 	var out []asked
-	for _, ch := range d.GetPendingChildren() {
-		child := ch.GetWorkflowId()
+	for _, child := range children {
 		// The child's ID is the parent's and the sub-run's id:
 		// STEP-ATTEMPT or STEP-ITEMKEY-ATTEMPT; a step name has no dash.
 		step, _, ok := strings.Cut(strings.TrimPrefix(child, id+"/"), "-")
 		if !ok || step == "" {
 			continue
 		}
-		p := prefix + step + "/"
-		var qs []Question
-		v, err := c.QueryWorkflow(ctx, child, "", QueryWaiting)
-		if err == nil {
-			err = v.Get(&qs)
-		}
+		p, err := queryEvents(ctx, c, child, math.MaxInt)
 		if err != nil {
-			return nil, fmt.Errorf("sub-run %s: %w", child, err)
+			continue
 		}
-		for _, q := range qs {
-			q.Step = p + q.Step
-			out = append(out, asked{Question: q, workflow: child, prefix: p})
+		pre := prefix + step + "/"
+		for _, q := range p.Waiting {
+			q.Step = pre + q.Step
+			out = append(out, asked{Question: q, workflow: child, prefix: pre})
 		}
-		deeper, err := subQuestions(ctx, c, child, p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, deeper...)
+		out = append(out, subQuestions(ctx, c, child, pre, p.Children)...)
 	}
-	return out, nil
+	return out
 }
 
 // ownQuestions are run id's own questions as asked ones.

@@ -21,6 +21,8 @@ import (
 type runEngine struct {
 	*engine
 	acts *actions
+	// events is the run's event log, which names its running sub-runs.
+	events *eventLog
 	// in is the run's input: a sub-run's input inherits its files, agent
 	// command and task queue.
 	in   RunInput
@@ -45,17 +47,20 @@ func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Resu
 	c := e.cur
 	defer func() { e.cur = c }()
 	in := RunInput{Ref: sub.Playbook.Ref, Dir: sub.Playbook.Playbook.Dir, Files: e.in.Files, Hash: sub.Playbook.Playbook.Hash,
-		RunID: sub.ID, Mode: sub.Playbook.Mode, Inputs: map[string]value{}, AgentCommand: e.in.AgentCommand,
+		RunID: sub.ID, Mode: sub.Playbook.Mode, AgentCommand: e.in.AgentCommand,
 		Cassette: e.in.Cassette, CassetteName: e.in.CassetteName, Answers: sub.Answers}
-	for name, v := range sub.Inputs {
-		wv, err := encodeValue(v)
-		if err != nil {
-			return nil, fmt.Errorf("input %q: %w", name, err)
-		}
-		in.Inputs[name] = wv
+	var err error
+	if in.Inputs, err = encodeInputs(sub.Inputs); err != nil {
+		return nil, err
 	}
+	childID := workflow.GetInfo(c).WorkflowExecution.ID + "/" + sub.ID
+	if e.events.children == nil {
+		e.events.children = map[string]bool{}
+	}
+	e.events.children[childID] = true
+	defer delete(e.events.children, childID)
 	opts := workflow.ChildWorkflowOptions{
-		WorkflowID:          workflow.GetInfo(c).WorkflowExecution.ID + "/" + sub.ID,
+		WorkflowID:          childID,
 		WorkflowTaskTimeout: time.Minute,
 	}
 	if d, ok := ctx.Deadline(); ok {
@@ -63,7 +68,7 @@ func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Resu
 		opts.WorkflowExecutionTimeout = max(d.Sub(workflow.Now(c)), time.Second)
 	}
 	var out RunOutput
-	err := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(c, opts), WorkflowName, in).Get(c, &out)
+	err = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(c, opts), WorkflowName, in).Get(c, &out)
 	if err != nil {
 		var te *temporal.TimeoutError
 		if errors.As(err, &te) {
@@ -74,12 +79,7 @@ func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Resu
 	for _, p := range out.Path {
 		*e.path = append(*e.path, sub.Step+"/"+p)
 	}
-	res := &interp.Result{RunID: out.RunID, Status: out.Status, Recommendation: out.Recommendation, Reason: out.Reason,
-		ErrorKind: out.ErrorKind, OutputJSON: out.OutputJSON, Waiting: out.Waiting, Metrics: out.Metrics}
-	if res.Output, err = out.Output.decode(); err != nil {
-		return nil, fmt.Errorf("output: %w", err)
-	}
-	return res, nil
+	return out.result()
 }
 
 // inputFiles are the files a run of pb reads besides its own sources

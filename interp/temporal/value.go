@@ -41,3 +41,16 @@ func (w value) decode() (cty.Value, error) {
 	}
 	return ctyjson.Unmarshal(w.Value, t)
 }
+
+// encodeInputs encodes a run's inputs for its workflow input.
+func encodeInputs(inputs map[string]cty.Value) (map[string]value, error) {
+	out := make(map[string]value, len(inputs))
+	for name, v := range inputs {
+		wv, err := encodeValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("input %q: %w", name, err)
+		}
+		out[name] = wv
+	}
+	return out, nil
+}

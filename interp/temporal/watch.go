@@ -71,7 +71,7 @@ func Watch(ctx context.Context, c client.Client, id string, from int, obs interp
 			// The events since the last poll; the run has ended, and a
 			// worker replays it to answer.
 			f.poll(ctx)
-			res, err := result(end.out)
+			res, err := end.out.result()
 			return res, end.out.Path, err
 		case <-tick.C:
 			if f.poll(ctx) != nil || len(f.waiting) == 0 {
@@ -114,13 +114,9 @@ func (f *follower) poll(ctx context.Context) error {
 		}
 		f.next, f.waiting = p.Next, p.Waiting
 		if len(p.Events) < eventsPage {
-			if len(f.waiting) == 0 {
+			if len(f.waiting) == 0 && len(p.Children) > 0 {
 				// A sub-run may wait on a person.
-				subs, err := subQuestions(ctx, f.c, f.id, "")
-				if err != nil {
-					return err
-				}
-				f.waiting = questionsOf(subs)
+				f.waiting = questionsOf(subQuestions(ctx, f.c, f.id, "", p.Children))
 			}
 			return nil
 		}
@@ -138,10 +134,10 @@ func queryEvents(ctx context.Context, c client.Client, id string, from int) (Eve
 	return p, err
 }
 
-// result is the run's interp.Result.
-func result(out RunOutput) (*interp.Result, error) {
-	res := &interp.Result{RunID: out.RunID, Status: out.Status, Recommendation: out.Recommendation,
-		Reason: out.Reason, OutputJSON: out.OutputJSON, Waiting: out.Waiting}
+// result is the run's interp.Result, as a local run's.
+func (out RunOutput) result() (*interp.Result, error) {
+	res := &interp.Result{RunID: out.RunID, Status: out.Status, Recommendation: out.Recommendation, Reason: out.Reason,
+		ErrorKind: out.ErrorKind, OutputJSON: out.OutputJSON, Waiting: out.Waiting, Metrics: out.Metrics}
 	var err error
 	if res.Output, err = out.Output.decode(); err != nil {
 		return nil, fmt.Errorf("run %s: output: %w", out.RunID, err)
@@ -227,11 +223,7 @@ func SendAnswer(ctx context.Context, c client.Client, id, key, choice string) (f
 		return 0, fmt.Errorf("run %s on Temporal: %w", id, err)
 	}
 	all := ownQuestions(id, p.Waiting)
-	subs, err := subQuestions(ctx, c, id, "")
-	if err != nil {
-		return 0, fmt.Errorf("run %s on Temporal: %w", id, err)
-	}
-	all = append(all, subs...)
+	all = append(all, subQuestions(ctx, c, id, "", p.Children)...)
 	var hit []asked
 	for _, q := range all {
 		if !answers(key, q.Waiting) {

@@ -156,7 +156,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	}
 	defer os.RemoveAll(tmp)
 	e := &engine{cur: ctx}
-	acts := &actions{e: e, cfg: w.cfg, pb: pb, agentCmd: in.AgentCommand}
+	acts := &actions{e: e, cfg: w.cfg, agentCmd: in.AgentCommand}
 	var path pathObserver
 	drivers := acts.driver
 	if len(in.Cassette) > 0 {
@@ -173,7 +173,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	opts := interp.Options{
 		Workdir: w.cfg.Workdir, RunsDir: tmp, RunID: in.RunID, Inputs: inputs, Mode: in.Mode,
 		AgentCommand: in.AgentCommand, NoSync: true,
-		Engine:   &runEngine{engine: e, acts: acts, in: in, path: &path},
+		Engine:   &runEngine{engine: e, acts: acts, events: events, in: in, path: &path},
 		Observer: interp.ObserverFunc(func(ev interp.Event) { path.Event(ev); events.Event(ev) }),
 		Shell:    acts, Funcs: acts.funcs(), Drivers: drivers, Asker: asker, Answers: in.Answers,
 	}
@@ -213,7 +213,6 @@ func PathEntry(e interp.Event) []string {
 type actions struct {
 	e        *engine
 	cfg      Config
-	pb       *lang.Playbook
 	agentCmd []string
 }
 
