@@ -33,8 +33,9 @@ type Condition struct {
 	AllSteps bool
 	// Locals is set when the expression reads local values.
 	Locals bool
-	// Run is set when the expression reads run, so that the interpreter
-	// builds run.events only for those that may read it.
+	// Run is set when the expression may read run.events (it names it,
+	// or reads run other than by a constant field), so that the
+	// interpreter builds run.events only for those that may read it.
 	Run bool
 }
 
@@ -157,10 +158,7 @@ func compileExpr(src string, holder hcl.Expression, env *condEnv, asBool bool) (
 		id, ok := n.(*ast.IdentifierNode)
 		return ok && id.Value == RootLocal
 	}) != nil
-	c.Run = ast.Find(tree.Node, func(n ast.Node) bool {
-		id, ok := n.(*ast.IdentifierNode)
-		return ok && id.Value == RootRun
-	}) != nil
+	c.Run = readsRunEvents(tree.Node)
 	return c, nil
 }
 
@@ -175,6 +173,42 @@ func stepRefs(root ast.Node) (names []string, all bool) {
 		}
 	}
 	return v.names, all
+}
+
+// readsRunEvents reports whether an expression may read run.events: it
+// reads run other than as run.FIELD for a constant FIELD that is not
+// events.
+func readsRunEvents(root ast.Node) bool {
+	v := &runRefVisitor{field: map[*ast.IdentifierNode]bool{}}
+	ast.Walk(&root, v)
+	for _, id := range v.idents {
+		if !v.field[id] {
+			return true
+		}
+	}
+	return false
+}
+
+// runRefVisitor finds the run identifiers, and those that read a
+// constant field other than events.
+type runRefVisitor struct {
+	idents []*ast.IdentifierNode
+	field  map[*ast.IdentifierNode]bool
+}
+
+func (v *runRefVisitor) Visit(n *ast.Node) {
+	switch n := (*n).(type) {
+	case *ast.IdentifierNode:
+		if n.Value == RootRun {
+			v.idents = append(v.idents, n)
+		}
+	case *ast.MemberNode:
+		id, ok := n.Node.(*ast.IdentifierNode)
+		prop, isStr := n.Property.(*ast.StringNode)
+		if ok && isStr && id.Value == RootRun && prop.Value != "events" {
+			v.field[id] = true
+		}
+	}
 }
 
 type stepRefVisitor struct {

@@ -3,6 +3,8 @@ package lang
 import (
 	"strings"
 	"testing"
+
+	"github.com/expr-lang/expr/parser"
 )
 
 // condPlaybook declares a gate whose rules read inputs, step outputs,
@@ -146,5 +148,26 @@ func TestConditionEvalError(t *testing.T) {
 	})
 	if err == nil {
 		t.Errorf("Eval with checks as a string succeeded; want an error")
+	}
+}
+
+// Only a condition that may read run.events has Run set: the interpreter
+// builds the event list (up to a thousand events) for those alone.
+func TestConditionReadsRunEvents(t *testing.T) {
+	for src, want := range map[string]bool{
+		"run.circuit_breaker.state == 'open'":  false,
+		"run.tokens > 100 && run.attempts < 3": false,
+		"len(run.events) > 0":                  true,
+		"run['events'] != nil":                 true,
+		"any(run.events, {.event == 'x'})":     true,
+		"steps.a.output == 'x'":                false,
+	} {
+		tree, err := parser.Parse(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readsRunEvents(tree.Node); got != want {
+			t.Errorf("%s: reads run.events = %v, want %v", src, got, want)
+		}
 	}
 }
