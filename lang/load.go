@@ -90,6 +90,12 @@ type subLoad struct {
 // diagnostics) and as much of the playbook as it could decode.
 func (ld *Loader) Load(ref string) (*Playbook, hcl.Diagnostics) {
 	top := ld.top(ref)
+	if ld.Cache != nil && len(ld.stack) == 0 {
+		// Loaded already, maybe as another playbook's sub-playbook.
+		if r, ok := ld.Cache.subs.loaded[top.stack[0]]; ok {
+			return r.pb, r.diags
+		}
+	}
 	srcs, dir, err := top.read(ref)
 	if err != nil {
 		return &Playbook{Sources: map[string][]byte{}}, hcl.Diagnostics{{

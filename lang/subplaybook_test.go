@@ -134,3 +134,26 @@ func TestFilesLoadWithoutTheFileSystem(t *testing.T) {
 		t.Error("the sub-playbook's hash changed")
 	}
 }
+
+// With a Cache, a playbook loaded as another's sub-playbook is not read
+// again when it is loaded itself (apl validate PARENT CHILD): the same
+// Playbook comes back, whichever is loaded first.
+func TestCacheServesLoadAfterSubLoad(t *testing.T) {
+	dir := writeTree(t, t.TempDir(), map[string]string{
+		"child/main.hcl":  "playbook \"child\" {}\nstep \"work\" {\n  shell {\n    command = [\"true\"]\n  }\n}\n",
+		"parent/main.hcl": "playbook \"parent\" {}\nstep \"phase\" {\n  playbook {\n    source = \"../child\"\n  }\n}\n",
+	})
+	ld := &Loader{Cache: NewCache()}
+	parent, diags := ld.Load(dir + "/parent")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	child, diags := ld.Load(dir + "/child")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	sub := parent.Step("phase").Action.(*SubPlaybook).Playbook
+	if child != sub {
+		t.Errorf("loading the child again read it again: %p, its sub-playbook load %p", child, sub)
+	}
+}
