@@ -306,7 +306,7 @@ func writeDocumentFile(root string, f DocumentFile, data []byte, sync bool) erro
 		return err
 	}
 	if sync {
-		syncDir(filepath.Dir(p))
+		builtins.SyncDir(filepath.Dir(p))
 	}
 	return nil
 }
@@ -356,8 +356,8 @@ func moveDocumentFile(root, from, to string, sync bool) error {
 		return err
 	}
 	if sync {
-		syncDir(filepath.Dir(dst))
-		syncDir(filepath.Dir(src))
+		builtins.SyncDir(filepath.Dir(dst))
+		builtins.SyncDir(filepath.Dir(src))
 	}
 	return nil
 }
@@ -374,10 +374,6 @@ func confinedFile(root, p string) (string, error) {
 	}
 	return real, nil
 }
-
-// syncDir syncs dir; a document already written survives a failed sync
-// of its directory, which the next checkpoint syncs again.
-func syncDir(dir string) { builtins.SyncDir(dir) }
 
 // traceAttributes evaluates the playbook's trace attributes, once, when
 // the run starts, into the state (resume uses them again). An attribute

@@ -53,8 +53,7 @@ type host interface {
 	writeDocument(root string, f DocumentFile, data []byte) error
 	moveDocument(root, from, to string) error
 	// after calls fn in the walk's turn once d has passed, unless stop
-	// was called first; when stop returns, fn is not running and will
-	// not run. An engine host, whose walk must take the same path on
+	// (called in the walk's turn) was called first. An engine host, whose walk must take the same path on
 	// every replay, never calls fn: it has no timers outside the walk.
 	after(d time.Duration, fn func()) (stop func())
 	// heartbeat calls beat every `every` until stop is called; beat runs
@@ -147,22 +146,18 @@ func (h *localHost) block(fn func()) {
 func (h *localHost) channel(n int) Channel { return make(goChannel, n) }
 
 func (h *localHost) after(d time.Duration, fn func()) func() {
-	var mu sync.Mutex
+	// stop is called in the walk's turn, and fn runs in it: the baton
+	// orders them.
 	stopped := false
 	t := time.AfterFunc(d, func() {
 		h.baton.Lock()
 		defer h.baton.Unlock()
-		mu.Lock()
-		skip := stopped
-		mu.Unlock()
-		if !skip {
+		if !stopped {
 			fn()
 		}
 	})
 	return func() {
-		mu.Lock()
 		stopped = true
-		mu.Unlock()
 		t.Stop()
 	}
 }

@@ -163,7 +163,6 @@ func (sc *scheduler) startReady(ctx context.Context) {
 			sc.inUse[name+"="+v]++
 		}
 		it.rec.Status = StepRunning
-		it.released = false
 		r.changes.item(sc.step.Name, it.rec.Key)
 		r.event(Event{Type: EventItemStarted, Step: sc.step.Name, Item: it.rec.Key})
 		release := func() {
