@@ -24,9 +24,12 @@ type TypeDef struct {
 	Description string
 	DeclRange   hcl.Range
 
-	expr    hclsyntax.Expression
-	example *hcl.Attribute
-	state   typeState
+	expr hclsyntax.Expression
+	// expanded is expr with the types it names expanded (expandTypeRefs),
+	// once resolved: a reference reuses it.
+	expanded hclsyntax.Expression
+	example  *hcl.Attribute
+	state    typeState
 }
 
 type typeState int
@@ -118,7 +121,7 @@ func (l *loader) resolveType(td *TypeDef) hcl.Diagnostics {
 		var t cty.Type
 		t, _, diags = typeexpr.TypeConstraintWithDefaults(e)
 		if !diags.HasErrors() {
-			td.Type, td.state = t, typeResolved
+			td.Type, td.expanded, td.state = t, e, typeResolved
 			return diags
 		}
 	}
@@ -192,7 +195,7 @@ func (l *loader) expandTypeRefs(e hclsyntax.Expression) (hclsyntax.Expression, h
 			// Its problems are reported where it is declared.
 			return anyType(e.SrcRange), nil
 		}
-		return l.expandTypeRefs(td.expr)
+		return td.expanded, nil
 	case *hclsyntax.FunctionCallExpr:
 		args, diags := l.expandAll(e.Args)
 		c := *e
