@@ -33,15 +33,13 @@ type temporalFlags struct {
 	Namespace       string `name:"temporal-namespace" placeholder:"NS" default:"default" help:"The Temporal namespace (--engine temporal)."`
 }
 
-// dialTemporal connects to the cluster, logging only warnings, to stderr.
-func dialTemporal(f temporalFlags) (client.Client, error) {
-	if f.TemporalAddress == "" {
-		return nil, exitWith(exitUsage, errors.New("--engine temporal needs --temporal-address HOST:PORT"))
-	}
+// dialTemporal connects to the cluster at address, logging only
+// warnings, to stderr.
+func dialTemporal(address, namespace string) (client.Client, error) {
 	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	c, err := client.Dial(client.Options{HostPort: f.TemporalAddress, Namespace: f.Namespace, Logger: logger})
+	c, err := client.Dial(client.Options{HostPort: address, Namespace: namespace, Logger: logger})
 	if err != nil {
-		return nil, exitWith(exitUsage, fmt.Errorf("temporal %s: %w", f.TemporalAddress, err))
+		return nil, exitWith(exitUsage, fmt.Errorf("temporal %s: %w", address, err))
 	}
 	return c, nil
 }
@@ -67,7 +65,7 @@ func openRuns(f temporalFlags) (temporalRuns, error) {
 
 // dialRuns connects to the cluster f names.
 var dialRuns = func(f temporalFlags) (temporalRuns, error) {
-	cl, err := dialTemporal(f)
+	cl, err := dialTemporal(f.TemporalAddress, f.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -170,8 +168,8 @@ func (c *resumeCmd) resumeTemporal(e *env) error {
 	if id == "" || id == "latest" {
 		return exitWith(exitUsage, errors.New("apl resume --engine temporal needs the run's id, as apl run printed it"))
 	}
-	if c.From != "" || c.Force || c.Playbook != "" || c.AgentCmd != "" || c.Record != "" || c.Replay != "" {
-		return exitWith(exitUsage, errors.New("--from, --force, --playbook, --agent-cmd, --record and --replay do not go with --engine temporal: the run goes on with the playbook and agents it started with"))
+	if c.From != "" || c.Force || c.Playbook != "" || c.AgentCmd != "" || c.Record != "" || c.RecordMissing != "" || c.Replay != "" {
+		return exitWith(exitUsage, errors.New("--from, --force, --playbook, --agent-cmd, --record, --record-missing and --replay do not go with --engine temporal: the run goes on with the playbook and agents it started with"))
 	}
 	answers, err := parseAnswers(c.Answer)
 	if err != nil {
@@ -237,7 +235,7 @@ func (c *workerCmd) Run(e *env) error {
 	if c.MaxSteps < 0 {
 		return exitWith(exitUsage, fmt.Errorf("--max-steps %d: want a number of steps, 1 or more", c.MaxSteps))
 	}
-	cl, err := dialTemporal(temporalFlags{TemporalAddress: c.TemporalAddress, Namespace: c.Namespace})
+	cl, err := dialTemporal(c.TemporalAddress, c.Namespace)
 	if err != nil {
 		return err
 	}

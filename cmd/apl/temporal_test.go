@@ -183,6 +183,7 @@ func TestResumeTemporalRefuses(t *testing.T) {
 	for _, args := range [][]string{
 		{"resume", "--engine", "temporal", "--temporal-address", "tc:7233"},
 		{"resume", "r1", "--engine", "temporal", "--temporal-address", "tc:7233", "--from", "approve"},
+		{"resume", "r1", "--engine", "temporal", "--temporal-address", "tc:7233", "--record-missing", "c.jsonl"},
 		{"resume", "r1", "--engine", "temporal"},
 	} {
 		if code, _, errs := runApl(args...); code != exitUsage {
