@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -352,8 +353,8 @@ func TestReadCassette(t *testing.T) {
 		}
 		texts = append(texts, r.Text)
 	}
-	if texts[0] == texts[1] {
-		t.Errorf("both calls replayed %q; want the first and the second recording", texts[0])
+	if want := []string{"answer 1 to p", "answer 2 to p"}; !slices.Equal(texts, want) {
+		t.Errorf("replayed %q, want the recordings in order %q", texts, want)
 	}
 	if _, err := d.Call(context.Background(), Request{Step: "s", Prompt: "p"}); err == nil || !strings.Contains(err.Error(), "cassette from-memory") || !errors.Is(err, ErrCassetteMiss) {
 		t.Errorf("third call: %v, want a miss naming the cassette", err)

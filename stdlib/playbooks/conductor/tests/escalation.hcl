@@ -2,6 +2,11 @@
 # decides (retry with guidance, mark fixed, skip, return to planning); a
 # high-severity rejection moves a haiku task to sonnet.
 
+# A person's guidance, wherever a test retries with guidance.
+mock "guidance" {
+  output = "keep the old signatures as wrappers"
+}
+
 mock "preflight" {
   output = { clean = true, files = [] }
 }
@@ -65,9 +70,6 @@ test "retry with guidance: the haiku task runs again on sonnet" {
   mock "escalate" {
     output = "retry_with_guidance"
   }
-  mock "guidance" {
-    output = "keep the old signatures as wrappers"
-  }
   expect {
     status = "completed"
     path = [
@@ -94,9 +96,6 @@ test "a high severity issue in the list counts too" {
   }
   mock "escalate" {
     output = "retry_with_guidance"
-  }
-  mock "guidance" {
-    output = "keep the old signatures as wrappers"
   }
   expect {
     status = "completed"
@@ -152,9 +151,6 @@ test "retry with guidance stops at max_total_attempts" {
   mock "escalate" {
     output = "retry_with_guidance"
   }
-  mock "guidance" {
-    output = "keep the old signatures as wrappers"
-  }
   expect {
     status         = "failed"
     recommendation = "needs_intervention"
@@ -175,9 +171,6 @@ test "a blocked implementer asks a person" {
   }
   mock "escalate" {
     output = "retry_with_guidance"
-  }
-  mock "guidance" {
-    output = "keep the old signatures as wrappers"
   }
   expect {
     status = "completed"
