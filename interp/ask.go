@@ -120,8 +120,22 @@ func (r *run) ask(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty
 	return cty.StringVal(answer), nil, nil
 }
 
+// Key names the question for apl resume --answer KEY=CHOICE: STEP, or
+// STEP[ITEM] inside a for_each.
+func (w Waiting) Key() string {
+	if w.Item != "" {
+		return w.Step + "[" + w.Item + "]"
+	}
+	return w.Step
+}
+
+// Reason is a waiting run's reason: the question and what it takes.
+func (w Waiting) Reason() string {
+	return fmt.Sprintf("waiting for a decision at step %s: %s (%s)", w.Key(), w.Question, w.choices())
+}
+
 // choices says what answers a waiting question takes, for messages.
-func (w *Waiting) choices() string {
+func (w Waiting) choices() string {
 	if w.Text {
 		return "a typed answer"
 	}

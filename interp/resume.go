@@ -213,10 +213,7 @@ func resumable(st *State, pb *lang.Playbook, opts Options) error {
 // answered checks that a waiting run has its answer, or a person to ask.
 func answered(st *State, opts Options) error {
 	w := st.Waiting
-	key := w.Step
-	if w.Item != "" {
-		key += "[" + w.Item + "]"
-	}
+	key := w.Key()
 	answer, ok := opts.Answers[key]
 	if v, plain := opts.Answers[w.Step]; plain && !ok {
 		answer, ok = v, true

@@ -139,11 +139,7 @@ func (r *run) wait(w *Waiting) (*Result, error) {
 	r.st.Waiting = w
 	msg := "waiting for a decision"
 	if w != nil {
-		step := w.Step
-		if w.Item != "" {
-			step += "[" + w.Item + "]"
-		}
-		msg = fmt.Sprintf("waiting for a decision at step %s: %s (%s)", step, w.Question, w.choices())
+		msg = w.Reason()
 	}
 	r.event(Event{Type: EventRunWaiting, Step: r.st.Meta.CurrentStep, Message: msg})
 	if err := r.snapshot(); err != nil {

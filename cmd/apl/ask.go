@@ -76,10 +76,7 @@ func (a *termAsker) Ask(ctx context.Context, q interp.Question) (string, error) 
 	if a.hold != nil {
 		defer a.hold()()
 	}
-	where := q.Step
-	if q.Item != "" {
-		where += "[" + q.Item + "]"
-	}
+	where := interp.Waiting{Step: q.Step, Item: q.Item}.Key()
 	for {
 		fmt.Fprintf(a.out, "\n%s: %s\n", where, q.Question)
 		prompt := "choice> "

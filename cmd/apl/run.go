@@ -291,7 +291,7 @@ func reportResume(e *env, pb *lang.Playbook, res *interp.Result, err error, asJS
 		}
 		reason := res.Reason
 		if w := res.Waiting; w != nil {
-			reason += "; continue with " + resumeCmd() + " --answer " + answerKey(w) + "=" + answerPlaceholder(w)
+			reason += "; continue with " + resumeCmd() + " --answer " + w.Key() + "=" + answerPlaceholder(w)
 		}
 		fmt.Fprintf(e.stderr, "apl: %s\n", reason)
 		return exitWith(exitWaiting, nil)
@@ -330,13 +330,6 @@ func answerPlaceholder(w *interp.Waiting) string {
 		return "'ANSWER'"
 	}
 	return "CHOICE"
-}
-
-func answerKey(w *interp.Waiting) string {
-	if w.Item != "" {
-		return w.Step + "[" + w.Item + "]"
-	}
-	return w.Step
 }
 
 // outputJSON is the run's output object, "{}" when it has none.

@@ -44,19 +44,10 @@ type question struct {
 	answer *string
 }
 
-// Key names a waiting question for --answer: STEP, or STEP[ITEM] inside
-// a for_each.
-func Key(w interp.Waiting) string {
-	if w.Item != "" {
-		return w.Step + "[" + w.Item + "]"
-	}
-	return w.Step
-}
-
 // answers reports whether an answer given as key answers w: it names w
 // (STEP[ITEM]), or its step.
 func answers(key string, w interp.Waiting) bool {
-	return key == Key(w) || key == w.Step
+	return key == w.Key() || key == w.Step
 }
 
 // signalAsker is the walk's interp.Asker on Temporal: an ask step's
@@ -107,7 +98,7 @@ func (a *signalAsker) take(c workflow.Context, ans Answer) {
 			continue
 		}
 		if !q.Text && !slices.Contains(q.Options, ans.Choice) {
-			workflow.GetLogger(c).Warn(fmt.Sprintf("answer %q to %s is not one of the options: %s; still waiting", ans.Choice, Key(q.Waiting), strings.Join(q.Options, ", ")))
+			workflow.GetLogger(c).Warn(fmt.Sprintf("answer %q to %s is not one of the options: %s; still waiting", ans.Choice, q.Waiting.Key(), strings.Join(q.Options, ", ")))
 			continue
 		}
 		choice := ans.Choice
@@ -151,14 +142,4 @@ func (a *signalAsker) Ask(ctx context.Context, q interp.Question) (string, error
 		return "", err
 	}
 	return *pq.answer, nil
-}
-
-// waitingReason is how a run that waits on w says so, as a local run
-// does.
-func waitingReason(w interp.Waiting) string {
-	choices := "options: " + strings.Join(w.Options, ", ")
-	if w.Text {
-		choices = "a typed answer"
-	}
-	return fmt.Sprintf("waiting for a decision at step %s: %s (%s)", Key(w), w.Question, choices)
 }

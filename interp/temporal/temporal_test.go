@@ -102,7 +102,7 @@ func runTemporal(t *testing.T, c client.Client, queue string, pb *lang.Playbook,
 	opts.Answers = nil
 	res, path, err := Run(ctx, c, queue, pb, ref, opts, with...)
 	for err == nil && res.Status == interp.StatusWaiting {
-		key := Key(*res.Waiting)
+		key := res.Waiting.Key()
 		choice, ok := answers[key]
 		if !ok {
 			if choice, ok = answers[res.Waiting.Step]; !ok {

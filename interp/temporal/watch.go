@@ -78,7 +78,7 @@ func Watch(ctx context.Context, c client.Client, id string, from int, obs interp
 				continue
 			}
 			w := f.waiting[0].Waiting
-			return &interp.Result{RunID: id, Status: interp.StatusWaiting, Reason: waitingReason(w), Waiting: &w,
+			return &interp.Result{RunID: id, Status: interp.StatusWaiting, Reason: w.Reason(), Waiting: &w,
 				OutputJSON: json.RawMessage("{}")}, f.path, nil
 		}
 	}
@@ -196,8 +196,8 @@ func (e *NotAskedError) Error() string {
 	}
 	var keys, asked []string
 	for _, q := range e.Waiting {
-		keys = append(keys, Key(q.Waiting))
-		asked = append(asked, waitingReason(q.Waiting))
+		keys = append(keys, q.Waiting.Key())
+		asked = append(asked, q.Waiting.Reason())
 	}
 	hint := ""
 	if s := lang.Suggest(e.Key, keys); s != "" {
@@ -230,7 +230,7 @@ func SendAnswer(ctx context.Context, c client.Client, id, key, choice string) (f
 			continue
 		}
 		if !q.Text && !slices.Contains(q.Options, choice) {
-			return 0, &interp.WaitingError{RunID: id, Key: Key(q.Waiting), Waiting: q.Waiting, Given: choice}
+			return 0, &interp.WaitingError{RunID: id, Key: q.Waiting.Key(), Waiting: q.Waiting, Given: choice}
 		}
 		hit = append(hit, q)
 	}
