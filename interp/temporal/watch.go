@@ -252,15 +252,17 @@ func SendAnswer(ctx context.Context, c client.Client, id, key, choice string) (f
 	// the run next does not see the question it answered.
 	for _, q := range hit {
 		for {
-			qs, err := Waiting(ctx, c, q.workflow)
-			var ended *EndedError
-			if errors.As(err, &ended) {
-				break
-			}
+			// A query alone; whether the workflow ended is asked only
+			// when the query fails.
+			w, err := queryEvents(ctx, c, q.workflow, math.MaxInt)
 			if err != nil {
-				return 0, err
+				var ended *EndedError
+				if errors.As(running(ctx, c, q.workflow), &ended) {
+					break
+				}
+				return 0, fmt.Errorf("run %s on Temporal: %w", q.workflow, err)
 			}
-			if !slices.ContainsFunc(qs, func(w Question) bool { return w.N == q.N }) {
+			if !slices.ContainsFunc(w.Waiting, func(w Question) bool { return w.N == q.N }) {
 				break
 			}
 			select {
