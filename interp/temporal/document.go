@@ -12,7 +12,9 @@ import (
 // directory, as a local run writes them (atomically, with the backup,
 // moved to the archive when the run completes): the walk projects them
 // at its checkpoints and, when one changed, the write is an activity.
-// Workflow code does no file I/O.
+// Workflow code writes no document. (It does read large step results
+// from the shared blob store, and keeps a temporary run directory for
+// artifacts: see doc.go.)
 
 // docWriter sends the run's document writes to workers one at a time, in
 // the order the walk made them. A write made while another is under way
