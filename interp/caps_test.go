@@ -92,3 +92,77 @@ func TestRunCapTrippedInForEachItemDoesNotCrash(t *testing.T) {
 		})
 	}
 }
+
+// TestForEachSpendsAtMostOneEstimateOverTheCap: six items, three at a
+// time, $1 a call, and a $1.50 cap. The run spent $3 to $4: every item in
+// flight made its call, and a fourth started after the cap was crossed.
+// Now the first call of the step finds out what a call costs while the
+// others wait, and no call starts whose cost does not fit.
+func TestForEachSpendsAtMostOneEstimateOverTheCap(t *testing.T) {
+	pb := load(t, sixItems("limits { max_cost_usd = 1.5 }"))
+	d := &pricedDriver{tokens: 1000, cost: 1}
+	res, _ := startWith(t, pb, Options{Drivers: drivers(d)})
+	if res.Status != StatusFailed || !strings.Contains(res.Reason, "limits.max_cost_usd: a call of step do may cost $1.0000 (the most one call of the step cost so far), more than the $0.5000 left of $1.5000") {
+		t.Fatalf("status %s reason %q", res.Status, res.Reason)
+	}
+	if c := res.Metrics.TotalCostUSD; c == nil || *c > 1.5 || d.count() != 1 {
+		t.Errorf("%d calls cost $%v; want 1 call, at most the cap", d.count(), *c)
+	}
+}
+
+// TestReservationFromStepAndDriver: a call reserves the step's own
+// max_cost_usd, else its driver's ceiling (max_tokens at its prices); no
+// call starts whose reservation does not fit, so the run never spends
+// more than its cap while the estimates hold.
+func TestReservationFromStepAndDriver(t *testing.T) {
+	for _, tc := range []struct {
+		name, pb, from string
+		cost, cap      float64
+	}{
+		{"step max_cost_usd", `
+playbook "r" {}
+limits { max_cost_usd = 2.5 }
+agent "a" {}
+step "work" {
+  for_each    = "[1, 2, 3, 4, 5, 6]"
+  concurrency = 3
+  step "do" {
+    max_cost_usd = 1
+    agent "a" { prompt = "Work on ${item}." }
+  }
+}
+`, "the step's max_cost_usd", 0.4, 2.5},
+		{"driver ceiling", `
+playbook "r" {}
+limits { max_cost_usd = 0.05 }
+driver "d" {
+  type       = "openai"
+  model      = "m"
+  max_tokens = 1000
+  prices     = { m = { input = 3, output = 15 } }
+}
+agent "a" { driver = driver.d }
+step "work" {
+  for_each    = "[1, 2, 3, 4, 5, 6]"
+  concurrency = 3
+  step "do" {
+    agent "a" { prompt = "Work on ${item}." }
+  }
+}
+`, "the driver's max_tokens at its prices", 0.012, 0.05},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &pricedDriver{tokens: 100, cost: tc.cost}
+			res, _ := startWith(t, load(t, tc.pb), Options{Drivers: drivers(d)})
+			if res.Status != StatusFailed || !strings.Contains(res.Reason, "("+tc.from+")") {
+				t.Fatalf("status %s reason %q", res.Status, res.Reason)
+			}
+			if c := res.Metrics.TotalCostUSD; c == nil || *c > tc.cap+1e-9 {
+				t.Errorf("%d calls cost $%v, over the $%v cap", d.count(), *c, tc.cap)
+			}
+			if d.count() < 2 {
+				t.Errorf("%d calls; the cap has room for more", d.count())
+			}
+		})
+	}
+}
