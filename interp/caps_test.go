@@ -2,6 +2,8 @@ package interp
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -164,5 +166,123 @@ step "work" {
 				t.Errorf("%d calls; the cap has room for more", d.count())
 			}
 		})
+	}
+}
+
+// nineCalls is a sub-playbook of nine agent calls of $1: a for_each of
+// nine items of one step, then three steps of their own.
+const nineCalls = `
+playbook "child" {}
+agent "a" {}
+step "each" {
+  for_each    = "[1, 2, 3, 4, 5, 6]"
+  concurrency = 3
+  step "do" { agent "a" { prompt = "Do ${item}." } }
+}
+step "seven" { agent "a" { prompt = "Seven." } }
+step "eight" { agent "a" { prompt = "Eight." } }
+step "nine" { agent "a" { prompt = "Nine." } }
+`
+
+// TestSubPlaybookHeldToParentCaps: a parent's max_cost_usd of $1.50 let
+// its sub-playbook make nine $1 calls; the sub-run's spend counted only
+// once it ended. The parent's caps now hold during the sub-run, in the
+// main walk and in a for_each item alike.
+func TestSubPlaybookHeldToParentCaps(t *testing.T) {
+	for _, tc := range []struct{ name, parent string }{
+		{"main walk", `
+playbook "parent" {}
+limits { max_cost_usd = 1.5 }
+step "phase" {
+  playbook { source = "child" }
+}
+step "after" { shell { command = ["true"] } }
+`},
+		{"for_each item", `
+playbook "parent" {}
+limits { max_cost_usd = 1.5 }
+step "phases" {
+  for_each    = "['x', 'y', 'z']"
+  concurrency = 3
+  step "phase" {
+    playbook { source = "child" }
+  }
+}
+step "after" { shell { command = ["true"] } }
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pb := loadParentChild(t, tc.parent, nineCalls)
+			d := &pricedDriver{tokens: 1000, cost: 1}
+			res, rec := startWith(t, pb, Options{Drivers: drivers(d)})
+			if res.Status != StatusFailed || res.Recommendation != "halt" || res.ErrorKind != agent.KindBudget ||
+				!strings.Contains(res.Reason, "limits.max_cost_usd: a call of step do may cost $1.0000") {
+				t.Fatalf("status %s, recommendation %q, kind %q, reason %q", res.Status, res.Recommendation, res.ErrorKind, res.Reason)
+			}
+			if d.count() != 1 {
+				t.Errorf("%d calls (%v); the first leaves too little for a second", d.count(), d.steps)
+			}
+			for _, s := range rec.steps(EventStepStarted) {
+				if s == "after" {
+					t.Errorf("the parent went on to %q after its cap stopped the sub-run", s)
+				}
+			}
+		})
+	}
+}
+
+// TestSubPlaybookOwnLimitsTighter: a sub-playbook's own limits hold
+// beside the parent's, as a tighter bound; crossing them fails the step
+// that runs it (a budget error), not the parent's run.
+func TestSubPlaybookOwnLimitsTighter(t *testing.T) {
+	pb := loadParentChild(t, `
+playbook "parent" {}
+limits { max_cost_usd = 100 }
+step "phase" {
+  continue_on_error = true
+  playbook { source = "child" }
+}
+step "after" { shell { command = ["true"] } }
+`, strings.Replace(nineCalls, `playbook "child" {}`, `playbook "child" {}
+limits { max_cost_usd = 2.5 }`, 1))
+	d := &pricedDriver{tokens: 1000, cost: 1}
+	res, rec := startWith(t, pb, Options{Drivers: drivers(d)})
+	if res.Status != StatusCompleted {
+		t.Fatalf("status %s reason %q", res.Status, res.Reason)
+	}
+	if d.count() != 2 {
+		t.Errorf("%d calls; the sub-run's $2.50 has room for two $1 calls", d.count())
+	}
+	if got := rec.steps(EventStepStarted); got[len(got)-1] != "after" {
+		t.Errorf("steps %v", got)
+	}
+}
+
+// TestSubPlaybookHeldToParentRetries: the parent's max_retries counts the
+// sub-run's retries as they are made.
+func TestSubPlaybookHeldToParentRetries(t *testing.T) {
+	pb := loadParentChild(t, `
+playbook "parent" {}
+limits { max_retries = 2 }
+step "phase" {
+  playbook { source = "child" }
+}
+`, `
+playbook "child" {}
+step "flaky" {
+  retry {
+    max     = 5
+    backoff = "1ms"
+  }
+  shell { script = "echo x >> tries; exit 1" }
+}
+`)
+	work := t.TempDir()
+	res, _ := startWith(t, pb, Options{Workdir: work})
+	if res.Status != StatusFailed || res.Recommendation != "halt" || !strings.Contains(res.Reason, `step "phase" (`) || !strings.Contains(res.Reason, `limits.max_retries: a retry beyond the 2 this run may make (retry 3/5`) {
+		t.Fatalf("status %s, recommendation %q, reason %q", res.Status, res.Recommendation, res.Reason)
+	}
+	if b, _ := os.ReadFile(filepath.Join(work, "tries")); strings.Count(string(b), "x") != 3 {
+		t.Errorf("the step ran %d times; the parent's 2 retries allow 3", strings.Count(string(b), "x"))
 	}
 }
