@@ -55,7 +55,7 @@ func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.A
 	for call := 1; ; call++ {
 		// The one place a call is let start: it must fit in what is left
 		// of the caps (budget).
-		hold, t := r.budget().admit(r.host, s, r.estimate(s, a, req))
+		hold, t := r.budget().admit(r.host, r.pb, s, r.estimate(s, a, req))
 		if t != nil {
 			return result{trip: t}
 		}

@@ -53,8 +53,9 @@ type budget struct {
 type ledger struct {
 	mu       sync.Mutex
 	inFlight int
-	probing  map[*lang.Step]bool
-	most     map[*lang.Step]estimate
+	// probing and most are by step (stepKey).
+	probing map[string]bool
+	most    map[string]estimate
 	// waiters are calls waiting for a call in flight to end, each on a
 	// channel of its own run's host.
 	waiters []Channel
@@ -69,9 +70,14 @@ type estimate struct {
 	tokensFrom, costFrom string
 }
 
+// stepKey names a step of a playbook across the runs of a tree, and
+// across the workflows of one on an engine: the playbook's hash and the
+// step's name.
+func stepKey(pb *lang.Playbook, s *lang.Step) string { return pb.Hash + "\x00" + s.Name }
+
 // reservation is an admitted call's hold on its budget.
 type reservation struct {
-	s      *lang.Step
+	key    string
 	est    estimate
 	probe  bool
 	budget *budget
@@ -86,6 +92,16 @@ type Caps struct {
 	Tokens   *int     `json:"tokens,omitempty"`
 	CostUSD  *float64 `json:"cost_usd,omitempty"`
 	Retries  *int     `json:"retries,omitempty"`
+	// Spent is the most one call of each step spent so far in the runs
+	// above, by step (playbook hash, NUL, step name): what a call of it
+	// reserves when nothing else bounds it.
+	Spent map[string]CallSpend `json:"spent,omitempty"`
+}
+
+// CallSpend is what one agent call spent.
+type CallSpend struct {
+	Tokens  int     `json:"tokens"`
+	CostUSD float64 `json:"cost_usd"`
 }
 
 // budget is the run's budget, made on first use: its limits, with what
@@ -118,6 +134,9 @@ func (r *run) budget() *budget {
 	case r.opts.OuterCaps != nil:
 		c := r.opts.OuterCaps
 		b.l = newLedger()
+		for k, sp := range c.Spent {
+			b.l.most[k] = learned(sp.Tokens, sp.CostUSD)
+		}
 		o := &budget{name: c.Playbook, l: b.l}
 		if c.Tokens != nil {
 			o.maxTokens = max(*c.Tokens, 0)
@@ -147,7 +166,14 @@ func (r *run) budget() *budget {
 }
 
 func newLedger() *ledger {
-	return &ledger{probing: map[*lang.Step]bool{}, most: map[*lang.Step]estimate{}}
+	return &ledger{probing: map[string]bool{}, most: map[string]estimate{}}
+}
+
+// learned is the estimate of a step whose costliest call so far spent
+// tokens and cost.
+func learned(tokens int, cost float64) estimate {
+	return estimate{tokens: tokens, cost: cost, tokensOK: true, costOK: true,
+		tokensFrom: "the most one call of the step used so far", costFrom: "the most one call of the step cost so far"}
 }
 
 // capReached is the trip of a cap with nothing left of it from the
@@ -229,13 +255,14 @@ func (r *run) capsStopped() *trip {
 // figure est does not bound: the most a call of s spent so far), and
 // reserves est for it if so. It waits, on h, while the call does not fit
 // and other calls are in flight, or while another probe of s is.
-func (b *budget) admit(h host, s *lang.Step, est estimate) (*reservation, *trip) {
+func (b *budget) admit(h host, pb *lang.Playbook, s *lang.Step, est estimate) (*reservation, *trip) {
 	l := b.l
+	key := stepKey(pb, s)
 	given := est
 	for {
 		l.mu.Lock()
 		est = given
-		if m, ok := l.most[s]; ok {
+		if m, ok := l.most[key]; ok {
 			if !est.tokensOK {
 				est.tokens, est.tokensOK, est.tokensFrom = m.tokens, true, m.tokensFrom
 			}
@@ -283,14 +310,14 @@ func (b *budget) admit(h host, s *lang.Step, est estimate) (*reservation, *trip)
 			})
 			l.inFlight++
 			l.mu.Unlock()
-			return &reservation{s: s, est: est, budget: b}, nil
-		case fits && !l.probing[s]:
+			return &reservation{key: key, est: est, budget: b}, nil
+		case fits && !l.probing[key]:
 			// Nothing says what a call of s may spend: one call finds out
 			// while the others of s wait.
-			l.probing[s] = true
+			l.probing[key] = true
 			l.inFlight++
 			l.mu.Unlock()
-			return &reservation{s: s, probe: true, budget: b}, nil
+			return &reservation{key: key, probe: true, budget: b}, nil
 		case !fits && l.inFlight == 0:
 			full.closed = full.refusal(s, est, fullWhat)
 			t := b.seen(full, full.closed)
@@ -333,7 +360,7 @@ func (res *reservation) settle(tokens int, cost float64) {
 	defer l.mu.Unlock()
 	l.inFlight--
 	if res.probe {
-		delete(l.probing, res.s)
+		delete(l.probing, res.key)
 	}
 	b.levels(func(v *budget) bool {
 		if !res.probe {
@@ -344,11 +371,8 @@ func (res *reservation) settle(tokens int, cost float64) {
 		v.cost += cost
 		return true
 	})
-	m := l.most[res.s]
-	m.tokens, m.cost = max(m.tokens, tokens), max(m.cost, cost)
-	m.tokensOK, m.costOK = true, true
-	m.tokensFrom, m.costFrom = "the most one call of the step used so far", "the most one call of the step cost so far"
-	l.most[res.s] = m
+	m := l.most[res.key]
+	l.most[res.key] = learned(max(m.tokens, tokens), max(m.cost, cost))
 	for _, ch := range l.waiters {
 		ch.Send(struct{}{})
 	}
@@ -423,6 +447,12 @@ func (b *budget) left() *Caps {
 	})
 	if c.Tokens == nil && c.CostUSD == nil && c.Retries == nil {
 		return nil
+	}
+	for k, m := range b.l.most {
+		if c.Spent == nil {
+			c.Spent = map[string]CallSpend{}
+		}
+		c.Spent[k] = CallSpend{Tokens: m.tokens, CostUSD: m.cost}
 	}
 	return c
 }

@@ -337,9 +337,9 @@ func (r *run) walkItem(ctx context.Context, it *item, stop <-chan struct{}, rele
 			return interrupted
 		default:
 		}
-		if r.capsStopped() != nil {
-			// A cap was crossed elsewhere: this item stops before its next
-			// step, as for another item's trip.
+		if ctx.Err() != nil || r.capsStopped() != nil {
+			// Interrupted, or a cap was crossed elsewhere: this item stops
+			// before its next step, as for another item's trip.
 			return interrupted
 		}
 		s := r.pb.Step(it.rec.Current)

@@ -52,6 +52,9 @@ type RunInput struct {
 	// sub-runs, in the workflow: no agent runs (apl run --replay).
 	Cassette     []byte
 	CassetteName string
+	// Caps are what the run that runs this one (a sub-run's parent)
+	// leaves it of its caps; nil: none (interp.Options.OuterCaps).
+	Caps *interp.Caps
 }
 
 // RunOutput is how the run ended.
@@ -176,6 +179,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		Engine:   &runEngine{engine: e, acts: acts, events: events, in: in, path: &path},
 		Observer: interp.ObserverFunc(func(ev interp.Event) { path.Event(ev); events.Event(ev) }),
 		Shell:    acts, Funcs: acts.funcs(), Drivers: drivers, Asker: asker, Answers: in.Answers,
+		OuterCaps: in.Caps,
 	}
 	res, err := interp.Start(context.Background(), pb, in.Ref, opts)
 	if err != nil {
