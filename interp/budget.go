@@ -44,8 +44,11 @@ type budget struct {
 	resCost         float64
 	// closed is the cap that tripped; nothing new starts once it is set.
 	closed *trip
-	outer  *budget
-	l      *ledger
+	// outerTrip is, on a run's own level, the first trip of a cap of a
+	// run above it that it met (Result.CapTrip).
+	outerTrip *trip
+	outer     *budget
+	l         *ledger
 }
 
 // ledger is what the budgets of one tree of runs in this process share:
@@ -196,6 +199,9 @@ func (b *budget) levels(fn func(l *budget) bool) {
 func (b *budget) seen(l *budget, t *trip) *trip {
 	if l == b || t == nil {
 		return t
+	}
+	if b.outerTrip == nil {
+		b.outerTrip = t
 	}
 	return &trip{fmt.Sprintf("playbook %q: %s", l.name, t.msg), t.kind}
 }
@@ -377,6 +383,16 @@ func (res *reservation) settle(tokens int, cost float64) {
 		ch.Send(struct{}{})
 	}
 	l.waiters = nil
+}
+
+// close stops b for t, a cap of this run that a sub-run on an engine
+// met in its copy of this run's budget (Result.CapTrip).
+func (b *budget) close(t *trip) {
+	b.l.mu.Lock()
+	defer b.l.mu.Unlock()
+	if b.closed == nil {
+		b.closed = t
+	}
 }
 
 // charge counts what a sub-run on an engine spent, once it ended, toward

@@ -41,6 +41,10 @@ type Result struct {
 	// Metrics are the run's totals as it stopped (a sub-run's count
 	// toward the caps of the run that ran it).
 	Metrics Metrics
+	// CapTrip is, for a sub-run stopped by a cap of the run that runs it
+	// (Options.OuterCaps), that cap's trip, as that run says it: the
+	// parent stops for it too.
+	CapTrip string
 }
 
 // run is one execution of a playbook: all the mutable data lives here.

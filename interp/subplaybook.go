@@ -102,6 +102,11 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	r.st.Metrics.AgentCalls += res.Metrics.AgentCalls
 	r.account(rec, agent.Response{Usage: agent.Usage{InputTokens: res.Metrics.TotalTokens}, CostUSD: res.Metrics.TotalCostUSD})
 	if _, ok := r.opts.Engine.(SubRunner); ok {
+		if res.CapTrip != "" {
+			// The sub-run stopped at a cap of this run, in the copy of
+			// this run's budget it was given: this run stops too.
+			r.budget().close(&trip{res.CapTrip, agent.KindBudget})
+		}
 		cost := 0.0
 		if c := res.Metrics.TotalCostUSD; c != nil {
 			cost = *c

@@ -196,6 +196,9 @@ func (r *run) finish() (*Result, error) {
 			r.event(Event{Type: EventLog, Message: "output incomplete: " + err.Error()})
 		}
 	}
+	if t := r.caps.outerTrip; t != nil && r.st.Meta.Status == StatusFailed {
+		res.CapTrip = t.msg
+	}
 	res.OutputJSON = r.redact.Bytes(res.OutputJSON)
 	res.Reason = r.redact.String(res.Reason)
 	r.st.Output = res.OutputJSON
