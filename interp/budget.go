@@ -385,6 +385,35 @@ func (res *reservation) settle(tokens int, cost float64) {
 	l.waiters = nil
 }
 
+// spent is the most one call of each step spent, as far as b's ledger
+// knows.
+func (b *budget) spent() map[string]CallSpend {
+	b.l.mu.Lock()
+	defer b.l.mu.Unlock()
+	return b.spentLocked()
+}
+
+func (b *budget) spentLocked() map[string]CallSpend {
+	var out map[string]CallSpend
+	for k, m := range b.l.most {
+		if out == nil {
+			out = map[string]CallSpend{}
+		}
+		out[k] = CallSpend{Tokens: m.tokens, CostUSD: m.cost}
+	}
+	return out
+}
+
+// learn takes what a sub-run on an engine learned of its steps' calls.
+func (b *budget) learn(spent map[string]CallSpend) {
+	b.l.mu.Lock()
+	defer b.l.mu.Unlock()
+	for k, sp := range spent {
+		m := b.l.most[k]
+		b.l.most[k] = learned(max(m.tokens, sp.Tokens), max(m.cost, sp.CostUSD))
+	}
+}
+
 // close stops b for t, a cap of this run that a sub-run on an engine
 // met in its copy of this run's budget (Result.CapTrip).
 func (b *budget) close(t *trip) {
@@ -464,12 +493,7 @@ func (b *budget) left() *Caps {
 	if c.Tokens == nil && c.CostUSD == nil && c.Retries == nil {
 		return nil
 	}
-	for k, m := range b.l.most {
-		if c.Spent == nil {
-			c.Spent = map[string]CallSpend{}
-		}
-		c.Spent[k] = CallSpend{Tokens: m.tokens, CostUSD: m.cost}
-	}
+	c.Spent = b.spentLocked()
 	return c
 }
 

@@ -45,6 +45,10 @@ type Result struct {
 	// (Options.OuterCaps), that cap's trip, as that run says it: the
 	// parent stops for it too.
 	CapTrip string
+	// Spent is the most one agent call of each step spent in the run and
+	// its sub-runs, by step (Caps.Spent): what the parent's next calls
+	// of those steps reserve.
+	Spent map[string]CallSpend
 }
 
 // run is one execution of a playbook: all the mutable data lives here.

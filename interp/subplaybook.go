@@ -112,6 +112,7 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 			cost = *c
 		}
 		r.budget().charge(res.Metrics.TotalTokens, cost, res.Metrics.Retries)
+		r.budget().learn(res.Spent)
 	}
 	if spent := r.checkSpend(s, rec); spent.spent() {
 		return spent

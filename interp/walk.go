@@ -199,6 +199,7 @@ func (r *run) finish() (*Result, error) {
 	if t := r.caps.outerTrip; t != nil && r.st.Meta.Status == StatusFailed {
 		res.CapTrip = t.msg
 	}
+	res.Spent = r.caps.spent()
 	res.OutputJSON = r.redact.Bytes(res.OutputJSON)
 	res.Reason = r.redact.String(res.Reason)
 	r.st.Output = res.OutputJSON

@@ -67,6 +67,12 @@ type RunOutput struct {
 	// Metrics are the run's totals (a sub-run's count toward its
 	// parent's caps).
 	Metrics interp.Metrics
+	// CapTrip is the cap of the run that runs this one that stopped it
+	// (interp.Result.CapTrip).
+	CapTrip string
+	// Spent is what one call of each step spent at most
+	// (interp.Result.Spent).
+	Spent map[string]interp.CallSpend
 	// Path is the steps the run took, in order: "STEP", or
 	// "STEP[ITEM]/BODYSTEP" inside a for_each, each with how it ended.
 	Path []string
@@ -190,7 +196,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		return RunOutput{}, err
 	}
 	return RunOutput{RunID: res.RunID, Status: res.Status, Recommendation: res.Recommendation, Reason: res.Reason,
-		ErrorKind: res.ErrorKind, Output: out, OutputJSON: res.OutputJSON, Waiting: res.Waiting, Metrics: res.Metrics, Path: path}, nil
+		ErrorKind: res.ErrorKind, Output: out, OutputJSON: res.OutputJSON, Waiting: res.Waiting, Metrics: res.Metrics, CapTrip: res.CapTrip, Spent: res.Spent, Path: path}, nil
 }
 
 // pathObserver records the steps a run took, as RunOutput.Path.
