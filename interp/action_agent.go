@@ -53,6 +53,12 @@ func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.A
 	}
 	const maxCalls = 2 // the first answer and one re-prompt
 	for call := 1; ; call++ {
+		// The one place a call is let start: it must fit in what is left
+		// of the caps (budget).
+		hold, t := r.budget().admit(r.host, s, r.estimate(s, a, req))
+		if t != nil {
+			return result{trip: t}
+		}
 		rec.Calls++
 		req.Attempt = rec.Calls
 		// The attempt's session, once a call named one (a re-prompt, a
@@ -61,7 +67,7 @@ func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.A
 		if rec.SessionID != "" && !rec.newSession {
 			req.SessionID = rec.SessionID
 		}
-		ans := r.callAgent(ctx, f, s, a, drv, req, rec)
+		ans := r.callAgent(ctx, f, s, a, drv, req, rec, hold)
 		if ans.problem == nil {
 			return ans.result
 		}
@@ -85,7 +91,8 @@ type answer struct {
 }
 
 // callAgent makes one call.
-func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.AgentCall, drv agent.Driver, req agent.Request, rec *StepRecord) answer {
+// hold is its reservation, settled with what it spent.
+func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.AgentCall, drv agent.Driver, req agent.Request, rec *StepRecord, hold *reservation) answer {
 	start := r.now()
 	base := artifactBase(f, s, req.Attempt)
 	r.artifact(s, base+".prompt", []byte(req.Prompt))
@@ -108,6 +115,11 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 		r.artifact(s, base+".stderr", resp.Stderr)
 	}
 	r.account(rec, resp)
+	cost := 0.0
+	if resp.CostUSD != nil {
+		cost = *resp.CostUSD
+	}
+	hold.settle(resp.Usage.Total(), cost)
 	rec.Model = resp.Model
 	if rec.Model == "" {
 		rec.Model = req.Model

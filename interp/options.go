@@ -74,6 +74,15 @@ type Options struct {
 	// supplies Shell, Funcs and Drivers that reach its workers.
 	Engine Engine
 
+	// OuterCaps are what the runs that run this one leave it of their
+	// caps: a sub-run's on an engine, whose parent cannot share its
+	// budget as calls go (Caps).
+	OuterCaps *Caps
+
+	// outer is the budget of the run that runs this one in this process
+	// (a local sub-run): its caps hold during this run.
+	outer *budget
+
 	// host, when set, makes the host a run's walk uses from the local
 	// one (tests: a fake clock and timers).
 	host func(*localHost) host

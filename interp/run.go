@@ -81,6 +81,9 @@ type run struct {
 	// docs are the playbook's documents as last written.
 	docs docs
 
+	// caps is the run's budget, under its parent's (budget.go).
+	caps *budget
+
 	serial      map[string]Channel
 	itemOutputs map[string]map[string]map[string]cty.Value // for_each step → key → step → output
 }

@@ -25,6 +25,9 @@ func (r *run) execute(ctx context.Context) (res *Result, err error) {
 }
 
 func (r *run) walk(ctx context.Context) (*Result, error) {
+	// The budget starts from what the state says the run spent, before
+	// anything is spent here.
+	r.budget()
 	m := &r.st.Meta
 	o := r.walkMain(ctx)
 	if o.kind == outNext && m.Status == StatusFailed && !m.Finally {

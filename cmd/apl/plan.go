@@ -168,6 +168,17 @@ func writePlan(w io.Writer, p *lang.Plan) {
 	fmt.Fprintf(w, "\nretries (limits.max_retries counts them): %s\n", count(t.Retries))
 	for _, c := range p.Capped {
 		fmt.Fprintf(w, "%s holds %s to %s\n", c.Limit, c.Figure, capValue(c))
+		if c.Call != nil {
+			one := count(*c.Call)
+			if c.Figure == "cost_usd" {
+				one = cost(*c.Call)
+			}
+			if c.Call.Unbounded {
+				fmt.Fprintf(w, "  a call starts only if what it may spend fits in what is left; plan cannot bound one call (see Unbounded); a call that neither its step's cap nor its driver's ceiling bounds starts alone, and may overrun it by what it spends\n")
+			} else {
+				fmt.Fprintf(w, "  a call starts only if what it may spend fits in what is left; one call reserves at most %s\n", one)
+			}
+		}
 	}
 	if p.Approximate {
 		fmt.Fprintln(w, "\nThe paths through the caps are too many to search: the figures are a looser bound (every capped goto taken max times from every visit of its step), and no path is shown.")
