@@ -44,7 +44,7 @@ type runCmd struct {
 // input cannot have one of their names as its flag; it is set with --var.
 type runOptions struct {
 	Mode           string   `placeholder:"NAME" help:"Preset inputs from one of the playbook's mode blocks."`
-	Var            []string `sep:"none" placeholder:"NAME=VALUE" help:"Set an input; the value is read by the input's type (HCL syntax for lists and objects). Repeatable."`
+	Var            []string `sep:"none" aliases:"input" placeholder:"NAME=VALUE" help:"Set an input; the value is read by the input's type (HCL syntax for lists and objects). Repeatable; --input is the same."`
 	VarFile        []string `sep:"none" placeholder:"FILE" help:"Set inputs from a file of name = value lines (HCL, like Terraform's .tfvars; JSON when FILE ends in .json). Repeatable; later files win."`
 	JSON           bool     `name:"json" help:"Print only the output object, as JSON, on stdout."`
 	AgentCmd       string   `env:"APL_AGENT_CMD" placeholder:"CMD" help:"Send every agent step to this command: the prompt on stdin, the answer on stdout."`
