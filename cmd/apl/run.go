@@ -97,7 +97,7 @@ func (c *runCmd) Help() string {
 		for _, n := range names {
 			width = max(width, len(n))
 		}
-		b.WriteString("\n\nModes (--mode NAME):\n\n")
+		b.WriteString("\n\nModes (--mode NAME, or --NAME where no input has that flag):\n\n")
 		for _, n := range names {
 			fmt.Fprintf(&b, "  %-*s  %s\n", width, n, c.pb.Modes[n].Description)
 		}
@@ -141,6 +141,9 @@ func (c *runCmd) Run(e *env) error {
 		writeDiags(e.stderr, pb, diags, srcs)
 	}
 	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	if c.Mode, err = c.flags.mode(c.Mode); err != nil {
 		return exitWith(exitUsage, err)
 	}
 	opts := c.runOptions
