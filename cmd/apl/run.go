@@ -54,6 +54,7 @@ type runOptions struct {
 	NoSync         bool     `help:"Skip fsync on checkpoints (faster; a crash may lose the last transition)."`
 	NonInteractive bool     `help:"Never prompt: an ask step pauses the run as waiting (exit 4)."`
 
+	timeoutFlags  `embed:""`
 	temporalFlags `embed:""`
 
 	progressOptions `embed:""`
@@ -166,7 +167,14 @@ func (c *runCmd) Run(e *env) error {
 	if opts.ShowPrompts || opts.Mocks != "" || opts.Test != "" {
 		return exitWith(exitUsage, errors.New("--show-prompts, --mocks and --test go with --dry-run"))
 	}
+	timeouts, agentTimeout, err := opts.limits(pb)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
 	if opts.Engine == engineTemporal {
+		if opts.timeoutFlags.set() {
+			return exitWith(exitUsage, errors.New("--timeout and --agent-timeout go with the local engine; on Temporal, set the steps' timeout attributes"))
+		}
 		return c.runTemporal(e, inputs, agentCmd)
 	}
 	if err := preflight(pb, agentCmd, cmp.Or(opts.Workdir, "."), opts.cassetteFlags); err != nil {
@@ -180,6 +188,7 @@ func (c *runCmd) Run(e *env) error {
 	ropts := interp.Options{
 		Workdir: opts.Workdir, RunsDir: opts.RunsDir, RunID: opts.RunID, Inputs: inputs,
 		Mode: opts.Mode, AgentCommand: agentCmd, Drivers: drivers, NoSync: opts.NoSync,
+		Timeouts: timeouts, AgentTimeout: agentTimeout,
 		Observer: prog,
 		Asker:    asker(e.stderr, opts.NonInteractive, prog),
 	}
