@@ -45,7 +45,7 @@ func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.A
 	}
 	req := agent.Request{
 		Step: s.Name, Agent: a.Agent.Type, Model: model, Prompt: prompt, System: a.Agent.System,
-		RunID: r.st.Meta.RunID, ItemKey: f.key(), Workdir: r.workdir, Timeout: s.TimeoutIn(r.fixed),
+		RunID: r.st.Meta.RunID, ItemKey: f.key(), Workdir: r.workdir, Timeout: r.limit(s).d,
 	}
 	typed := s.Returns != cty.NilType
 	if typed {

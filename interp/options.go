@@ -40,6 +40,14 @@ type Options struct {
 	// command driver contract; apl run --agent-cmd).
 	AgentCommand []string
 
+	// Timeouts override the time limit of the steps they name (apl run
+	// --timeout STEP=30m), in this run and the playbooks it runs.
+	Timeouts map[string]time.Duration
+	// AgentTimeout, when set, is the time limit of every agent step that
+	// Timeouts does not name (apl run --agent-timeout 30m). A resumed run
+	// keeps the overrides it started with, under those resume gives.
+	AgentTimeout time.Duration
+
 	// DryRun, when set, makes the run a dry run: it walks the graph with
 	// stand-ins for agents, commands and builtins that write (see DryRun).
 	DryRun *DryRun

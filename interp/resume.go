@@ -103,6 +103,10 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 		opts.Workdir = st.Meta.Workdir
 	}
 	opts.Mode = st.Meta.Mode
+	if opts.Timeouts, opts.AgentTimeout, err = st.Meta.keptTimeouts(opts); err != nil {
+		return nil, err
+	}
+	st.Meta.recordTimeouts(opts)
 	r, h, err := newRun(pb, opts)
 	if err != nil {
 		return nil, err

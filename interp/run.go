@@ -131,6 +131,7 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (re
 		Caps:  map[string]int{},
 		Vars:  map[string]json.RawMessage{},
 	}
+	r.st.Meta.recordTimeouts(opts)
 	for name, v := range inputs.AsValueMap() {
 		b, err := builtins.CtyToJSON(v)
 		if err != nil {

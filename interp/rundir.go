@@ -104,6 +104,24 @@ func openRunDir(dir string) (*runDir, error) {
 	return &runDir{path: dir, abs: abs, trace: f, lock: lock}, nil
 }
 
+// RunHeld reports whether a live process holds the run in dir. A run whose
+// state says running and that no process holds was stopped before it could
+// record its end: killed with SIGKILL, or its machine went down. apl
+// resume continues it.
+func RunHeld(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, "lock"))
+	if err != nil {
+		// A run removes its lock when it ends; without one nothing holds it.
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}
+
 func (d *runDir) close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -194,8 +194,9 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 	feedback := ""
 	for {
 		actx, cancel := ctx, context.CancelFunc(func() {})
-		if limit := s.TimeoutIn(r.fixed); limit > 0 {
-			actx, cancel = r.host.withTimeout(ctx, limit)
+		limit := r.limit(s)
+		if limit.d > 0 {
+			actx, cancel = r.host.withTimeout(ctx, limit.d)
 		}
 		// A new run of the action: nothing of the last one stays visible.
 		rec.Runs++
@@ -204,7 +205,7 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 		delete(f.outputs, s.Name)
 		delete(r.raws, rec)
 		res := r.act(actx, f, s, rec, feedback)
-		timedOut := s.TimeoutIn(r.fixed) > 0 && errors.Is(actx.Err(), context.DeadlineExceeded)
+		timedOut := limit.d > 0 && errors.Is(actx.Err(), context.DeadlineExceeded)
 		cancel()
 		if res.stop != nil && res.stop.kind != outTrip {
 			return res
@@ -212,7 +213,7 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 		if ctx.Err() != nil {
 			return stopWith(interrupted)
 		}
-		err := timeoutError(s, s.TimeoutIn(r.fixed), res.err, timedOut)
+		err := timeoutError(s, limit, res.err, timedOut)
 		out := res.out
 		if err == nil && res.trip == nil && res.stop == nil {
 			out, err = r.conform(s, out)
