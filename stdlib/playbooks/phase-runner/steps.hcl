@@ -162,6 +162,7 @@ step "triage_log" {
 }
 
 step "research" {
+  timeout     = "20m"
   progress    = "RESEARCH"
   when        = "!inputs.existing_plan && !inputs.skip_research && !local.remediation"
   skip_reason = "existing_plan, skip_research or remediation mode"
@@ -184,6 +185,7 @@ step "research" {
 
 # STEP 2: PLAN; again after a failed plan check, with its issues.
 step "plan" {
+  timeout     = "20m"
   progress    = "PLAN"
   when        = "!local.remediation && (!inputs.existing_plan || steps.plan_check.attempts > 0)"
   skip_reason = "existing_plan or remediation mode"
@@ -206,6 +208,7 @@ step "plan" {
 
 # STEP 2.5: PLAN CHECK: pass and confidence >= 7, at most 3 checks.
 step "plan_check" {
+  timeout       = "10m"
   progress      = "PLAN-CHECK"
   progress_done = "Confidence: ${steps.plan_check.output.confidence}/10"
   returns = object({
@@ -308,6 +311,7 @@ step "execute" {
   }
 
   step "execute_task" {
+    timeout = "30m"
     returns = object({
       tasks_completed = string
       tasks_failed    = string
@@ -331,6 +335,7 @@ step "execute" {
   }
 
   step "mini_verify" {
+    timeout = "10m"
     returns = type.task_verdict
     agent "mini_verifier" {
       prompt = prompt.mini_verify
@@ -363,6 +368,7 @@ step "execute" {
   }
 
   step "task_debug" {
+    timeout           = "30m"
     continue_on_error = true
     returns = object({
       fixed            = bool
@@ -395,6 +401,7 @@ step "execute" {
   }
 
   step "task_debug_fallback" {
+    timeout = "30m"
     returns = object({
       fixed            = bool
       changes          = list(string)
@@ -478,6 +485,7 @@ step "execute" {
 # STEP 3's batch fallback (and remediation): one executor for all tasks,
 # then a mini-verifier per task of PLAN.md.
 step "execute_batch" {
+  timeout = "60m"
   returns = object({
     tasks_completed = string
     tasks_failed    = string
@@ -509,6 +517,7 @@ step "batch_verify" {
   on_item_failure = "continue"
 
   step "batch_mini_verify" {
+    timeout = "10m"
     returns = type.task_verdict
     agent "mini_verifier" {
       prompt = prompt.mini_verify
@@ -557,6 +566,7 @@ step "batch_verify" {
 
 # STEP 4: VERIFY, blind; with the triage evidence on the verify_only path.
 step "verify" {
+  timeout       = "20m"
   progress      = "VERIFY"
   progress_done = "Result: ${steps.verify.output.pass ? "pass" : "fail"}"
   returns = object({
@@ -611,6 +621,7 @@ step "verify" {
 
 # STEP 4.5: JUDGE, adversarial; at least one concern.
 step "judge" {
+  timeout       = "15m"
   progress      = "JUDGE"
   progress_done = "Recommendation: ${steps.judge.output.recommendation}"
   returns = object({
@@ -640,6 +651,7 @@ step "judge" {
 # STEP 4.6: RATE, context-isolated: the authoritative alignment score, in
 # decimal precision, with evidence.
 step "rate" {
+  timeout  = "15m"
   progress = "RATE"
   # x.x/10: 9.0 decodes to 9, so a whole score is given its decimal.
   progress_done = "Score: ${local.score_text}/10"
@@ -702,7 +714,7 @@ step "gate" {
       set     = { recommendation = "rollback" }
       event   = "rollback_initiated"
       details = { phase_id = inputs.phase_id, recommendation = "rollback", reason = try(coalesce(steps.judge.output.notes, ""), join("; ", steps.judge.output.concerns)) }
-      goto    = "rollback"
+      goto    = "bookkeeping"
     }
     rule "halt" {
       when    = "steps.judge.output.recommendation == 'halt'"
@@ -710,7 +722,7 @@ step "gate" {
       set     = { recommendation = "halt" }
       event   = "rollback_initiated"
       details = { phase_id = inputs.phase_id, recommendation = "halt", reason = try(coalesce(steps.judge.output.notes, ""), join("; ", steps.judge.output.concerns)) }
-      goto    = "rollback"
+      goto    = "bookkeeping"
     }
     # Human-verify checkpoint, Cases 1 and 2: checkpoint tasks the
     # verifier could not resolve autonomously (autonomous_confidence < 6).
@@ -732,7 +744,7 @@ step "gate" {
         && steps.judge.output.recommendation == 'proceed'
       EXPR
       log  = "Phase ${inputs.phase_id} PASSED. Proceeding."
-      goto = "result"
+      goto = "bookkeeping"
     }
     rule "below_threshold" {
       when = <<-EXPR
@@ -743,7 +755,7 @@ step "gate" {
         && steps.judge.output.recommendation == 'proceed'
       EXPR
       log  = "Phase ${inputs.phase_id} completed at ${steps.rate.output.alignment_score}/10 (threshold: ${inputs.pass_threshold}). Returning to orchestrator for remediation decision."
-      goto = "result"
+      goto = "bookkeeping"
     }
     # An empty commands_run is rubber-stamping: a warning, and the debug
     # loop re-runs verification. "1 re-plan + 1 debug" is a cap too.
@@ -765,7 +777,7 @@ step "gate" {
         set     = { recommendation = "halt" }
         event   = "rollback_initiated"
         details = { phase_id = inputs.phase_id, recommendation = "halt", reason = "max retries exceeded" }
-        goto    = "rollback"
+        goto    = "bookkeeping"
       }
     }
     rule "replan" {
@@ -785,7 +797,7 @@ step "gate" {
         set     = { recommendation = "halt" }
         event   = "rollback_initiated"
         details = { phase_id = inputs.phase_id, recommendation = "halt", reason = "max retries exceeded" }
-        goto    = "rollback"
+        goto    = "bookkeeping"
       }
     }
     otherwise {
@@ -793,7 +805,7 @@ step "gate" {
       set     = { recommendation = "halt" }
       event   = "rollback_initiated"
       details = { phase_id = inputs.phase_id, recommendation = "halt", reason = "max retries exceeded" }
-      goto    = "rollback"
+      goto    = "bookkeeping"
     }
   }
 }
@@ -804,6 +816,7 @@ step "gate" {
 # unavailable, exit_status or other), gsd-debugger makes the same attempt;
 # a debugger that ran and failed (timeout, budget, schema, ...) spends it.
 step "debug" {
+  timeout           = "30m"
   continue_on_error = true
   returns = object({
     fixed            = bool
@@ -858,6 +871,7 @@ step "debug" {
 }
 
 step "debug_fallback" {
+  timeout = "30m"
   returns = object({
     fixed            = bool
     changes          = list(string)
@@ -900,15 +914,48 @@ step "debug_fallback" {
 
 # ROLLBACK: a diagnostic branch, then revert to the last checkpoint,
 # preserving history. Never git reset --hard.
+#
+# The protocol's own bookkeeping is committed before the phase ends,
+# either way. Once the executor has committed EXECUTION-LOG.md, the
+# mini-verification sections the phase runner appends to it are
+# uncommitted changes to a tracked file: git.revert refuses to roll back
+# over them, and the next phase's pre-flight finds the tree unclean. So
+# the tracked files of the phase directory are committed here: on a pass
+# the checkpoint (STEP 6) includes them; on a rollback the commit is part
+# of the work the revert undoes, and the diagnostic branch keeps it.
+# Changes elsewhere in the tree are not the protocol's and still stop a
+# rollback. Outside a git repository the step fails and the run goes on.
+step "bookkeeping" {
+  continue_on_error = true
+  shell {
+    command = ["bash", "-c", "git add -u -- \"$1\" && { git diff --cached --quiet || git commit -q -m \"$2\"; }", "bookkeeping",
+    local.phase_dir, "chore(${inputs.phase_id}): phase runner bookkeeping"]
+  }
+  gate {
+    rule "rollback" {
+      when = "(vars.recommendation ?? '') != ''"
+      goto = "rollback"
+    }
+    otherwise {
+      goto = "result"
+    }
+  }
+}
+
 step "rollback" {
-  when        = "inputs.last_checkpoint_sha != ''"
-  skip_reason = "no last_checkpoint_sha: nothing to revert to"
+  when              = "inputs.last_checkpoint_sha != ''"
+  skip_reason       = "no last_checkpoint_sha: nothing to revert to"
+  continue_on_error = true
   call "git.revert" {
     from    = inputs.last_checkpoint_sha
     branch  = "autopilot-diagnostic-phase-${inputs.phase_id}"
     message = "rollback: revert to phase ${inputs.phase_id} checkpoint"
   }
   gate {
+    rule "failed" {
+      when = "steps.rollback.status == 'failed'"
+      log  = "Phase ${inputs.phase_id} rollback failed: ${steps.rollback.error}"
+    }
     otherwise {
       event   = "rollback_completed"
       details = { phase_id = inputs.phase_id, rollback_from = inputs.last_checkpoint_sha, rollback_to = steps.rollback.output.commit, diagnostic_branch = steps.rollback.output.branch }
@@ -920,7 +967,7 @@ step "rolled_back" {
   gate {
     otherwise {
       fail   = vars.recommendation
-      reason = "Phase ${inputs.phase_id} failed: ${vars.recommendation}%{if steps.rollback.status == "completed"}; rolled back to ${inputs.last_checkpoint_sha} (diagnostic branch ${steps.rollback.output.branch})%{endif}"
+      reason = "Phase ${inputs.phase_id} failed: ${vars.recommendation}%{if steps.rollback.status == "completed"}; rolled back to ${inputs.last_checkpoint_sha} (diagnostic branch ${steps.rollback.output.branch})%{endif}%{if steps.rollback.status == "failed"}; the rollback failed, nothing was reverted: ${steps.rollback.error}%{endif}"
     }
   }
 }

@@ -64,6 +64,12 @@ mock "debug_fallback" {
   output = { fixed = true, changes = ["fixed the test"], commits = ["d4e5f6a"], remaining_issues = [], failure_categories = [] }
 }
 
+# The commit of the phase directory's bookkeeping before a rollback (a
+# git command: the scratch directory is no repository).
+mock "bookkeeping" {
+  exit_code = 0
+}
+
 mock "result" {
   output = { sha = "f00dfeed", branch = "main" }
 }
@@ -75,7 +81,7 @@ test "pass path" {
   expect {
     status = "completed"
     path = ["locate", "debug_files", "preflight", "triage", "triage_log", "research", "plan", "plan_check",
-      "plan_tasks", "scope", "execute_batch", "batch_verify", "verify", "judge", "rate", "gate", "result",
+      "plan_tasks", "scope", "execute_batch", "batch_verify", "verify", "judge", "rate", "gate", "bookkeeping", "result",
     "trace_files", "trace_existing", "trace_append", "trace_spans"]
     output = {
       phase              = "6.3"
@@ -313,7 +319,7 @@ test "judge rollback reverts to the checkpoint" {
     status         = "failed"
     recommendation = "rollback"
     path = ["locate", "debug_files", "preflight", "triage", "triage_log", "research", "plan", "plan_check",
-      "plan_tasks", "scope", "execute_batch", "batch_verify", "verify", "judge", "rate", "gate", "rollback", "rolled_back",
+      "plan_tasks", "scope", "execute_batch", "batch_verify", "verify", "judge", "rate", "gate", "bookkeeping", "rollback", "rolled_back",
     "postmortem", "learnings_file", "learnings", "trace_files", "trace_existing", "trace_append", "trace_spans"]
     output = { rollback_performed = true, diagnostic_branch = "autopilot-diagnostic-phase-6.3", recommendation = "rollback" }
   }
