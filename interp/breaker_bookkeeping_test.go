@@ -54,3 +54,31 @@ step "assess" {
 		t.Errorf("consecutive_no_progress %d, want 3", st.Breaker.ConsecutiveNoProgress)
 	}
 }
+
+// TestBreakerOpensInsideAnItem: the breaker opening at a step of a
+// for_each item stops the run (it panicked: the item's stop carried no
+// trip).
+func TestBreakerOpensInsideAnItem(t *testing.T) {
+	pb := load(t, `
+playbook "cb" {}
+circuit_breaker {
+  no_progress = 2
+  cooldown    = "1h"
+}
+step "phases" {
+  for_each        = "['a', 'b', 'c']"
+  on_item_failure = "at_end"
+  step "work" {
+    progress_when = "false"
+    shell { command = ["true"] }
+  }
+}
+`)
+	res, rec := startWith(t, pb, Options{})
+	if res.Status != StatusFailed || !strings.Contains(res.Reason, "circuit breaker open: 2 consecutive steps without progress") {
+		t.Fatalf("status %s reason %q", res.Status, res.Reason)
+	}
+	if n := len(rec.steps(EventStepStarted)); n != 3 {
+		t.Errorf("%d steps started; want phases and two items' work", n)
+	}
+}

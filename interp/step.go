@@ -113,10 +113,12 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 	r.st.Metrics.StepsRun++
 	if res.stop != nil || res.trip != nil {
 		// A cap tripped in the step's action, or in an item of it.
-		o := r.tripped(f, s, res.trip, s.Name)
+		var o outcome
 		if res.stop != nil {
 			o = *res.stop
 			o.next = s.Name
+		} else {
+			o = r.tripped(f, s, res.trip, s.Name)
 		}
 		rec.Status = StepFailed
 		rec.Error, rec.ErrorKind = o.reason, o.errorKind
