@@ -19,7 +19,14 @@ locals {
       timestamp = timestamp()
       phase     = null
       event     = run.status == "completed" ? "run_completed" : "run_halted"
-      details   = { reason = run.reason, phases_completed = local.phases_succeeded, phases_failed = local.phases_failed, phases_deferred = local.phases_deferred, total_phases = length(local.phases) }
+      details = {
+        recommendation   = run.recommendation
+        failed_phases    = [for p in local.phases : p.id if try(local.records[p.id].status, "") == "failed"]
+        phases_completed = local.phases_succeeded
+        phases_failed    = local.phases_failed
+        phases_deferred  = local.phases_deferred
+        total_phases     = length(local.phases)
+      }
     }] : [],
   )
 }

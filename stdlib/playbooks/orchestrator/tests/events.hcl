@@ -48,7 +48,7 @@ test "a remediation cycle's events: cycle 1, old and new score, then run_complet
         { event = "remediation_started", phase = "1", details = { phase_id = "1", cycle = 1, current_score = 8.2, pass_threshold = 9, feedback_items = 2 } },
         { event = "remediation_completed", phase = "1", details = { phase_id = "1", cycle = 1, old_score = 8.2, new_score = 9.3, improved = true, reached_threshold = true } },
         { event = "phase_completed", phase = "1", details = { phase_id = "1", alignment_score = 9.3, remediation_cycles = 1, force_incomplete = false } },
-        { event = "run_completed", phase = null, details = { reason = "", phases_completed = 1, phases_failed = 0, phases_deferred = 0, total_phases = 1 } },
+        { event = "run_completed", phase = null, details = { recommendation = "", failed_phases = [], phases_completed = 1, phases_failed = 0, phases_deferred = 0, total_phases = 1 } },
       ]
     }
   }
@@ -107,7 +107,7 @@ test "complete mode records phase_skipped for a phase blocked by a failed one" {
         { event = "phase_started", phase = "3", details = { phase_id = "3", phase_name = "docs" } },
         { event = "phase_completed", phase = "3", details = { phase_id = "3", alignment_score = 9.5, remediation_cycles = 0, force_incomplete = false } },
         { event = "phase_skipped", phase = "2", details = { phase_id = "2", reason = "blocked_by_phase_1", blocking_phase = "1" } },
-        { event = "run_halted", phase = null, details = { reason = "step \"phases\" (steps.hcl:72,1-14): 1 item(s) failed: \"1\": phase 1 failed: Phase 1 failed (on_item_failure = \"at_end\")", phases_completed = 1, phases_failed = 1, phases_deferred = 0, total_phases = 3 } },
+        { event = "run_halted", phase = null, details = { recommendation = "", failed_phases = ["1"], phases_completed = 1, phases_failed = 1, phases_deferred = 0, total_phases = 3 } },
       ]
     }
   }
