@@ -31,6 +31,15 @@ step "locate" {
   }
 }
 
+# The commit the phase starts from, when no checkpoint is given: what the
+# agents compare the phase's changes with (local.diff_base).
+step "base" {
+  when              = "inputs.last_checkpoint_sha == ''"
+  skip_reason       = "last_checkpoint_sha given"
+  continue_on_error = true
+  call "git.head" {}
+}
+
 # STEP 0: PRE-FLIGHT, by the phase runner itself: the spec's hash, the
 # dependencies' EXECUTION-LOG.md, unresolved debug files and git status.
 step "spec_hash" {
@@ -82,6 +91,17 @@ step "preflight" {
       fail   = "halt"
       reason = "Preflight failed: ${join("; ", local.preflight_issues)}"
     }
+  }
+}
+
+# The roadmap, for the phase's name, goal and description when the
+# inputs do not give them (with an existing plan or in remediation, for
+# those alone: triage_source reads PLAN.md then).
+step "roadmap" {
+  when        = "local.use_plan && inputs.roadmap_path != ''"
+  skip_reason = "triage_source reads the roadmap, or there is none"
+  call "file.read" {
+    path = inputs.roadmap_path
   }
 }
 
@@ -329,7 +349,7 @@ step "execute" {
       vars = {
         task_id          = item.id
         task_description = item.description
-        prior_tasks      = steps.execution_log.output.exists ? steps.execution_log.output.content : "This is the first task."
+        prior_tasks      = steps.execution_log.output.exists && trimspace(steps.execution_log.output.content) != "" ? steps.execution_log.output.content : "This is the first task."
       }
     }
   }
@@ -343,7 +363,7 @@ step "execute" {
         task_id          = item.id
         task_description = item.description
         files            = length(item.files) > 0 ? join(", ", item.files) : "see the task's commit: git show --stat HEAD"
-        criteria         = join("\n", item.criteria)
+        criteria         = length(item.criteria) > 0 ? join("\n", item.criteria) : "(PLAN.md lists no \"-- verified by:\" criterion for this task: check its <verify> and <done> elements)"
       }
     }
     check "evidence" {
@@ -383,9 +403,16 @@ step "execute" {
     example = { fixed = true, changes = ["fixed the criterion"], commits = ["b2c3d4e"], remaining_issues = [], failure_categories = [] }
     agent "debugger" {
       prompt = prompt.debug
+      # What the mini-verifier found: the criteria that failed, with their
+      # evidence, and its concerns; the commands that failed.
       vars = {
-        issues         = [for r in steps.mini_verify.output.criteria_results : "${r.criterion}: ${try(coalesce(r.evidence, ""), "")}" if r.status != "pass"]
-        failing_checks = []
+        task_id          = item.id
+        task_description = item.description
+        issues = concat(
+          [for r in steps.mini_verify.output.criteria_results : "${r.criterion}: ${try(coalesce(r.evidence, ""), "") != "" ? r.evidence : "failed"}" if r.status != "pass"],
+          [for c in steps.mini_verify.output.concerns : "concern: ${c}"],
+        )
+        failing_checks = [for r in steps.mini_verify.output.criteria_results : "`${r.command}` -> ${try(coalesce(r.command_output, ""), "") != "" ? r.command_output : "failed"}" if r.status != "pass" && try(r.command != null && r.command != "", false)]
       }
     }
     gate {
@@ -416,9 +443,16 @@ step "execute" {
     next    = "mini_verify"
     agent "gsd_debugger" {
       prompt = prompt.debug
+      # What the mini-verifier found: the criteria that failed, with their
+      # evidence, and its concerns; the commands that failed.
       vars = {
-        issues         = [for r in steps.mini_verify.output.criteria_results : "${r.criterion}: ${try(coalesce(r.evidence, ""), "")}" if r.status != "pass"]
-        failing_checks = []
+        task_id          = item.id
+        task_description = item.description
+        issues = concat(
+          [for r in steps.mini_verify.output.criteria_results : "${r.criterion}: ${try(coalesce(r.evidence, ""), "") != "" ? r.evidence : "failed"}" if r.status != "pass"],
+          [for c in steps.mini_verify.output.concerns : "concern: ${c}"],
+        )
+        failing_checks = [for r in steps.mini_verify.output.criteria_results : "`${r.command}` -> ${try(coalesce(r.command_output, ""), "") != "" ? r.command_output : "failed"}" if r.status != "pass" && try(r.command != null && r.command != "", false)]
       }
     }
   }
@@ -525,7 +559,7 @@ step "batch_verify" {
         task_id          = item.id
         task_description = item.description
         files            = length(item.files) > 0 ? join(", ", item.files) : "see the task's entry in EXECUTION-LOG.md"
-        criteria         = join("\n", item.criteria)
+        criteria         = length(item.criteria) > 0 ? join("\n", item.criteria) : "(PLAN.md lists no \"-- verified by:\" criterion for this task: check its <verify> and <done> elements)"
       }
     }
     check "evidence" {
@@ -832,8 +866,10 @@ step "debug" {
   agent "debugger" {
     prompt = prompt.debug
     vars = {
-      issues         = local.debug_issues
-      failing_checks = local.failing_checks
+      task_id          = ""
+      task_description = ""
+      issues           = local.debug_issues
+      failing_checks   = local.failing_checks
     }
   }
   gate {
@@ -886,8 +922,10 @@ step "debug_fallback" {
   agent "gsd_debugger" {
     prompt = prompt.debug
     vars = {
-      issues         = local.debug_issues
-      failing_checks = local.failing_checks
+      task_id          = ""
+      task_description = ""
+      issues           = local.debug_issues
+      failing_checks   = local.failing_checks
     }
   }
   gate {
