@@ -2,7 +2,10 @@
 # the seed's split request), printed by apl run --json.
 
 output {
-  phase           = inputs.phase_id
+  phase = inputs.phase_id
+  # The phase directory (.planning/phases/*{phase_id}*), for the
+  # orchestrator's completed_phase_dirs.
+  phase_dir       = local.phase_dir
   status          = run.status
   alignment_score = run.status == "needs_human_verification" && local.pure_human_verify ? null : try(steps.rate.output.alignment_score, null)
   tasks_completed = (steps.execute.status == "completed" ? "${steps.execute.output.completed}/${length(local.auto_tasks)}"

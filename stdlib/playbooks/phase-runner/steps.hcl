@@ -690,8 +690,19 @@ step "rate" {
   # x.x/10: 9.0 decodes to 9, so a whole score is given its decimal.
   progress_done = "Score: ${local.score_text}/10"
   returns = object({
-    alignment_score         = number
-    scorecard               = list(any)
+    alignment_score = number
+    # Every criterion is scored: a null score is rejected here (and
+    # re-asked), not passed to the orchestrator's remediation feedback.
+    scorecard = list(object({
+      criterion            = string
+      score                = number
+      max_score            = optional(number)
+      verification_command = optional(string)
+      command_output       = optional(string)
+      evidence             = optional(string)
+      justification        = optional(string)
+      execution_result     = optional(any)
+    }))
     aggregate_justification = optional(string)
     side_effects            = optional(list(string))
     commands_run            = list(string)
