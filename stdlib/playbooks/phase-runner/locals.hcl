@@ -53,7 +53,7 @@ locals {
   phase_title  = local.phase_name != "" ? "${inputs.phase_id}: ${local.phase_name}" : inputs.phase_id
   phase_goal   = inputs.phase_goal != "" ? inputs.phase_goal : local.roadmap_goal != "" ? local.roadmap_goal : "(no goal line given: take the goal from the phase description)"
   phase_description = (inputs.phase_description != "" ? inputs.phase_description
-    : trimspace(local.roadmap_entry) != "" ? "\n${trimspace(local.roadmap_entry)}"
+    : trimspace(local.roadmap_entry) != "" ? trimspace(local.roadmap_entry)
   : "(no description given and no roadmap entry for phase ${inputs.phase_id} in ${inputs.roadmap_path != "" ? inputs.roadmap_path : "(no roadmap)"})")
   spec_text = inputs.spec_path != "" ? inputs.spec_path : "(no frozen spec was given: the phase description is the specification)"
   # The requirements of this phase: the input, else the roadmap's
