@@ -249,6 +249,11 @@ func TestAllowedDirectoryLoads(t *testing.T) {
 			}
 		})
 	}
+	// Root sets the project itself, for a program that knows it (an
+	// editor's workspace).
+	if _, diags := h.load(&Loader{Root: h.top}, pathForms[0].src, "../../outside/ok"); diags.HasErrors() {
+		t.Errorf("with Root above the repository: %v", diags)
+	}
 	pb, diags := h.load(ld, pathForms[0].src, "../../outside/secret.hcl")
 	if !hasSummary(diags, "Path not allowed") {
 		t.Errorf("a file beside the allowed directory: %v", diags)
