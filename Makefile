@@ -40,10 +40,12 @@ conformance:
 record-examples:
 	APL_RECORD_EXAMPLES=1 $(GO) test -v -count=1 -timeout 15m -run 'TestRecordExamples' ./builtins/agent/conformance/
 
-# Short fuzzing runs of the loader and the gate compiler.
+# Short fuzzing runs of the loader, the gate compiler and the paths a
+# playbook names.
 fuzz:
 	$(GO) test ./lang -run '^$$' -fuzz FuzzLoad -fuzztime 30s
 	$(GO) test ./lang -run '^$$' -fuzz FuzzCondition -fuzztime 30s
+	$(GO) test ./lang -run '^$$' -fuzz FuzzPlaybookPath -fuzztime 30s
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
