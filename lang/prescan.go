@@ -251,7 +251,9 @@ func (p *prescanner) heredoc() bool {
 				return false // the marker needs its newline, so never closed
 			}
 			if bytes.Equal(bytes.TrimSpace(p.src[p.i:p.i+end]), p.top().marker) {
-				p.i += end + 1
+				// The newline after the marker is a token of its own,
+				// which ends the item the heredoc is in: code reads it.
+				p.i += end
 				return p.pop("<")
 			}
 		}

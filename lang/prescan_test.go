@@ -30,6 +30,7 @@ var plainCases = []struct {
 	{"heredoc", "x = <<-EOT\n  { ${a} }\n  %{ for v in b }${v}%{ endfor }\n  EOT\ny = 1\n", true},
 	{"heredoc marker in a sequence", "x = <<EOT\n${ \"EOT\" }\nEOT\n", true},
 	{"unclosed heredoc", "x = <<EOT\nEOT", false},
+	{"heredoc then a nested block in a one-line block", "a { x = <<EOT\nEOT\nb {\n} }\n", false},
 	{"comments", "# {\n// {\nx = 1 # }\n", true},
 	{"block comment", "/* { */\nx = 1\n", false},
 	{"carriage return", "x = 1\r\n", false},
