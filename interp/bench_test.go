@@ -56,7 +56,7 @@ func BenchmarkBash200(b *testing.B) {
 func BenchmarkCheckpoint(b *testing.B) {
 	for _, durable := range []bool{true, false} {
 		b.Run(fmt.Sprintf("durable=%v", durable), func(b *testing.B) {
-			s := newStore(filesFor(filepath.Join(b.TempDir(), stateFile)), true)
+			s := newStore(filesFor(filepath.Join(b.TempDir(), stateFile)), true, true)
 			st := newTestState()
 			if err := s.snapshot(st, &changes{}); err != nil {
 				b.Fatal(err)
@@ -169,6 +169,30 @@ step "ask" {
 		b.ReportAllocs()
 		for b.Loop() {
 			res, err := Start(context.Background(), pb, "big", Options{Workdir: b.TempDir(), NoSync: true, Drivers: drivers(bigAnswer{text})})
+			if err != nil || res.Status != StatusCompleted {
+				b.Fatal(err, res)
+			}
+		}
+	})
+	// The same answer printed by a command driver's process (cat), which
+	// apl streams to the response artifact.
+	b.Run("command", func(b *testing.B) {
+		pb := load(b, `
+playbook "big" {}
+agent "a" { type = "general-purpose" }
+prompt "p" { template = "go" }
+step "ask" {
+  agent "a" { prompt = prompt.p }
+}
+`)
+		src := filepath.Join(b.TempDir(), "answer")
+		if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(text)))
+		b.ReportAllocs()
+		for b.Loop() {
+			res, err := Start(context.Background(), pb, "big", Options{Workdir: b.TempDir(), NoSync: true, AgentCommand: []string{"cat", src}})
 			if err != nil || res.Status != StatusCompleted {
 				b.Fatal(err, res)
 			}
