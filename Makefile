@@ -40,12 +40,18 @@ conformance:
 record-examples:
 	APL_RECORD_EXAMPLES=1 $(GO) test -v -count=1 -timeout 15m -run 'TestRecordExamples' ./builtins/agent/conformance/
 
-# Short fuzzing runs of the loader, the gate compiler and the paths a
-# playbook names.
+# Every fuzz target of the module (the loader, the gate compiler, the
+# byte prefilter against the token scan, the script lexer, the JSON
+# extraction, ...), found by name, one after the other for FUZZTIME each.
+# A change to a parser, the prefilter or the script lexer runs this first.
+FUZZTIME ?= 1m
 fuzz:
-	$(GO) test ./lang -run '^$$' -fuzz FuzzLoad -fuzztime 30s
-	$(GO) test ./lang -run '^$$' -fuzz FuzzCondition -fuzztime 30s
-	$(GO) test ./lang -run '^$$' -fuzz FuzzPlaybookPath -fuzztime 30s
+	@grep -r --include='*_test.go' -o '^func Fuzz[A-Za-z0-9_]*' . | sort | \
+	while IFS=: read -r file fn; do \
+		name=$${fn#func }; dir=$$(dirname "$$file"); \
+		echo "$(GO) test $$dir -run '^$$' -fuzz '^$$name\$$' -fuzztime $(FUZZTIME)"; \
+		$(GO) test "$$dir" -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) || exit 1; \
+	done
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

@@ -64,6 +64,12 @@ type Options struct {
 	Clock func() time.Time
 	// NoSync skips fsync on checkpoints (faster, not crash-safe).
 	NoSync bool
+	// SyncAlways fsyncs the journal at every completed step before the
+	// run goes on. Without it one fsync, on another goroutine, covers
+	// the completions of a window of about 10 ms (group commit): a killed
+	// apl still loses nothing, and a machine crash at most that window's
+	// transitions, which resume runs again. NoSync wins over it.
+	SyncAlways bool
 	// Force resumes a run even though its playbook changed, or its
 	// circuit breaker is still cooling down.
 	Force bool

@@ -121,7 +121,7 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 	if err := r.fixSettings(); err != nil {
 		return nil, err
 	}
-	h.store = newStore(stateFiles(dir), !opts.NoSync)
+	h.store = newStoreFor(stateFiles(dir), opts)
 	h.store.redact, d.redact = r.redact, r.redact
 	d.attrs = r.redact.Bytes(st.Meta.TraceAttributes)
 	if _, err := os.Stat(filepath.Join(dir, statePointer)); err == nil {

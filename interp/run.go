@@ -156,7 +156,7 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (re
 		if shared, err = r.statePath(&warnings); err != nil {
 			return nil, err
 		}
-		h.store = newStore(filesFor(shared), !opts.NoSync)
+		h.store = newStoreFor(filesFor(shared), opts)
 		if err := h.store.lock(id); err != nil {
 			return nil, err
 		}
@@ -185,7 +185,7 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (re
 			return nil, fmt.Errorf("state pointer: %w", err)
 		}
 	} else {
-		h.store = newStore(filesFor(filepath.Join(dir.path, stateFile)), !opts.NoSync)
+		h.store = newStoreFor(filesFor(filepath.Join(dir.path, stateFile)), opts)
 	}
 	h.store.redact, dir.redact = r.redact, r.redact
 	dir.attrs = r.redact.Bytes(r.st.Meta.TraceAttributes)

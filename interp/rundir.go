@@ -242,6 +242,54 @@ func (d *runDir) artifactString(name, data string) (string, error) {
 	return rel, nil
 }
 
+// artifactJSONString writes text, redacted, as a JSON string into an
+// artifact, encoding it a piece at a time: a large text output is not
+// also held in memory as its encoding.
+func (d *runDir) artifactJSONString(name, text string) (string, error) {
+	rel := filepath.Join("artifacts", name)
+	f, err := os.Create(filepath.Join(d.path, rel))
+	if err == nil {
+		err = builtins.WriteJSONString(f, d.redact.String(text))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("write artifact %s: %w", name, err)
+	}
+	return rel, nil
+}
+
+// artifactPath is where artifact name is written, and its path in the
+// run directory: a driver streams a large answer there itself.
+func (d *runDir) artifactPath(name string) (abs, rel string) {
+	rel = filepath.Join("artifacts", name)
+	return filepath.Join(d.path, rel), rel
+}
+
+// redactArtifact redacts an artifact something else wrote (a driver's
+// streamed answer). text, when not empty, is known to be the whole
+// artifact, so it is looked through instead of reading the file; the
+// file is rewritten only when it holds a secret.
+func (d *runDir) redactArtifact(rel, text string) error {
+	if !d.redact.Active() {
+		return nil
+	}
+	p := filepath.Join(d.path, rel)
+	if text == "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		text = unsafeString(b)
+	}
+	red := d.redact.String(text)
+	if len(red) == len(text) && unsafe.StringData(red) == unsafe.StringData(text) {
+		return nil // no secret: String returned text itself
+	}
+	return os.WriteFile(p, []byte(red), 0o666)
+}
+
 // unsafeString views b as a string without copying it; b must not change
 // while the string is in use.
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

@@ -314,11 +314,20 @@ const largeOutput = 256 << 10
 // record itself, or, when it is large, in an artifact the record names.
 func (r *run) setOutput(f *frame, s *lang.Step, out cty.Value) error {
 	f.outputs[s.Name] = out
+	rec := f.recs[s.Name]
+	if out.Type() == cty.String && out.IsKnown() && !out.IsNull() && !out.IsMarked() && len(out.AsString()) >= largeOutput {
+		// A large text answer is encoded straight into its file.
+		p, err := r.dir.artifactJSONString(artifactBase(f, s, rec.Runs)+".output.json", out.AsString())
+		if err != nil {
+			return fmt.Errorf("step %q output: %w", s.Name, err)
+		}
+		rec.OutputFile = p
+		return nil
+	}
 	b, err := builtins.CtyToJSON(out)
 	if err != nil {
 		return fmt.Errorf("step %q output: %w", s.Name, err)
 	}
-	rec := f.recs[s.Name]
 	if len(b) < largeOutput {
 		rec.Output = b
 		return nil
