@@ -24,6 +24,8 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	@# The build without Temporal (a faster start for validate in CI) must compile too.
+	$(GO) vet -tags notemporal ./cmd/apl
 
 # The agent drivers against the real claude, codex and gemini CLIs (pinned
 # versions, installed with npm into the user cache directory, or

@@ -155,12 +155,13 @@ func (d *commandDriver) Call(ctx context.Context, req Request) (Response, error)
 		p.Watch = &lineWatcher{fn: func(line []byte) { d.watch(req, line) }}
 	}
 	var sink *rawSink
-	var err error
 	if req.RawFile != "" {
-		if sink, err = openRaw(req.RawFile); err != nil {
-			return Response{}, fmt.Errorf("driver %s: %w", d.kind, err)
+		// A file that cannot be made is no reason to fail the call:
+		// stdout is then kept in Raw, as without one.
+		if s, err := openRaw(req.RawFile); err == nil {
+			sink = s
+			p.Stdout = sink.f
 		}
-		p.Stdout = sink.f
 	}
 	res, err := d.runner.Run(ctx, p)
 	if sink != nil {

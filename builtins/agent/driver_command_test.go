@@ -423,3 +423,18 @@ func TestCommandStreamedOutputCap(t *testing.T) {
 		t.Errorf("raw file: %v, %v; want the first 1000 bytes", fi, err)
 	}
 }
+
+// A raw file that cannot be made does not fail the call: stdout comes
+// back in Raw, for the caller to keep.
+func TestCommandRawFileUnwritable(t *testing.T) {
+	d := newDriver(t, Config{Type: TypeCommand, Command: []string{"echo", "hi"}})
+	req := baseRequest(t)
+	req.RawFile = filepath.Join(t.TempDir(), "no-such-dir", "raw")
+	resp, err := d.Call(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.RawFile != "" || string(resp.Raw) != "hi\n" || resp.Text != "hi\n" {
+		t.Errorf("RawFile %q, Raw %q, Text %q; want the answer in Raw", resp.RawFile, resp.Raw, resp.Text)
+	}
+}
