@@ -45,7 +45,7 @@ func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.A
 	}
 	req := agent.Request{
 		Step: s.Name, Agent: a.Agent.Type, Model: model, Prompt: prompt, System: a.Agent.System,
-		RunID: r.st.Meta.RunID, ItemKey: f.key(), Workdir: r.workdir, Timeout: s.TimeoutIn(r.fixed),
+		RunID: r.st.Meta.RunID, ItemKey: f.key(), Workdir: r.workdir, Timeout: r.limit(s).d,
 	}
 	typed := s.Returns != cty.NilType
 	if typed {
@@ -97,6 +97,11 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	base := artifactBase(f, s, req.Attempt)
 	r.artifact(s, base+".prompt", []byte(req.Prompt))
 	req.Started = func(pid int) { r.dir.procStarted(base, pid) }
+	// The driver streams its answer to the response artifact if it can,
+	// so that a large one is in memory once (as the text), not also as
+	// the bytes that arrived.
+	var rawRel string
+	req.RawFile, rawRel = r.dir.artifactPath(base + ".response")
 	var resp agent.Response
 	var err error
 	progress := r.progressOf(f, s, start)
@@ -106,11 +111,23 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	stop()
 	r.dir.procEnded(base)
 	r.st.Metrics.AgentCalls++
-	raw := resp.Text
-	if resp.Raw != nil {
-		raw = unsafeString(resp.Raw)
+	var artifact string
+	if resp.RawFile != "" {
+		artifact = rawRel
+		text := ""
+		if resp.RawIsText {
+			text = resp.Text
+		}
+		if err := r.dir.redactArtifact(rawRel, text); err != nil {
+			r.event(Event{Type: EventLog, Step: s.Name, Message: "artifact not redacted: " + err.Error()})
+		}
+	} else {
+		raw := resp.Text
+		if resp.Raw != nil {
+			raw = unsafeString(resp.Raw)
+		}
+		artifact = r.artifactText(s, base+".response", raw)
 	}
-	artifact := r.artifactText(s, base+".response", raw)
 	if len(resp.Stderr) > 0 {
 		r.artifact(s, base+".stderr", resp.Stderr)
 	}

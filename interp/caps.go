@@ -114,6 +114,10 @@ func (r *run) breaker(f *frame, s *lang.Step, stepErr error) *trip {
 	if s.ProgressWhen != nil {
 		ok, err := s.ProgressWhen.Eval(r.exprEnv(f, s.ProgressWhen))
 		progress = err == nil && ok
+	} else if measuresProgress(r.pb) {
+		// The playbook names the steps that measure progress; this one is
+		// its bookkeeping between them, and neither makes nor lacks it.
+		return nil
 	}
 	if progress {
 		b.ConsecutiveNoProgress = 0
@@ -133,6 +137,17 @@ func (r *run) breaker(f *frame, s *lang.Step, stepErr error) *trip {
 		return r.openBreaker(s, fmt.Sprintf("%d consecutive steps without progress (no_progress = %d)", b.ConsecutiveNoProgress, cb.NoProgress))
 	}
 	return nil
+}
+
+// measuresProgress reports whether any step of the playbook declares
+// progress_when: then only those steps count toward no_progress.
+func measuresProgress(pb *lang.Playbook) bool {
+	for _, s := range pb.AllSteps() {
+		if s.ProgressWhen != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *run) openBreaker(s *lang.Step, reason string) *trip {

@@ -40,6 +40,14 @@ type Options struct {
 	// command driver contract; apl run --agent-cmd).
 	AgentCommand []string
 
+	// Timeouts override the time limit of the steps they name (apl run
+	// --timeout STEP=30m), in this run and the playbooks it runs.
+	Timeouts map[string]time.Duration
+	// AgentTimeout, when set, is the time limit of every agent step that
+	// Timeouts does not name (apl run --agent-timeout 30m). A resumed run
+	// keeps the overrides it started with, under those resume gives.
+	AgentTimeout time.Duration
+
 	// DryRun, when set, makes the run a dry run: it walks the graph with
 	// stand-ins for agents, commands and builtins that write (see DryRun).
 	DryRun *DryRun
@@ -56,6 +64,12 @@ type Options struct {
 	Clock func() time.Time
 	// NoSync skips fsync on checkpoints (faster, not crash-safe).
 	NoSync bool
+	// SyncAlways fsyncs the journal at every completed step before the
+	// run goes on. Without it one fsync, on another goroutine, covers
+	// the completions of a window of about 10 ms (group commit): a killed
+	// apl still loses nothing, and a machine crash at most that window's
+	// transitions, which resume runs again. NoSync wins over it.
+	SyncAlways bool
 	// Force resumes a run even though its playbook changed, or its
 	// circuit breaker is still cooling down.
 	Force bool

@@ -139,6 +139,7 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (re
 		Caps:  map[string]int{},
 		Vars:  map[string]json.RawMessage{},
 	}
+	r.st.Meta.recordTimeouts(opts)
 	for name, v := range inputs.AsValueMap() {
 		b, err := builtins.CtyToJSON(v)
 		if err != nil {
@@ -163,7 +164,7 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (re
 		if shared, err = r.statePath(&warnings); err != nil {
 			return nil, err
 		}
-		h.store = newStore(filesFor(shared), !opts.NoSync)
+		h.store = newStoreFor(filesFor(shared), opts)
 		if err := h.store.lock(id); err != nil {
 			return nil, err
 		}
@@ -192,7 +193,7 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (re
 			return nil, fmt.Errorf("state pointer: %w", err)
 		}
 	} else {
-		h.store = newStore(filesFor(filepath.Join(dir.path, stateFile)), !opts.NoSync)
+		h.store = newStoreFor(filesFor(filepath.Join(dir.path, stateFile)), opts)
 	}
 	h.store.redact, dir.redact = r.redact, r.redact
 	dir.attrs = r.redact.Bytes(r.st.Meta.TraceAttributes)
