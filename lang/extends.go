@@ -105,7 +105,7 @@ func (l *loader) layer(srcs map[string][]byte, dir string, depth int, chain []st
 	upSrcs, upDir, err := l.ld.read(ref, l.project())
 	if err != nil {
 		if pe := (*PathError)(nil); errors.As(err, &pe) {
-			return own, append(diags, pathDiag("", asWritten(err, ref, written), ext.Expr.Range()))
+			return own, append(diags, pathDiag("Cannot read upstream playbook", asWritten(err, ref, written), ext.Expr.Range()))
 		}
 		return own, append(diags, errDiag("Cannot read upstream playbook",
 			fmt.Sprintf("The playbook extends %q, which cannot be read: %s.", ref, err), ext.Expr.Range()))
@@ -139,7 +139,7 @@ func (l *loader) upstreamRef(a *hclsyntax.Attribute, dir string) (ref, written s
 			fmt.Sprintf("A stdlib playbook extends only stdlib:NAME, not %q.", written), a.Expr.Range())}
 	}
 	if err := checkPlaybookPath(written); err != nil {
-		return "", "", hcl.Diagnostics{pathDiag("", err, a.Expr.Range())}
+		return "", "", hcl.Diagnostics{pathDiag("Invalid extends", err, a.Expr.Range())}
 	}
 	if filepath.IsAbs(written) {
 		return written, written, nil

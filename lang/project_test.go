@@ -150,6 +150,7 @@ func TestHostilePathsRefused(t *testing.T) {
 		{"C:/outside/secret.hcl", true},
 		{"c:secret.hcl", true},
 		{`\\server\share\secret.hcl`, true},
+		{"//server/share/secret.hcl", true},
 		{"a\x00b", true},
 		{"prompts/../../../outside/secret.md", true},
 		{"dangling.hcl", false},

@@ -98,14 +98,14 @@ func (l *loader) confineSub(src, ref string, rng hcl.Range) *hcl.Diagnostic {
 		return nil
 	}
 	if err := checkPlaybookPath(src); err != nil {
-		return pathDiag("", err, rng)
+		return pathDiag("Invalid sub-playbook", err, rng)
 	}
 	if _, _, ok := l.ld.readFiles(ref); ok {
 		return nil // as the run that started elsewhere read it
 	}
 	var pe *PathError
 	if _, err := l.project().Resolve(ref); errors.As(err, &pe) {
-		return pathDiag("", asWritten(err, ref, src), rng)
+		return pathDiag("Invalid sub-playbook", asWritten(err, ref, src), rng)
 	}
 	return nil // a missing file: loading it says so
 }
