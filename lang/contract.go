@@ -389,3 +389,6 @@ func (p *Playbook) SourceText(r hcl.Range) string { return p.definition(r).Text 
 
 // TraversalText writes a traversal as a template would: steps.plan.output.tasks[0].
 func TraversalText(tr hcl.Traversal) string { return traversalString(tr) }
+
+// TypeText writes a type in HCL's type syntax: object({ score = number }).
+func TypeText(t cty.Type) string { return typeString(t) }
