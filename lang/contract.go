@@ -2,7 +2,6 @@ package lang
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -104,8 +103,22 @@ func asSyntax(expr hcl.Expression) hclsyntax.Node {
 // namesWord reports whether text holds name as a whole word: not as part
 // of a longer identifier.
 func namesWord(text, name string) bool {
-	re := regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(name) + `($|[^A-Za-z0-9_])`)
-	return re.MatchString(text)
+	for i := 0; name != ""; {
+		j := strings.Index(text[i:], name)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(name)
+		if (start == 0 || !identByte(text[start-1])) && (end == len(text) || !identByte(text[end])) {
+			return true
+		}
+		i = start + 1
+	}
+	return false
+}
+
+func identByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 // checkContracts warns about each required field of an agent step's
