@@ -60,7 +60,7 @@ bench:
 
 # Rewrite golden files after an intended change.
 update:
-	$(GO) test ./lang ./cmd/apl -update
+	$(GO) test ./lang ./cmd/apl ./stdlib -update
 
 # Draw the README's pictures again (spec/*.svg); needs Graphviz's dot.
 graphs:

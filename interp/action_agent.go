@@ -26,9 +26,13 @@ func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.A
 	if err != nil {
 		return result{err: err}
 	}
-	prompt, err := evalString(a.Template, r.evalCtx(f, map[string]cty.Value{lang.RootVars: vars}, a.Template))
+	pctx := r.evalCtx(f, map[string]cty.Value{lang.RootVars: vars}, a.Template)
+	prompt, err := evalString(a.Template, pctx)
 	if err != nil {
 		return result{err: fmt.Errorf("rendering the prompt: %w", err)}
+	}
+	if r.opts.EmptyValue != nil {
+		r.reportEmpty(f, s, a, pctx)
 	}
 	if feedback != "" {
 		prompt += "\n\n" + feedback + "\n"

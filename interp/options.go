@@ -54,6 +54,11 @@ type Options struct {
 
 	// Observer receives progress events. Default: none.
 	Observer Observer
+	// EmptyValue, when set, is told of each value an agent prompt renders
+	// empty, blank or null into its text, unless the prompt marks it
+	// optional (apl run --dry-run and apl test set it). It is called as
+	// prompts render, from several goroutines at once in a for_each.
+	EmptyValue func(EmptyValue)
 	// Output, when set, receives each line shell steps print, as they
 	// print it (apl run --verbose): the step, the for_each item's key,
 	// and whether the line is from stderr. Unlike Observer, it is called

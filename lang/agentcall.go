@@ -19,6 +19,7 @@ var agentActionSchema = &hcl.BodySchema{
 		{Name: "budget"},
 		{Name: "model"},
 		{Name: "session"},
+		{Name: "optional"},
 	},
 }
 
@@ -41,7 +42,10 @@ type AgentCall struct {
 	// Session, when set, names the agent session the call continues
 	// (steps.X.session_id); evaluated at call time, a string. Nil: each
 	// attempt starts a new session.
-	Session   hcl.Expression
+	Session hcl.Expression
+	// Optional names the values the prompt may render empty: the prompt
+	// block's optional and the action's own.
+	Optional  []hcl.Traversal
 	DeclRange hcl.Range
 }
 
@@ -83,6 +87,7 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 					fmt.Sprintf("There is no prompt named %q.%s", names[0], didYouMean(names[0], slices.Sorted(maps.Keys(l.pb.Prompts)))), a.Expr.Range()))
 			} else {
 				call.Prompt, call.Template = p, p.Template
+				call.Optional = append(call.Optional, p.Optional...)
 				l.used["prompt."+p.Name] = true
 			}
 		} else {
@@ -91,6 +96,11 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 			call.Template = tmpl
 			l.deferRefs(tmpl, refScope{vars: true, body: s.Parent, step: s, what: "a prompt"})
 		}
+	}
+	if a := content.Attributes["optional"]; a != nil && call.Template != nil {
+		opt, d := l.decodeOptional(a, call.Template, refScope{vars: true, body: s.Parent, step: s, what: "a prompt's optional"})
+		diags = append(diags, d...)
+		call.Optional = append(call.Optional, opt...)
 	}
 	if a := content.Attributes["vars"]; a != nil {
 		call.Vars = a.Expr

@@ -133,6 +133,7 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 	diags = append(diags, l.checkAfterDecode()...)
 	diags = append(diags, l.buildGraph()...)
 	diags = append(diags, l.checkUnused()...)
+	diags = append(diags, l.checkContracts()...)
 	return diags
 }
 

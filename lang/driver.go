@@ -38,6 +38,13 @@ type DriverSchema interface {
 	CheckDriver(driverType string, settings map[string]cty.Value) error
 }
 
+// SchemaSender is a DriverSchema that also tells whether a driver hands
+// the model a step's returns as a JSON Schema besides the prompt, so that
+// the prompt need not name the answer's fields (checkContracts).
+type SchemaSender interface {
+	SendsSchema(driverType string, settings map[string]cty.Value) bool
+}
+
 // decodeDriverBlock reads a driver: its type and constant settings, which
 // the interpreter hands to the agent package. With the Loader's Drivers
 // schema, each setting is checked as a run will read it.

@@ -14,6 +14,7 @@ var promptSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "description"},
 		{Name: "template", Required: true},
+		{Name: "optional"},
 	},
 }
 
@@ -22,7 +23,10 @@ type Prompt struct {
 	Name        string
 	Description string
 	Template    hcl.Expression
-	DeclRange   hcl.Range
+	// Optional names the values the template may render empty (the
+	// optional attribute): inputs.remediation_feedback, vars.issues.
+	Optional  []hcl.Traversal
+	DeclRange hcl.Range
 }
 
 // decodePromptBlock reads a prompt template. `template = file("x.md")`
@@ -50,7 +54,13 @@ func (l *loader) decodePromptBlock(b *hcl.Block) hcl.Diagnostics {
 	tmpl, d := l.templateExpr(a.Expr)
 	diags = append(diags, d...)
 	p.Template = tmpl
-	l.deferRefs(tmpl, refScope{vars: true, what: "a prompt template"})
+	scope := refScope{vars: true, what: "a prompt template"}
+	l.deferRefs(tmpl, scope)
+	if a := content.Attributes["optional"]; a != nil {
+		opt, d := l.decodeOptional(a, tmpl, scope)
+		diags = append(diags, d...)
+		p.Optional = opt
+	}
 	return diags
 }
 

@@ -25,7 +25,7 @@ agent "a" {
 step "plan" {
   returns = object({ tasks = list(object({ id = string, title = string })), score = number })
   agent "a" {
-    prompt = "Plan."
+    prompt = "Plan, as {\"tasks\": [{\"id\": \"t1\", \"title\": \"...\"}], \"score\": 8.5}."
   }
   gate {
     otherwise {

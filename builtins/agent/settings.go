@@ -264,3 +264,26 @@ func prices(v cty.Value) (map[string]Price, error) {
 	}
 	return out, nil
 }
+
+// SendsSchema reports whether a driver of this type, with these settings,
+// hands the model a step's returns as a JSON Schema besides the prompt
+// (lang.SchemaSender): the presets but gemini and the HTTP drivers do, and
+// a command driver whose command passes {schema_file}.
+func (DriverSchema) SendsSchema(driverType string, values map[string]cty.Value) bool {
+	switch driverType {
+	case TypeClaudeCode, TypeCodex, TypeOpenAI, TypeAnthropic:
+		return true
+	case TypeCommand:
+		cmd, ok := values["command"]
+		if !ok || cmd.IsNull() || !cmd.IsKnown() || !cmd.CanIterateElements() {
+			return false
+		}
+		for it := cmd.ElementIterator(); it.Next(); {
+			_, tok := it.Element()
+			if tok.Type() == cty.String && tok.IsKnown() && !tok.IsNull() && strings.Contains(tok.AsString(), "{schema_file}") {
+				return true
+			}
+		}
+	}
+	return false
+}

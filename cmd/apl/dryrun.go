@@ -150,7 +150,8 @@ func (c *runCmd) dryRun(e *env, inputs map[string]cty.Value, from map[string]str
 		}
 	}
 	prog := newProgress(e.stderr, opts.progressOptions, c.pb)
-	ropts := interp.Options{Workdir: opts.Workdir, RunsDir: opts.RunsDir, RunID: opts.RunID, Inputs: all, Mode: mode}
+	var empty interp.EmptyValueSet
+	ropts := interp.Options{Workdir: opts.Workdir, RunsDir: opts.RunsDir, RunID: opts.RunID, Inputs: all, Mode: mode, EmptyValue: empty.Add}
 	w, err := walkDry(c.pb, c.Playbook, ropts, mocks, prompt, prog)
 	prog.close()
 	if ie := (*interp.InputError)(nil); errors.As(err, &ie) {
@@ -161,6 +162,9 @@ func (c *runCmd) dryRun(e *env, inputs map[string]cty.Value, from map[string]str
 	}
 	if err != nil {
 		return exitWith(exitInternal, err)
+	}
+	if !opts.Quiet {
+		writeEmptyValues(e.stderr, empty.List())
 	}
 	if opts.JSON {
 		fmt.Fprintf(e.stdout, "%s\n", resultJSON(w.res))

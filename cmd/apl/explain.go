@@ -10,8 +10,9 @@ import (
 
 type explainCmd struct {
 	Playbook string `arg:"" help:"The playbook: a .hcl file, a directory or stdlib:NAME."`
-	Addr     string `arg:"" help:"An attribute or block: step.verify.timeout, step.verify.gate.rule.pass, playbook.description."`
-	JSON     bool   `name:"json" help:"Print the origins as JSON."`
+	Addr     string `arg:"" help:"An attribute or block: step.verify.timeout, step.verify.gate.rule.pass, playbook.description; with --contract, an agent step: step.rate."`
+	JSON     bool   `name:"json" help:"Print the origins (or the contract) as JSON."`
+	Contract bool   `name:"contract" help:"Print the agent step's contract instead: its returns as JSON Schema with optional fields marked, its checks, its agent, and its prompt's source and the names it reads."`
 }
 
 // Run prints where each attribute at the address comes from: the file and
@@ -21,6 +22,16 @@ func (c *explainCmd) Run(e *env) error {
 	pb, _, err := e.load(c.Playbook)
 	if err != nil {
 		return err
+	}
+	if c.Contract {
+		ct, err := pb.Contract(contractStep(c.Addr))
+		if err != nil {
+			return exitWith(exitUsage, fmt.Errorf("%s: %w", c.Playbook, err))
+		}
+		if c.JSON {
+			return printJSON(e.stdout, contractReport(ct))
+		}
+		return writeContract(e.stdout, contractReport(ct))
 	}
 	origins, removal, err := pb.Explain(c.Addr)
 	if err != nil {

@@ -44,6 +44,8 @@ type testResult struct {
 	Reason         string   `json:"reason,omitempty"`
 	Path           []string `json:"path"`
 	Mismatches     []string `json:"mismatches,omitempty"`
+	// EmptyValues are the values the test's prompts rendered empty.
+	EmptyValues []emptyValueJSON `json:"empty_values,omitempty"`
 }
 
 func (c *testCmd) Run(e *env) error {
@@ -86,6 +88,7 @@ func (c *testCmd) Run(e *env) error {
 			continue
 		}
 		header := len(refs) > 1 && !c.JSON
+		var tally emptyTally
 		for _, t := range tests {
 			if filter != nil && !filter.MatchString(t.Name) {
 				continue
@@ -99,7 +102,8 @@ func (c *testCmd) Run(e *env) error {
 				return exitWith(exitInternal, err)
 			}
 			tr := testResult{Playbook: ref, Name: t.Name, Passed: res.Passed(), DurationS: res.Duration.Seconds(),
-				Status: res.Status, Recommendation: res.Recommendation, Reason: res.Reason, Path: res.Path, Mismatches: res.Mismatches}
+				Status: res.Status, Recommendation: res.Recommendation, Reason: res.Reason, Path: res.Path, Mismatches: res.Mismatches,
+				EmptyValues: emptyValuesJSON(res.EmptyValues)}
 			rep.Tests = append(rep.Tests, tr)
 			if tr.Passed {
 				rep.Passed++
@@ -109,6 +113,10 @@ func (c *testCmd) Run(e *env) error {
 			if !c.JSON {
 				writeTestResult(e.stdout, tr)
 			}
+			tally.add(tr)
+		}
+		if !c.JSON {
+			tally.write(e.stdout)
 		}
 	}
 	if c.JSON {
@@ -129,11 +137,45 @@ func (c *testCmd) Run(e *env) error {
 func writeTestResult(w io.Writer, tr testResult) {
 	if tr.Passed {
 		fmt.Fprintf(w, "ok   %s (%.2fs)\n", tr.Name, tr.DurationS)
-		return
+	} else {
+		fmt.Fprintf(w, "FAIL %s (%.2fs)\n", tr.Name, tr.DurationS)
 	}
-	fmt.Fprintf(w, "FAIL %s (%.2fs)\n", tr.Name, tr.DurationS)
 	for _, m := range tr.Mismatches {
 		fmt.Fprintf(w, "    %s\n", m)
+	}
+}
+
+// emptyTally counts, for one playbook's tests, the tests whose prompts
+// rendered each empty value, so that apl test warns of each place once.
+type emptyTally struct {
+	order []string
+	tests map[string][]string
+}
+
+func (t *emptyTally) add(tr testResult) {
+	if t.tests == nil {
+		t.tests = map[string][]string{}
+	}
+	for _, ev := range tr.EmptyValues {
+		if _, ok := t.tests[ev.Text]; !ok {
+			t.order = append(t.order, ev.Text)
+		}
+		t.tests[ev.Text] = append(t.tests[ev.Text], tr.Name)
+	}
+}
+
+// write warns of each empty value, with the tests that rendered it.
+func (t *emptyTally) write(w io.Writer) {
+	for _, text := range t.order {
+		names := t.tests[text]
+		in := fmt.Sprintf("in test %q", names[0])
+		if len(names) > 1 {
+			in = fmt.Sprintf("in %d tests, first %q", len(names), names[0])
+		}
+		fmt.Fprintf(w, "warning: %s (%s)\n", text, in)
+	}
+	if len(t.order) > 0 {
+		fmt.Fprintf(w, "An agent knows only its prompt: give these values, or list the ones that may be empty in the prompt's optional attribute.\n")
 	}
 }
 

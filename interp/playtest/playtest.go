@@ -45,6 +45,10 @@ type Result struct {
 	Items    map[string][]string
 	Output   cty.Value
 	Duration time.Duration
+	// EmptyValues are the values the run's prompts rendered empty that
+	// the prompts do not mark optional, each place once. They are not
+	// mismatches: apl test reports them beside the result.
+	EmptyValues []interp.EmptyValue
 }
 
 // Passed reports whether the run met every expectation.
@@ -78,18 +82,20 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 		funcs = builtins.Funcs()
 	}
 	res := &Result{Test: t, Path: []string{}}
+	var empty interp.EmptyValueSet
 	acts := Mocked(t.Mocks, interp.Actions{Shell: shell, Funcs: funcs})
 	ropts := interp.Options{
-		Workdir:   work,
-		RunID:     "test",
-		Inputs:    t.Inputs,
-		Mode:      t.Mode,
-		Shell:     acts.Shell,
-		Drivers:   acts.Drivers,
-		Funcs:     acts.Funcs,
-		Playbooks: acts.Playbooks,
-		Asker:     mockAsker{mocks: newMocks(t.Mocks)},
-		NoSync:    true,
+		Workdir:    work,
+		RunID:      "test",
+		Inputs:     t.Inputs,
+		Mode:       t.Mode,
+		Shell:      acts.Shell,
+		Drivers:    acts.Drivers,
+		Funcs:      acts.Funcs,
+		Playbooks:  acts.Playbooks,
+		Asker:      mockAsker{mocks: newMocks(t.Mocks)},
+		NoSync:     true,
+		EmptyValue: empty.Add,
 		Observer: interp.ObserverFunc(func(e interp.Event) {
 			if e.Type == interp.EventStepStarted {
 				res.Path = append(res.Path, e.Step)
@@ -104,6 +110,7 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 	}
 	run, err := interp.Start(ctx, pb, ref, ropts)
 	res.Duration = time.Since(start)
+	res.EmptyValues = empty.List()
 	if err != nil {
 		res.Mismatches = append(refused.mismatches(), "run: "+err.Error())
 		return res, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -642,5 +643,91 @@ test "wrong" {
 		if diff := cmp.Diff(want[test.Name], res.Mismatches); diff != "" {
 			t.Errorf("%s: mismatches (-want +got):\n%s", test.Name, diff)
 		}
+	}
+}
+
+// A prompt that renders a value empty is reported beside the result, each
+// place once (a for_each item's own), unless the prompt marks it optional;
+// a value in a false %{ if } branch, a literal "" and a value given are
+// not.
+func TestEmptyValues(t *testing.T) {
+	ld := &lang.Loader{Builtins: builtins.Funcs().Names(), Signatures: builtins.Funcs(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}
+	pb, diags := ld.LoadSources(map[string][]byte{"empty.hcl": []byte(`
+playbook "empty" {}
+input "goal" {
+  default = ""
+}
+input "notes" {
+  default = ""
+}
+agent "worker" {
+  type = "worker"
+}
+step "each" {
+  for_each = "[{id: 'a', title: 'A', files: ['x.go', '']}, {id: 'b', title: '', files: []}]"
+  key      = "item.id"
+  step "work" {
+    agent "worker" {
+      prompt   = <<-EOT
+        Goal: ${inputs.goal}
+        Notes: ${inputs.notes}
+        Task: ${item.title}
+        %{ if inputs.goal != "" }Stay on ${inputs.goal}.%{ endif }
+        Mode: ${inputs.goal == "" ? "" : "strict"}
+        %{ for f in item.files }File: ${f}
+        %{ endfor }
+      EOT
+      optional = [inputs.notes]
+    }
+    gate {
+      rule "again" {
+        when = "steps.work.attempts < 2"
+        goto = "work"
+        max  = 1
+        on_exhausted {
+          fail = "halt"
+        }
+      }
+      otherwise {}
+    }
+  }
+}
+`)}, ".")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	tests, diags := lang.LoadTests(pb, map[string][]byte{"empty_test.hcl": []byte(`
+test "run" {
+  mock "work" {
+    output = "done"
+  }
+  expect {
+    status = "completed"
+  }
+}
+`)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	res, err := Run(context.Background(), pb, "empty.hcl", tests[0], Options{Workdir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Mismatches) > 0 {
+		t.Fatal(res.Mismatches)
+	}
+	var got []string
+	for _, ev := range res.EmptyValues {
+		got = append(got, ev.String())
+	}
+	sort.Strings(got)
+	want := []string{
+		`empty.hcl:18: step "work[a]": its prompt renders ${inputs.goal} empty`,
+		`empty.hcl:18: step "work[b]": its prompt renders ${inputs.goal} empty`,
+		`empty.hcl:20: step "work[b]": its prompt renders ${item.title} empty`,
+		`empty.hcl:23: step "work[a]": its prompt renders ${f} empty`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("empty values (-want +got):\n%s", diff)
 	}
 }

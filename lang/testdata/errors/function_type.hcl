@@ -10,7 +10,7 @@ input "focus" {
 step "rate" {
   returns = object({ score = number, notes = list(string) })
   agent "rater" {
-    prompt = "Rate. Focus: ${join(", ", inputs.focus)}."
+    prompt = "Rate as {\"score\": 7.5, \"notes\": []}. Focus: ${join(", ", inputs.focus)}."
   }
 }
 

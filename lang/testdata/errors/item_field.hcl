@@ -7,7 +7,7 @@ step "plan" {
     tasks = list(object({ id = string, title = string }))
   })
   agent "planner" {
-    prompt = "Plan."
+    prompt = "Plan, as {\"tasks\": [{\"id\": \"t1\", \"title\": \"...\"}]}."
   }
 }
 

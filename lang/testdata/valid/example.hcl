@@ -11,7 +11,7 @@ step "rate" {
   returns = object({ alignment_score = number, issues = list(string) })
   example = { alignment_score = 9.2, issues = [] }
   agent "rater" {
-    prompt = "Rate."
+    prompt = "Rate, as {\"alignment_score\": 9.2, \"issues\": []}."
   }
   next = "notes"
 }

@@ -27,6 +27,7 @@ prompt "plan" {
     %{~ endfor }
     %{~ endif }
     Previous score: ${vars.previous_score}
+    Answer with the tasks, as {"tasks": ["..."]}.
   EOT
 }
 
