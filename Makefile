@@ -24,6 +24,8 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	@# The build without Temporal (a faster start for validate in CI) must compile too.
+	$(GO) vet -tags notemporal ./cmd/apl
 
 # The agent drivers against the real claude, codex and gemini CLIs (pinned
 # versions, installed with npm into the user cache directory, or
@@ -40,10 +42,18 @@ conformance:
 record-examples:
 	APL_RECORD_EXAMPLES=1 $(GO) test -v -count=1 -timeout 15m -run 'TestRecordExamples' ./builtins/agent/conformance/
 
-# Short fuzzing runs of the loader and the gate compiler.
+# Every fuzz target of the module (the loader, the gate compiler, the
+# byte prefilter against the token scan, the script lexer, the JSON
+# extraction, ...), found by name, one after the other for FUZZTIME each.
+# A change to a parser, the prefilter or the script lexer runs this first.
+FUZZTIME ?= 1m
 fuzz:
-	$(GO) test ./lang -run '^$$' -fuzz FuzzLoad -fuzztime 30s
-	$(GO) test ./lang -run '^$$' -fuzz FuzzCondition -fuzztime 30s
+	@grep -r --include='*_test.go' -o '^func Fuzz[A-Za-z0-9_]*' . | sort | \
+	while IFS=: read -r file fn; do \
+		name=$${fn#func }; dir=$$(dirname "$$file"); \
+		echo "$(GO) test $$dir -run '^$$' -fuzz '^$$name\$$' -fuzztime $(FUZZTIME)"; \
+		$(GO) test "$$dir" -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) || exit 1; \
+	done
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

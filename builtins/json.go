@@ -183,6 +183,49 @@ func formatPath(path cty.Path) string {
 	return b.String()
 }
 
+// WriteJSONString writes s to w as a JSON string, exactly as CtyToJSON
+// encodes a string value, a piece at a time: a text answer of tens of
+// megabytes is encoded into its file without a second copy of it in
+// memory.
+func WriteJSONString(w io.Writer, s string) error {
+	return writeJSONString(w, s, 64<<10)
+}
+
+func writeJSONString(w io.Writer, s string, piece int) error {
+	buf := make([]byte, 0, piece+piece/8+8)
+	first := true
+	for first || len(s) > 0 {
+		n := min(piece, len(s))
+		// Cut at the start of a rune, so that no valid UTF-8 sequence is
+		// split (a cut inside one would encode as U+FFFD). A byte behind
+		// three continuation bytes is in no valid sequence begun before
+		// it: the cut can stay there.
+		for k := 0; n < len(s) && k < utf8.UTFMax && k <= n; k++ {
+			if !utf8.RuneStart(s[n-k]) {
+				continue
+			}
+			if k < n {
+				n -= k
+			} else if _, size := utf8.DecodeRuneInString(s); size > n {
+				n = size // a piece shorter than the first rune
+			}
+			break
+		}
+		enc := appendJSONString(buf[:0], s[:n])
+		enc = enc[:len(enc)-1] // the closing quote
+		if !first {
+			enc = enc[1:] // the opening quote
+		}
+		if _, err := w.Write(enc); err != nil {
+			return err
+		}
+		first = false
+		s = s[n:]
+	}
+	_, err := w.Write([]byte{'"'})
+	return err
+}
+
 // appendJSONString appends s as a JSON string, exactly as an
 // encoding/json Encoder with SetEscapeHTML(false) writes it: invalid UTF-8
 // becomes U+FFFD, and U+2028 and U+2029 are escaped.

@@ -132,3 +132,21 @@ func FuzzAppendJSONString(f *testing.F) {
 		}
 	})
 }
+
+// WriteJSONString writes what appendJSONString writes, however the string
+// is cut into pieces.
+func FuzzWriteJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", "quote\" back\\ nl\n", "é日本\U0001F600", "a\xc3", "\x80\x80\x80\x80\x80", "\xf0\x9f\x98"} {
+		f.Add(s, uint8(1))
+		f.Add(s, uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, s string, piece uint8) {
+		var buf bytes.Buffer
+		if err := writeJSONString(&buf, s, int(piece%8)+1); err != nil {
+			t.Fatal(err)
+		}
+		if want := appendJSONString(nil, s); !bytes.Equal(buf.Bytes(), want) {
+			t.Errorf("%q in pieces of %d: got %s, want %s", s, int(piece%8)+1, buf.Bytes(), want)
+		}
+	})
+}

@@ -49,7 +49,7 @@ func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.A
 	}
 	req := agent.Request{
 		Step: s.Name, Agent: a.Agent.Type, Model: model, Prompt: prompt, System: a.Agent.System,
-		RunID: r.st.Meta.RunID, ItemKey: f.key(), Workdir: r.workdir, Timeout: s.TimeoutIn(r.fixed),
+		RunID: r.st.Meta.RunID, ItemKey: f.key(), Workdir: r.workdir, Timeout: r.limit(s).d,
 	}
 	typed := s.Returns != cty.NilType
 	if typed {
@@ -57,6 +57,12 @@ func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.A
 	}
 	const maxCalls = 2 // the first answer and one re-prompt
 	for call := 1; ; call++ {
+		// The one place a call is let start: it must fit in what is left
+		// of the caps (budget).
+		hold, t := r.budget().admit(r.host, r.pb, s, r.estimate(s, a, req))
+		if t != nil {
+			return result{trip: t}
+		}
 		rec.Calls++
 		req.Attempt = rec.Calls
 		// The attempt's session, once a call named one (a re-prompt, a
@@ -65,7 +71,7 @@ func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.A
 		if rec.SessionID != "" && !rec.newSession {
 			req.SessionID = rec.SessionID
 		}
-		ans := r.callAgent(ctx, f, s, a, drv, req, rec)
+		ans := r.callAgent(ctx, f, s, a, drv, req, rec, hold)
 		if ans.problem == nil {
 			return ans.result
 		}
@@ -89,11 +95,17 @@ type answer struct {
 }
 
 // callAgent makes one call.
-func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.AgentCall, drv agent.Driver, req agent.Request, rec *StepRecord) answer {
+// hold is its reservation, settled with what it spent.
+func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.AgentCall, drv agent.Driver, req agent.Request, rec *StepRecord, hold *reservation) answer {
 	start := r.now()
 	base := artifactBase(f, s, req.Attempt)
 	r.artifact(s, base+".prompt", []byte(req.Prompt))
 	req.Started = func(pid int) { r.dir.procStarted(base, pid) }
+	// The driver streams its answer to the response artifact if it can,
+	// so that a large one is in memory once (as the text), not also as
+	// the bytes that arrived.
+	var rawRel string
+	req.RawFile, rawRel = r.dir.artifactPath(base + ".response")
 	var resp agent.Response
 	var err error
 	progress := r.progressOf(f, s, start)
@@ -103,15 +115,32 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	stop()
 	r.dir.procEnded(base)
 	r.st.Metrics.AgentCalls++
-	raw := resp.Text
-	if resp.Raw != nil {
-		raw = unsafeString(resp.Raw)
+	var artifact string
+	if resp.RawFile != "" {
+		artifact = rawRel
+		text := ""
+		if resp.RawIsText {
+			text = resp.Text
+		}
+		if err := r.dir.redactArtifact(rawRel, text); err != nil {
+			r.event(Event{Type: EventLog, Step: s.Name, Message: "artifact not redacted: " + err.Error()})
+		}
+	} else {
+		raw := resp.Text
+		if resp.Raw != nil {
+			raw = unsafeString(resp.Raw)
+		}
+		artifact = r.artifactText(s, base+".response", raw)
 	}
-	artifact := r.artifactText(s, base+".response", raw)
 	if len(resp.Stderr) > 0 {
 		r.artifact(s, base+".stderr", resp.Stderr)
 	}
 	r.account(rec, resp)
+	cost := 0.0
+	if resp.CostUSD != nil {
+		cost = *resp.CostUSD
+	}
+	hold.settle(resp.Usage.Total(), cost)
 	rec.Model = resp.Model
 	if rec.Model == "" {
 		rec.Model = req.Model

@@ -16,7 +16,7 @@ import (
 // exit code and parsed output are recorded either way.
 func (r *run) shellAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Shell, rec *StepRecord) (cty.Value, error) {
 	ectx := r.evalCtx(f, nil, a.Command, a.Script, a.Dir, a.Env, a.Stdin)
-	spec := builtins.ShellSpec{Step: s.Name, Parse: string(a.Parse), Timeout: s.TimeoutIn(r.fixed)}
+	spec := builtins.ShellSpec{Step: s.Name, Parse: string(a.Parse), Timeout: r.limit(s).d}
 	var input string
 	if a.Command != nil {
 		v, diags := a.Command.Value(ectx)

@@ -31,17 +31,20 @@ type BreakerState struct {
 
 // countRetry counts one retry of the run (a step retried, a check that
 // re-runs a step, a capped goto back) against limits.max_retries.
+// The caps of the runs that run this one count it too.
 func (r *run) countRetry(f *frame, s *lang.Step, what string) *trip {
-	if l := r.pb.Limits; l != nil && l.MaxRetries > 0 && r.st.Metrics.Retries >= l.MaxRetries {
-		return &trip{fmt.Sprintf("limits.max_retries: a retry beyond the %d this run may make (%s)", l.MaxRetries, what), agent.KindBudget}
+	if t := r.budget().retry(what); t != nil {
+		return t
 	}
 	r.st.Metrics.Retries++
 	r.event(r.stepEvent(f, s, Event{Type: EventStepRetried, Message: what}))
 	return nil
 }
 
-// checkSpend enforces token and cost caps after an agent call: the step's
-// own (an error: the step fails), then the run's (a trip: the run stops).
+// checkSpend enforces token and cost caps after an agent call or a
+// sub-run: the step's own (an error: the step fails), then the run's and
+// those of the runs that run it (a trip: the run stops), crossed or
+// refusing a call.
 func (r *run) checkSpend(s *lang.Step, rec *StepRecord) result {
 	if s.MaxTokens > 0 && rec.Tokens > s.MaxTokens {
 		return result{err: &agent.BudgetError{Err: fmt.Errorf("max_tokens: step used %d tokens (max %d)", rec.Tokens, s.MaxTokens)}}
@@ -49,15 +52,8 @@ func (r *run) checkSpend(s *lang.Step, rec *StepRecord) result {
 	if s.MaxCostUSD > 0 && rec.CostUSD != nil && *rec.CostUSD > s.MaxCostUSD {
 		return result{err: &agent.BudgetError{Err: fmt.Errorf("max_cost_usd: step cost $%.4f (max $%.4f)", *rec.CostUSD, s.MaxCostUSD)}}
 	}
-	l := r.pb.Limits
-	if l == nil {
-		return result{}
-	}
-	if l.MaxTokens > 0 && r.st.Metrics.TotalTokens > l.MaxTokens {
-		return result{trip: &trip{fmt.Sprintf("limits.max_tokens: the run used %d tokens (max %d)", r.st.Metrics.TotalTokens, l.MaxTokens), agent.KindBudget}}
-	}
-	if c := r.st.Metrics.TotalCostUSD; l.MaxCostUSD > 0 && c != nil && *c > l.MaxCostUSD {
-		return result{trip: &trip{fmt.Sprintf("limits.max_cost_usd: the run cost $%.4f (max $%.4f)", *c, l.MaxCostUSD), agent.KindBudget}}
+	if t := r.budget().stopped(); t != nil {
+		return result{trip: t}
 	}
 	return result{}
 }
@@ -118,6 +114,10 @@ func (r *run) breaker(f *frame, s *lang.Step, stepErr error) *trip {
 	if s.ProgressWhen != nil {
 		ok, err := s.ProgressWhen.Eval(r.exprEnv(f, s.ProgressWhen))
 		progress = err == nil && ok
+	} else if measuresProgress(r.pb) {
+		// The playbook names the steps that measure progress; this one is
+		// its bookkeeping between them, and neither makes nor lacks it.
+		return nil
 	}
 	if progress {
 		b.ConsecutiveNoProgress = 0
@@ -137,6 +137,17 @@ func (r *run) breaker(f *frame, s *lang.Step, stepErr error) *trip {
 		return r.openBreaker(s, fmt.Sprintf("%d consecutive steps without progress (no_progress = %d)", b.ConsecutiveNoProgress, cb.NoProgress))
 	}
 	return nil
+}
+
+// measuresProgress reports whether any step of the playbook declares
+// progress_when: then only those steps count toward no_progress.
+func measuresProgress(pb *lang.Playbook) bool {
+	for _, s := range pb.AllSteps() {
+		if s.ProgressWhen != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *run) openBreaker(s *lang.Step, reason string) *trip {

@@ -50,10 +50,11 @@ func errorKind(err error) string {
 // keepRaw keeps an agent answer's whole text for steps.NAME.raw: in
 // memory, and on disk for a resumed run. The response artifact holds it
 // already unless the driver's raw output (an envelope, an HTTP body) is
-// what that artifact holds.
+// what that artifact holds (or the driver streamed it there, and it is
+// not the text).
 func (r *run) keepRaw(s *lang.Step, rec *StepRecord, base string, resp agent.Response, artifact string) {
 	r.raws[rec] = r.redact.String(resp.Text)
-	if resp.Raw == nil {
+	if resp.Raw == nil && (resp.RawFile == "" || resp.RawIsText) {
 		rec.RawFile = artifact
 		return
 	}

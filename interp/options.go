@@ -40,6 +40,14 @@ type Options struct {
 	// command driver contract; apl run --agent-cmd).
 	AgentCommand []string
 
+	// Timeouts override the time limit of the steps they name (apl run
+	// --timeout STEP=30m), in this run and the playbooks it runs.
+	Timeouts map[string]time.Duration
+	// AgentTimeout, when set, is the time limit of every agent step that
+	// Timeouts does not name (apl run --agent-timeout 30m). A resumed run
+	// keeps the overrides it started with, under those resume gives.
+	AgentTimeout time.Duration
+
 	// DryRun, when set, makes the run a dry run: it walks the graph with
 	// stand-ins for agents, commands and builtins that write (see DryRun).
 	DryRun *DryRun
@@ -61,6 +69,12 @@ type Options struct {
 	Clock func() time.Time
 	// NoSync skips fsync on checkpoints (faster, not crash-safe).
 	NoSync bool
+	// SyncAlways fsyncs the journal at every completed step before the
+	// run goes on. Without it one fsync, on another goroutine, covers
+	// the completions of a window of about 10 ms (group commit): a killed
+	// apl still loses nothing, and a machine crash at most that window's
+	// transitions, which resume runs again. NoSync wins over it.
+	SyncAlways bool
 	// Force resumes a run even though its playbook changed, or its
 	// circuit breaker is still cooling down.
 	Force bool
@@ -78,6 +92,15 @@ type Options struct {
 	// instead of this process's goroutines (see Engine); the engine
 	// supplies Shell, Funcs and Drivers that reach its workers.
 	Engine Engine
+
+	// OuterCaps are what the runs that run this one leave it of their
+	// caps: a sub-run's on an engine, whose parent cannot share its
+	// budget as calls go (Caps).
+	OuterCaps *Caps
+
+	// outer is the budget of the run that runs this one in this process
+	// (a local sub-run): its caps hold during this run.
+	outer *budget
 
 	// host, when set, makes the host a run's walk uses from the local
 	// one (tests: a fake clock and timers).

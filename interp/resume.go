@@ -103,6 +103,10 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 		opts.Workdir = st.Meta.Workdir
 	}
 	opts.Mode = st.Meta.Mode
+	if opts.Timeouts, opts.AgentTimeout, err = st.Meta.keptTimeouts(opts); err != nil {
+		return nil, err
+	}
+	st.Meta.recordTimeouts(opts)
 	r, h, err := newRun(pb, opts)
 	if err != nil {
 		return nil, err
@@ -117,7 +121,7 @@ func Resume(ctx context.Context, pb *lang.Playbook, dir string, opts Options) (*
 	if err := r.fixSettings(); err != nil {
 		return nil, err
 	}
-	h.store = newStore(stateFiles(dir), !opts.NoSync)
+	h.store = newStoreFor(stateFiles(dir), opts)
 	h.store.redact, d.redact = r.redact, r.redact
 	d.attrs = r.redact.Bytes(st.Meta.TraceAttributes)
 	if _, err := os.Stat(filepath.Join(dir, statePointer)); err == nil {

@@ -41,6 +41,14 @@ type Result struct {
 	// Metrics are the run's totals as it stopped (a sub-run's count
 	// toward the caps of the run that ran it).
 	Metrics Metrics
+	// CapTrip is, for a sub-run stopped by a cap of the run that runs it
+	// (Options.OuterCaps), that cap's trip, as that run says it: the
+	// parent stops for it too.
+	CapTrip string
+	// Spent is the most one agent call of each step spent in the run and
+	// its sub-runs, by step (Caps.Spent): what the parent's next calls
+	// of those steps reserve.
+	Spent map[string]CallSpend
 }
 
 // run is one execution of a playbook: all the mutable data lives here.
@@ -80,6 +88,9 @@ type run struct {
 
 	// docs are the playbook's documents as last written.
 	docs docs
+
+	// caps is the run's budget, under its parent's (budget.go).
+	caps *budget
 
 	serial      map[string]Channel
 	itemOutputs map[string]map[string]map[string]cty.Value // for_each step → key → step → output
@@ -128,6 +139,7 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (re
 		Caps:  map[string]int{},
 		Vars:  map[string]json.RawMessage{},
 	}
+	r.st.Meta.recordTimeouts(opts)
 	for name, v := range inputs.AsValueMap() {
 		b, err := builtins.CtyToJSON(v)
 		if err != nil {
@@ -152,7 +164,7 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (re
 		if shared, err = r.statePath(&warnings); err != nil {
 			return nil, err
 		}
-		h.store = newStore(filesFor(shared), !opts.NoSync)
+		h.store = newStoreFor(filesFor(shared), opts)
 		if err := h.store.lock(id); err != nil {
 			return nil, err
 		}
@@ -181,7 +193,7 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (re
 			return nil, fmt.Errorf("state pointer: %w", err)
 		}
 	} else {
-		h.store = newStore(filesFor(filepath.Join(dir.path, stateFile)), !opts.NoSync)
+		h.store = newStoreFor(filesFor(filepath.Join(dir.path, stateFile)), opts)
 	}
 	h.store.redact, dir.redact = r.redact, r.redact
 	dir.attrs = r.redact.Bytes(r.st.Meta.TraceAttributes)

@@ -104,6 +104,24 @@ func openRunDir(dir string) (*runDir, error) {
 	return &runDir{path: dir, abs: abs, trace: f, lock: lock}, nil
 }
 
+// RunHeld reports whether a live process holds the run in dir. A run whose
+// state says running and that no process holds was stopped before it could
+// record its end: killed with SIGKILL, or its machine went down. apl
+// resume continues it.
+func RunHeld(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, "lock"))
+	if err != nil {
+		// A run removes its lock when it ends; without one nothing holds it.
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}
+
 func (d *runDir) close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -222,6 +240,54 @@ func (d *runDir) artifactString(name, data string) (string, error) {
 		return "", fmt.Errorf("write artifact %s: %w", name, err)
 	}
 	return rel, nil
+}
+
+// artifactJSONString writes text, redacted, as a JSON string into an
+// artifact, encoding it a piece at a time: a large text output is not
+// also held in memory as its encoding.
+func (d *runDir) artifactJSONString(name, text string) (string, error) {
+	rel := filepath.Join("artifacts", name)
+	f, err := os.Create(filepath.Join(d.path, rel))
+	if err == nil {
+		err = builtins.WriteJSONString(f, d.redact.String(text))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("write artifact %s: %w", name, err)
+	}
+	return rel, nil
+}
+
+// artifactPath is where artifact name is written, and its path in the
+// run directory: a driver streams a large answer there itself.
+func (d *runDir) artifactPath(name string) (abs, rel string) {
+	rel = filepath.Join("artifacts", name)
+	return filepath.Join(d.path, rel), rel
+}
+
+// redactArtifact redacts an artifact something else wrote (a driver's
+// streamed answer). text, when not empty, is known to be the whole
+// artifact, so it is looked through instead of reading the file; the
+// file is rewritten only when it holds a secret.
+func (d *runDir) redactArtifact(rel, text string) error {
+	if !d.redact.Active() {
+		return nil
+	}
+	p := filepath.Join(d.path, rel)
+	if text == "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		text = unsafeString(b)
+	}
+	red := d.redact.String(text)
+	if len(red) == len(text) && unsafe.StringData(red) == unsafe.StringData(text) {
+		return nil // no secret: String returned text itself
+	}
+	return os.WriteFile(p, []byte(red), 0o666)
 }
 
 // unsafeString views b as a string without copying it; b must not change

@@ -476,7 +476,9 @@ step "a" { shell { command = ["true"] } }
 }
 
 // TestSubPlaybookSpendCountsTowardLimits: tokens spent by a sub-run count
-// toward the parent's limits.
+// toward the parent's limits, as the sub-run spends them: the second
+// sub-run's call, which may use as much as the first (60), does not fit
+// in the 40 left and is not made.
 func TestSubPlaybookSpendCountsTowardLimits(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "child.hcl"), []byte(`
@@ -500,8 +502,11 @@ step "two" {
 	}
 	d := &fakeDriver{answers: map[string][]string{"ask": {"ok"}}, tokens: 60}
 	res, rec := startWith(t, pb, Options{Drivers: drivers(d)})
-	if res.Status != StatusFailed || !strings.Contains(res.Reason, "limits.max_tokens: the run used 120 tokens (max 100)") {
+	if res.Status != StatusFailed || !strings.Contains(res.Reason, "limits.max_tokens: a call of step ask may use 60 tokens (the most one call of the step used so far), more than the 40 left of 100 (60 used)") {
 		t.Fatalf("status %s reason %q", res.Status, res.Reason)
+	}
+	if res.Metrics.TotalTokens != 60 || d.calls["ask"] != 1 {
+		t.Errorf("%d tokens in %d calls, want 60 in 1", res.Metrics.TotalTokens, d.calls["ask"])
 	}
 	if got := rec.steps(EventStepStarted); strings.Join(got, ",") != "one,one/ask,two,two/ask" {
 		t.Errorf("steps %v", got)

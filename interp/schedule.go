@@ -40,7 +40,9 @@ func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) result {
 	r.docs.inForEach++
 	defer func() { r.docs.inForEach-- }()
 	for {
-		if ctx.Err() == nil && sc.stopped == nil && sc.waiting == nil && sc.failing == "" {
+		// A cap crossed anywhere in the run (an item's call, a sub-run)
+		// starts no item, even before the item that crossed it reports.
+		if ctx.Err() == nil && sc.stopped == nil && sc.waiting == nil && sc.failing == "" && r.capsStopped() == nil {
 			sc.startReady(ctx)
 		}
 		if sc.live == 0 {
@@ -69,6 +71,11 @@ func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) result {
 	out, stuck := r.forEachOutput(s, items, sc.failing != "")
 	if sc.stopped != nil {
 		return result{out: out, stop: sc.stopped}
+	}
+	if t := r.capsStopped(); t != nil {
+		// A cap crossed outside the items (a sub-run of another item's
+		// parent) left items not started.
+		return result{out: out, trip: t}
 	}
 	if sc.failing != "" {
 		notStarted := 0
@@ -329,6 +336,11 @@ func (r *run) walkItem(ctx context.Context, it *item, stop <-chan struct{}, rele
 		case <-stop:
 			return interrupted
 		default:
+		}
+		if ctx.Err() != nil || r.capsStopped() != nil {
+			// Interrupted, or a cap was crossed elsewhere: this item stops
+			// before its next step, as for another item's trip.
+			return interrupted
 		}
 		s := r.pb.Step(it.rec.Current)
 		if s == nil {

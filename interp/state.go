@@ -67,6 +67,11 @@ type Meta struct {
 	// AgentCommand is the command every agent step went to (apl run
 	// --agent-cmd), so that resume can use it again.
 	AgentCommand []string `json:"agent_command,omitempty"`
+	// Timeouts and AgentTimeout are the time limits the command line set
+	// over the playbook's (Options.Timeouts, Options.AgentTimeout), as
+	// durations ("30m0s"), so that a resumed run keeps them.
+	Timeouts     map[string]string `json:"timeouts,omitempty"`
+	AgentTimeout string            `json:"agent_timeout,omitempty"`
 	// Inputs are the run's input values, after defaults and mode.
 	Inputs         map[string]json.RawMessage `json:"inputs"`
 	Workdir        string                     `json:"workdir"`

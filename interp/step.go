@@ -112,11 +112,14 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 	rec.DurationS = end.Sub(start).Seconds()
 	r.st.Metrics.StepsRun++
 	if res.stop != nil || res.trip != nil {
-		// A cap tripped in the step's action, or in an item of it.
-		o := r.tripped(f, s, res.trip, s.Name)
+		// A cap tripped in the step's action, or in an item of it (the
+		// item's stop carries the trip, its reason naming the item).
+		var o outcome
 		if res.stop != nil {
 			o = *res.stop
 			o.next = s.Name
+		} else {
+			o = r.tripped(f, s, res.trip, s.Name)
 		}
 		rec.Status = StepFailed
 		rec.Error, rec.ErrorKind = o.reason, o.errorKind
@@ -191,8 +194,9 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 	feedback := ""
 	for {
 		actx, cancel := ctx, context.CancelFunc(func() {})
-		if limit := s.TimeoutIn(r.fixed); limit > 0 {
-			actx, cancel = r.host.withTimeout(ctx, limit)
+		limit := r.limit(s)
+		if limit.d > 0 {
+			actx, cancel = r.host.withTimeout(ctx, limit.d)
 		}
 		// A new run of the action: nothing of the last one stays visible.
 		rec.Runs++
@@ -201,7 +205,7 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 		delete(f.outputs, s.Name)
 		delete(r.raws, rec)
 		res := r.act(actx, f, s, rec, feedback)
-		timedOut := s.TimeoutIn(r.fixed) > 0 && errors.Is(actx.Err(), context.DeadlineExceeded)
+		timedOut := limit.d > 0 && errors.Is(actx.Err(), context.DeadlineExceeded)
 		cancel()
 		if res.stop != nil && res.stop.kind != outTrip {
 			return res
@@ -209,7 +213,7 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 		if ctx.Err() != nil {
 			return stopWith(interrupted)
 		}
-		err := timeoutError(s, s.TimeoutIn(r.fixed), res.err, timedOut)
+		err := timeoutError(s, limit, res.err, timedOut)
 		out := res.out
 		if err == nil && res.trip == nil && res.stop == nil {
 			out, err = r.conform(s, out)
@@ -310,11 +314,20 @@ const largeOutput = 256 << 10
 // record itself, or, when it is large, in an artifact the record names.
 func (r *run) setOutput(f *frame, s *lang.Step, out cty.Value) error {
 	f.outputs[s.Name] = out
+	rec := f.recs[s.Name]
+	if out.Type() == cty.String && out.IsKnown() && !out.IsNull() && !out.IsMarked() && len(out.AsString()) >= largeOutput {
+		// A large text answer is encoded straight into its file.
+		p, err := r.dir.artifactJSONString(artifactBase(f, s, rec.Runs)+".output.json", out.AsString())
+		if err != nil {
+			return fmt.Errorf("step %q output: %w", s.Name, err)
+		}
+		rec.OutputFile = p
+		return nil
+	}
 	b, err := builtins.CtyToJSON(out)
 	if err != nil {
 		return fmt.Errorf("step %q output: %w", s.Name, err)
 	}
-	rec := f.recs[s.Name]
 	if len(b) < largeOutput {
 		rec.Output = b
 		return nil

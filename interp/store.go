@@ -98,11 +98,25 @@ type store struct {
 	archiveChecked bool
 	// lockFile holds the state file's lock, when the state is shared.
 	lockFile *os.File
+	// group, when set, fsyncs durable commits in groups (Options.SyncAlways
+	// unset); nil: each durable commit is fsynced before it returns.
+	group *groupSyncer
 }
 
-func newStore(f files, sync bool) *store {
-	return &store{dir: filepath.Dir(f.state), f: f, sync: sync}
+// newStore returns the store of the state files f. Without sync nothing
+// is fsynced; with it, always fsyncs every durable commit before it
+// returns, and otherwise a groupSyncer covers the durable commits of a
+// short window with one fsync.
+func newStore(f files, sync, always bool) *store {
+	s := &store{dir: filepath.Dir(f.state), f: f, sync: sync}
+	if sync && !always {
+		s.group = newGroupSyncer()
+	}
+	return s
 }
+
+// newStoreFor is newStore as opts ask.
+func newStoreFor(f files, opts Options) *store { return newStore(f, !opts.NoSync, opts.SyncAlways) }
 
 // changes names the records of a state that changed since it was last
 // persisted: the journal writes only those.
@@ -193,7 +207,11 @@ func (s *store) appendEntry(st *State, ch *changes, durable bool) error {
 		return fmt.Errorf("append to %s: %w", s.f.journal, err)
 	}
 	if durable && s.sync {
-		if err := s.journal.Sync(); err != nil {
+		sync := s.journal.Sync
+		if s.group != nil {
+			sync = s.group.request
+		}
+		if err := sync(); err != nil {
 			return fmt.Errorf("sync %s: %w", s.f.journal, err)
 		}
 	}
@@ -247,6 +265,9 @@ func (s *store) writeSnapshot(st *State, ch *changes) error {
 		return fmt.Errorf("write state: %w", err)
 	}
 	if s.journal != nil {
+		if s.group != nil {
+			s.group.setFile(nil)
+		}
 		s.journal.Close()
 		s.journal = nil
 	}
@@ -271,6 +292,9 @@ func (s *store) writeSnapshot(st *State, ch *changes) error {
 		return fmt.Errorf("open %s: %w", s.f.journal, err)
 	}
 	s.journal = j
+	if s.group != nil {
+		s.group.setFile(j)
+	}
 	s.sinceSnap = 0
 	s.snapBytes, s.journalBytes = len(data), 0
 	s.events = len(st.Events)
@@ -419,14 +443,24 @@ func (e *StateInUseError) Error() string {
 }
 
 func (s *store) close() error {
+	var err error
+	if s.group != nil {
+		// The last transitions are synced before the run returns.
+		if err = s.group.close(); err != nil {
+			err = fmt.Errorf("sync %s: %w", s.f.journal, err)
+		}
+		s.group = nil
+	}
 	if s.lockFile != nil {
 		s.lockFile.Close() // releases the lock
 		s.lockFile = nil
 	}
 	if s.journal == nil {
-		return nil
+		return err
 	}
-	err := s.journal.Close()
+	if cerr := s.journal.Close(); err == nil {
+		err = cerr
+	}
 	s.journal = nil
 	return err
 }

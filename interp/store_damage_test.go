@@ -27,7 +27,7 @@ func journalLines(t *testing.T, p string) [][]byte {
 // report says what was left out.
 func TestJournalGarbageInTheMiddleIsReported(t *testing.T) {
 	dir := t.TempDir()
-	s := newStore(filesFor(filepath.Join(dir, stateFile)), false)
+	s := newStore(filesFor(filepath.Join(dir, stateFile)), false, false)
 	st := newTestState()
 	s.snapshot(st, &changes{})
 	for i := range 3 {
@@ -63,7 +63,7 @@ func TestJournalGarbageInTheMiddleIsReported(t *testing.T) {
 // steps recorded pending. Now a gap stops the replay and is reported.
 func TestJournalGapAcrossBackupIsReported(t *testing.T) {
 	dir := t.TempDir()
-	s := newStore(filesFor(filepath.Join(dir, stateFile)), false)
+	s := newStore(filesFor(filepath.Join(dir, stateFile)), false, false)
 	st := newTestState()
 	s.snapshot(st, &changes{})
 	for i := range 4 {
@@ -114,7 +114,7 @@ func TestDamagedStateShapesAreRefused(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			s := newStore(filesFor(filepath.Join(dir, stateFile)), false)
+			s := newStore(filesFor(filepath.Join(dir, stateFile)), false, false)
 			st := newTestState()
 			s.snapshot(st, &changes{})
 			transition(t, s, st, 0)
@@ -157,7 +157,7 @@ func TestStateWithoutStepsReads(t *testing.T) {
 // the whole log, in order.
 func TestEventLogIsArchived(t *testing.T) {
 	dir := t.TempDir()
-	s := newStore(filesFor(filepath.Join(dir, stateFile)), false)
+	s := newStore(filesFor(filepath.Join(dir, stateFile)), false, false)
 	st := newTestState()
 	s.snapshot(st, &changes{})
 	const n = 5000
@@ -196,7 +196,7 @@ func TestEventLogIsArchived(t *testing.T) {
 // that ReadEvents never gives an event twice.
 func TestArchiveCutBackToTheState(t *testing.T) {
 	dir := t.TempDir()
-	s := newStore(filesFor(filepath.Join(dir, stateFile)), false)
+	s := newStore(filesFor(filepath.Join(dir, stateFile)), false, false)
 	if err := os.WriteFile(s.f.events, []byte("{\"event\":\"a\"}\n{\"event\":\"b\"}\n{\"event\":\"c\"}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -46,10 +47,14 @@ func transition(t testing.TB, s *store, st *State, i int) {
 }
 
 func TestStoreJournalAndCompaction(t *testing.T) {
-	for _, n := range []int{1, compactEvery - 1, compactEvery + 1, 3*compactEvery + 5} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
+	for _, tc := range []struct {
+		n      int
+		always bool
+	}{{1, true}, {compactEvery - 1, true}, {compactEvery + 1, true}, {3*compactEvery + 5, true}, {1, false}, {3*compactEvery + 5, false}} {
+		n := tc.n
+		t.Run(fmt.Sprintf("%d/always=%v", n, tc.always), func(t *testing.T) {
 			dir := t.TempDir()
-			s := newStore(filesFor(filepath.Join(dir, stateFile)), true)
+			s := newStore(filesFor(filepath.Join(dir, stateFile)), true, tc.always)
 			st := newTestState()
 			if err := s.snapshot(st, &changes{}); err != nil {
 				t.Fatal(err)
@@ -91,7 +96,7 @@ func TestStoreJournalAndCompaction(t *testing.T) {
 
 func TestStoreIgnoresTornLastLine(t *testing.T) {
 	dir := t.TempDir()
-	s := newStore(filesFor(filepath.Join(dir, stateFile)), false)
+	s := newStore(filesFor(filepath.Join(dir, stateFile)), false, false)
 	st := newTestState()
 	s.snapshot(st, &changes{})
 	for i := range 5 {
@@ -163,7 +168,7 @@ step "b" { shell { command = ["true"] } }
 // record (a "null" read as a value once made every resumed item null).
 func TestJournalKeepsItemValues(t *testing.T) {
 	dir := t.TempDir()
-	s := newStore(filesFor(filepath.Join(dir, stateFile)), false)
+	s := newStore(filesFor(filepath.Join(dir, stateFile)), false, false)
 	st := newTestState()
 	s.snapshot(st, &changes{})
 	st.Items = map[string]map[string]*ItemRecord{"work": {
@@ -191,5 +196,68 @@ func TestJournalKeepsItemValues(t *testing.T) {
 	}
 	if it := got.Items["work"]["k1"]; it.Status != StepRunning || string(it.Value) != `{"id":"k1"}` {
 		t.Errorf("item read back: %+v value %s", it, it.Value)
+	}
+}
+
+// By default durable commits are fsynced in groups: a burst of completed
+// steps costs a few fsyncs, not one each, and every commit is synced by
+// the time the store closes (the end of the run). --sync=always fsyncs
+// each before it returns.
+func TestGroupCommit(t *testing.T) {
+	for _, always := range []bool{false, true} {
+		t.Run(fmt.Sprintf("always=%v", always), func(t *testing.T) {
+			dir := t.TempDir()
+			s := newStore(filesFor(filepath.Join(dir, stateFile)), true, always)
+			var mu sync.Mutex
+			syncs, syncedSize := 0, int64(0)
+			if s.group != nil {
+				s.group.fsync = func(f *os.File) error {
+					mu.Lock()
+					defer mu.Unlock()
+					syncs++
+					fi, err := f.Stat()
+					if err == nil {
+						syncedSize = fi.Size()
+					}
+					return err
+				}
+			}
+			st := newTestState()
+			if err := s.snapshot(st, &changes{}); err != nil {
+				t.Fatal(err)
+			}
+			const n = 40 // under compactEvery: one journal
+			for i := range n {
+				st.Steps[fmt.Sprint("s", i)] = &StepRecord{Status: StatusCompleted}
+				var ch changes
+				ch.step(fmt.Sprint("s", i))
+				if err := s.commit(st, &ch, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if always {
+				if s.group != nil {
+					t.Fatal("--sync=always has a group syncer")
+				}
+				s.close()
+				return
+			}
+			journal := s.f.journal
+			if err := s.close(); err != nil {
+				t.Fatal(err)
+			}
+			fi, err := os.Stat(journal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if syncs == 0 || syncs >= n {
+				t.Errorf("%d fsyncs for %d durable commits in a burst, want at least one and fewer", syncs, n)
+			}
+			if syncedSize != fi.Size() {
+				t.Errorf("last fsync covered %d bytes of the journal's %d", syncedSize, fi.Size())
+			}
+		})
 	}
 }

@@ -21,7 +21,11 @@ import (
 // sub-run is resumed too, so its completed steps are not run again. On
 // an engine that runs sub-runs itself (SubRunner), the sub-run is a run
 // on the engine. The sub-run's output object is the step's output; its
-// failure fails the step; what it spent counts toward this run's caps.
+// failure fails the step. This run's caps (tokens, cost, retries, time)
+// hold during the sub-run, beside the sub-playbook's own limits: a
+// sub-run here spends from this run's budget as it goes; one on an
+// engine is given what is left of it (Caps), and what it spent is
+// charged when it ends.
 func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *lang.SubPlaybook, rec *StepRecord) result {
 	inputs := map[string]cty.Value{}
 	if a.Inputs != nil {
@@ -63,13 +67,16 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	if sr, ok := r.opts.Engine.(SubRunner); ok {
 		r.host.block(func() {
 			res, err = sr.SubRun(ctx, SubRun{ID: id, Parent: r.st.Meta.RunID, Step: s.Name, Item: f.key(), Attempt: rec.Runs,
-				Playbook: a, Inputs: inputs, Answers: answers})
+				Playbook: a, Inputs: inputs, Answers: answers, Caps: r.budget().left()})
 		})
 	} else {
 		var ended bool
 		if res, ended, err = r.subRunHere(ctx, s, a, id, inputs, answers); ended {
 			// It ended before this run stopped: what it spent is counted.
 			out, err := r.subResult(a, res)
+			if t := r.budget().stopped(); t != nil {
+				return result{out: out, trip: t}
+			}
 			return result{out: out, err: err}
 		}
 	}
@@ -89,9 +96,24 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 		w.Step = s.Name + "/" + w.Step
 		return stopWith(outcome{kind: outWait, waiting: &w})
 	}
-	// What the sub-run spent counts toward this step's and this run's caps.
+	// What the sub-run spent counts toward this step's and this run's
+	// metrics and caps. A sub-run here charged this run's budget as it
+	// spent; one on an engine is charged now.
 	r.st.Metrics.AgentCalls += res.Metrics.AgentCalls
 	r.account(rec, agent.Response{Usage: agent.Usage{InputTokens: res.Metrics.TotalTokens}, CostUSD: res.Metrics.TotalCostUSD})
+	if _, ok := r.opts.Engine.(SubRunner); ok {
+		if res.CapTrip != "" {
+			// The sub-run stopped at a cap of this run, in the copy of
+			// this run's budget it was given: this run stops too.
+			r.budget().close(&trip{res.CapTrip, agent.KindBudget})
+		}
+		cost := 0.0
+		if c := res.Metrics.TotalCostUSD; c != nil {
+			cost = *c
+		}
+		r.budget().charge(res.Metrics.TotalTokens, cost, res.Metrics.Retries)
+		r.budget().learn(res.Spent)
+	}
 	if spent := r.checkSpend(s, rec); spent.spent() {
 		return spent
 	}
@@ -128,6 +150,8 @@ func (r *run) subRunHere(ctx context.Context, s *lang.Step, a *lang.SubPlaybook,
 	// --from is for this run.
 	opts.From, opts.Answers = "", answers
 	opts.Shell, opts.Funcs, opts.Drivers, opts.Playbooks = r.shell, r.funcs, r.drivers, r.playbooks
+	// This run's caps hold during the sub-run.
+	opts.outer = r.budget()
 	r.host.block(func() {
 		if resume {
 			res, err = Resume(ctx, a.Playbook, filepath.Join(runsDir, id), opts)
@@ -164,6 +188,10 @@ type SubRun struct {
 	Playbook *lang.SubPlaybook
 	Inputs   map[string]cty.Value
 	Answers  map[string]string
+	// Caps are what this run leaves the sub-run of its caps and those of
+	// the runs that run it; nil: none. The engine holds the sub-run to
+	// them (Options.OuterCaps) beside its own limits.
+	Caps *Caps
 }
 
 // subResult turns a sub-run's result into the step's output or error.

@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/lang"
+	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -25,6 +28,9 @@ func (r *run) execute(ctx context.Context) (res *Result, err error) {
 }
 
 func (r *run) walk(ctx context.Context) (*Result, error) {
+	// The budget starts from what the state says the run spent, before
+	// anything is spent here.
+	r.budget()
 	m := &r.st.Meta
 	o := r.walkMain(ctx)
 	if o.kind == outNext && m.Status == StatusFailed && !m.Finally {
@@ -162,6 +168,38 @@ func (r *run) interrupted() (*Result, error) {
 	return &Result{RunID: r.st.Meta.RunID, Dir: r.dir.path, Status: StatusInterrupted, OutputJSON: json.RawMessage("{}"), Metrics: r.st.Metrics}, ErrInterrupted
 }
 
+// unrunSteps lists the steps that expr reads, itself or through the
+// locals it reads, and that have not completed.
+func (r *run) unrunSteps(expr hcl.Expression, seen map[string]bool) []string {
+	var out []string
+	for _, tr := range expr.Variables() {
+		if len(tr) < 2 {
+			continue
+		}
+		attr, ok := tr[1].(hcl.TraverseAttr)
+		if !ok {
+			continue
+		}
+		switch tr.RootName() {
+		case lang.RootSteps:
+			if rec := r.st.Steps[attr.Name]; (rec == nil || rec.Status != StepCompleted) && !slices.Contains(out, attr.Name) {
+				out = append(out, attr.Name)
+			}
+		case lang.RootLocal:
+			if seen[attr.Name] {
+				continue
+			}
+			seen[attr.Name] = true
+			for _, lv := range r.pb.Locals {
+				if lv.Name == attr.Name {
+					out = append(out, r.unrunSteps(lv.Expr, seen)...)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // finish evaluates the output block and writes the final state and
 // output.json.
 func (r *run) finish() (*Result, error) {
@@ -174,13 +212,30 @@ func (r *run) finish() (*Result, error) {
 		ctx := r.evalCtx(nil, nil)
 		vals := map[string]cty.Value{}
 		var errs []error
+		var nulls, unrun []string
 		for _, a := range r.pb.Output.Attrs {
 			v, diags := a.Expr.Value(ctx)
 			if diags.HasErrors() {
-				errs = append(errs, fmt.Errorf("output %q: %w", a.Name, diagsError(diags)))
 				v = cty.NullVal(cty.DynamicPseudoType)
+				// A run that ended early leaves steps the output reads
+				// without a value: null, as for a step's own output, and
+				// no error that says so one expression at a time.
+				if missing := r.unrunSteps(a.Expr, map[string]bool{}); r.st.Meta.Status != StatusCompleted && len(missing) > 0 {
+					nulls = append(nulls, a.Name)
+					for _, m := range missing {
+						if !slices.Contains(unrun, m) {
+							unrun = append(unrun, m)
+						}
+					}
+				} else {
+					errs = append(errs, fmt.Errorf("output %q: %w", a.Name, diagsError(diags)))
+				}
 			}
 			vals[a.Name] = v
+		}
+		if len(nulls) > 0 {
+			slices.Sort(unrun)
+			r.event(Event{Type: EventLog, Message: fmt.Sprintf("output %s: null, as the run ended before %s ran", strings.Join(nulls, ", "), strings.Join(unrun, ", "))})
 		}
 		res.Output = cty.ObjectVal(vals)
 		b, err := builtins.CtyToJSON(res.Output)
@@ -193,6 +248,10 @@ func (r *run) finish() (*Result, error) {
 			r.event(Event{Type: EventLog, Message: "output incomplete: " + err.Error()})
 		}
 	}
+	if t := r.caps.outerTrip; t != nil && r.st.Meta.Status == StatusFailed {
+		res.CapTrip = t.msg
+	}
+	res.Spent = r.caps.spent()
 	res.OutputJSON = r.redact.Bytes(res.OutputJSON)
 	res.Reason = r.redact.String(res.Reason)
 	r.st.Output = res.OutputJSON

@@ -14,6 +14,14 @@
 // block, which HCL's native syntax does not, and it refuses files nested
 // deeper than MaxNesting before HCL's recursive parser sees them.
 //
+// Loading reads files: the playbook's, its upstream's (extends), its
+// sub-playbooks', its prompt files (file()) and its test files. Each must
+// lie inside the playbook's Project (its git repository, once symlinks
+// are resolved) or a directory the Loader allows, and is read through
+// os.Root; any other path is refused with a located diagnostic before
+// anything there is read, so a playbook nobody has reviewed can be
+// checked without it reaching the rest of the machine.
+//
 // Test files (NAME_test.hcl beside a playbook) are decoded here too
 // (LoadTests), against the playbook they test; interp/playtest runs them.
 //

@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -94,20 +95,25 @@ func (l *loader) layer(srcs map[string][]byte, dir string, depth int, chain []st
 	if ext == nil {
 		return own, diags
 	}
-	ref, d := l.upstreamRef(ext, dir)
+	ref, written, d := l.upstreamRef(ext, dir)
 	diags = append(diags, d...)
 	if d.HasErrors() {
 		return own, diags
+	}
+	// Read before anything else touches the path, so that a path outside
+	// the project is refused before it is looked at.
+	upSrcs, upDir, err := l.ld.read(ref, l.project())
+	if err != nil {
+		if pe := (*PathError)(nil); errors.As(err, &pe) {
+			return own, append(diags, pathDiag("Cannot read upstream playbook", asWritten(err, ref, written), ext.Expr.Range()))
+		}
+		return own, append(diags, errDiag("Cannot read upstream playbook",
+			fmt.Sprintf("The playbook extends %q, which cannot be read: %s.", ref, err), ext.Expr.Range()))
 	}
 	canon := canonicalRef(ref)
 	if slices.Contains(chain, canon) {
 		return own, append(diags, errDiag("Playbook extends itself",
 			fmt.Sprintf("The chain of extends comes back to %q: %s.", ref, strings.Join(append(chain, canon), " → ")), ext.Expr.Range()))
-	}
-	upSrcs, upDir, err := l.ld.read(ref)
-	if err != nil {
-		return own, append(diags, errDiag("Cannot read upstream playbook",
-			fmt.Sprintf("The playbook extends %q, which cannot be read: %s.", ref, err), ext.Expr.Range()))
 	}
 	l.pb.Extends = append(l.pb.Extends, ref)
 	up, d := l.layer(upSrcs, upDir, depth+1, append(chain, canon))
@@ -116,24 +122,29 @@ func (l *loader) layer(srcs map[string][]byte, dir string, depth int, chain []st
 }
 
 // upstreamRef resolves an extends value: stdlib:NAME as it is, a path
-// relative to the directory of the playbook that says it.
-func (l *loader) upstreamRef(a *hclsyntax.Attribute, dir string) (string, hcl.Diagnostics) {
+// relative to the directory of the playbook that says it. written is the
+// value as the playbook wrote it.
+func (l *loader) upstreamRef(a *hclsyntax.Attribute, dir string) (ref, written string, diags hcl.Diagnostics) {
 	v, d := a.Expr.Value(nil)
 	if d.HasErrors() || v.IsNull() || !v.Type().Equals(ctyString) || !v.IsKnown() {
-		return "", hcl.Diagnostics{errDiag("Invalid extends",
+		return "", "", hcl.Diagnostics{errDiag("Invalid extends",
 			`extends takes a constant string: "stdlib:NAME", or a playbook file or directory relative to this playbook.`, a.Expr.Range())}
 	}
-	ref := v.AsString()
+	written = v.AsString()
 	switch {
-	case strings.HasPrefix(ref, StdlibPrefix):
-		return ref, nil
+	case strings.HasPrefix(written, StdlibPrefix):
+		return written, written, nil
 	case strings.HasPrefix(dir, StdlibPrefix):
-		return "", hcl.Diagnostics{errDiag("Invalid extends",
-			fmt.Sprintf("A stdlib playbook extends only stdlib:NAME, not %q.", ref), a.Expr.Range())}
-	case filepath.IsAbs(ref):
-		return ref, nil
+		return "", "", hcl.Diagnostics{errDiag("Invalid extends",
+			fmt.Sprintf("A stdlib playbook extends only stdlib:NAME, not %q.", written), a.Expr.Range())}
 	}
-	return filepath.Join(dir, ref), nil
+	if err := checkPlaybookPath(written); err != nil {
+		return "", "", hcl.Diagnostics{pathDiag("Invalid extends", err, a.Expr.Range())}
+	}
+	if filepath.IsAbs(written) {
+		return written, written, nil
+	}
+	return filepath.Join(dir, written), written, nil
 }
 
 // merge returns upstream body up overridden by own. addr is the address

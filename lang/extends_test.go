@@ -11,7 +11,7 @@ import (
 )
 
 // writeTree writes files (paths relative to dir) and returns dir.
-func writeTree(t *testing.T, dir string, files map[string]string) string {
+func writeTree(t testing.TB, dir string, files map[string]string) string {
 	t.Helper()
 	for name, src := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
@@ -78,7 +78,7 @@ step "verify" {
 
 func loadFork(t *testing.T, fork map[string]string) (*Playbook, string) {
 	t.Helper()
-	root := t.TempDir()
+	root := markRepo(t, t.TempDir())
 	writeTree(t, filepath.Join(root, "base"), map[string]string{
 		"main.hcl":          extendsBase,
 		"prompts/review.md": "Review ${local.greeting}.\n",

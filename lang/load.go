@@ -1,11 +1,11 @@
 package lang
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -59,8 +59,18 @@ type Loader struct {
 	// started. A file not in Files is read from the file system.
 	Files map[string][]byte
 
-	stack []string // playbooks being loaded, outermost first, for sub-playbooks
-	subs  *subCache
+	// Root is the project: every file a playbook reads (its own, the
+	// upstream it extends, its sub-playbooks, its prompt files and test
+	// files) must lie in it once symlinks are resolved, or in a directory
+	// of Allow. Empty: each playbook's own project (FindProject).
+	Root string
+	// Allow are directories outside the project that playbooks may read
+	// all the same, because the user said so (apl --allow-path).
+	Allow []string
+
+	stack   []string // playbooks being loaded, outermost first, for sub-playbooks
+	subs    *subCache
+	project *Project // the outermost playbook's, which its sub-playbooks share
 }
 
 // Cache holds loaded playbooks for Loader.Cache.
@@ -90,13 +100,14 @@ type subLoad struct {
 // diagnostics) and as much of the playbook as it could decode.
 func (ld *Loader) Load(ref string) (*Playbook, hcl.Diagnostics) {
 	top := ld.top(ref)
+	key := top.project.key(top.stack[0])
 	if ld.Cache != nil && len(ld.stack) == 0 {
 		// Loaded already, maybe as another playbook's sub-playbook.
-		if r, ok := ld.Cache.subs.loaded[top.stack[0]]; ok {
+		if r, ok := ld.Cache.subs.loaded[key]; ok {
 			return r.pb, r.diags
 		}
 	}
-	srcs, dir, err := top.read(ref)
+	srcs, dir, err := top.read(ref, top.project)
 	if err != nil {
 		return &Playbook{Sources: map[string][]byte{}}, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -107,7 +118,7 @@ func (ld *Loader) Load(ref string) (*Playbook, hcl.Diagnostics) {
 	pb, diags := top.LoadSources(srcs, dir)
 	if ld.Cache != nil && len(ld.stack) == 0 {
 		// Kept for the playbooks that run this one.
-		ld.Cache.subs.loaded[top.stack[0]] = subLoad{pb, diags}
+		ld.Cache.subs.loaded[key] = subLoad{pb, diags}
 	}
 	return pb, diags
 }
@@ -128,11 +139,33 @@ func (ld *Loader) top(ref string) *Loader {
 	}
 	top := *ld
 	top.stack = []string{canonicalRef(ref)}
+	top.project = ld.projectOf(ref)
 	top.subs = &subCache{loaded: map[string]subLoad{}}
 	if ld.Cache != nil {
 		top.subs = &ld.Cache.subs
 	}
 	return &top
+}
+
+// projectOf is the project of the outermost playbook ref: Root, or the
+// one ref is in. A stdlib playbook has none: it reads only the stdlib.
+func (ld *Loader) projectOf(ref string) *Project {
+	switch {
+	case strings.HasPrefix(ref, StdlibPrefix):
+		return nil
+	case ld.Root != "":
+		return NewProject(ld.Root, ld.Allow)
+	}
+	return FindProject(ref, ld.Allow)
+}
+
+// key is the cache key of the playbook canonical ref names when loaded in
+// project p: the same file may read other files in another project.
+func (p *Project) key(canon string) string {
+	if p == nil {
+		return canon
+	}
+	return p.Root + "\x00" + canon
 }
 
 // canonicalRef names a playbook the same way however it was reached:
@@ -153,7 +186,9 @@ func canonicalRef(ref string) string {
 // Load loads a playbook from the file system; see Loader.Load.
 func Load(ref string) (*Playbook, hcl.Diagnostics) { return (&Loader{}).Load(ref) }
 
-func (ld *Loader) read(ref string) (map[string][]byte, string, error) {
+// read reads the files of the playbook ref, from the stdlib, from Files,
+// or from the file system inside proj.
+func (ld *Loader) read(ref string, proj *Project) (map[string][]byte, string, error) {
 	if name, ok := strings.CutPrefix(ref, StdlibPrefix); ok {
 		if ld.Stdlib == nil {
 			return nil, "", fmt.Errorf("no stdlib is available to load %q", ref)
@@ -178,18 +213,18 @@ func (ld *Loader) read(ref string) (map[string][]byte, string, error) {
 	if srcs, dir, ok := ld.readFiles(ref); ok {
 		return srcs, dir, nil
 	}
-	info, err := os.Stat(ref)
+	info, err := proj.Stat(ref)
 	if err != nil {
 		return nil, "", err
 	}
 	if !info.IsDir() {
-		b, err := os.ReadFile(ref)
+		b, err := proj.ReadFile(ref)
 		if err != nil {
 			return nil, "", err
 		}
 		return map[string][]byte{ref: b}, filepath.Dir(ref), nil
 	}
-	entries, err := os.ReadDir(ref)
+	entries, err := proj.ReadDir(ref)
 	if err != nil {
 		return nil, "", err
 	}
@@ -199,7 +234,7 @@ func (ld *Loader) read(ref string) (map[string][]byte, string, error) {
 			continue
 		}
 		p := filepath.Join(ref, e.Name())
-		b, err := os.ReadFile(p)
+		b, err := proj.ReadFile(p)
 		if err != nil {
 			return nil, "", err
 		}
@@ -279,6 +314,7 @@ func isPlaybookFile(name string) bool {
 func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hcl.Diagnostics) {
 	l := &loader{
 		dir:         dir,
+		proj:        ld.project,
 		stdlib:      ld.Stdlib,
 		builtins:    ld.Builtins,
 		sigs:        ld.Signatures,
@@ -337,6 +373,7 @@ func errorsOnly(diags hcl.Diagnostics) hcl.Diagnostics {
 // loader holds the state of one load.
 type loader struct {
 	dir     string
+	proj    *Project // nil until project is first called
 	stdlib  fs.FS
 	ld      *Loader
 	sources map[string][]byte
@@ -410,6 +447,15 @@ func (l *loader) addSource(name string, src []byte, dir string, depth int) {
 	l.sources[name] = src
 	l.fileDirs[name] = dir
 	l.fileDepth[name] = depth
+}
+
+// project is the project this load reads in: the outermost playbook's,
+// or when LoadSources was called directly, the one dir is in.
+func (l *loader) project() *Project {
+	if l.proj == nil && !strings.HasPrefix(l.dir, StdlibPrefix) {
+		l.proj = l.ld.projectOf(cmp.Or(l.dir, "."))
+	}
+	return l.proj
 }
 
 // dirOf is the directory paths written in a file resolve against.

@@ -101,6 +101,7 @@ func TestParseConfigOneLine(t *testing.T) {
 		{"multi-line", "a {\n  b { x = 1 }\n}\n", false},
 		{"nested one-liner in a multi-line body", "a {\n  b { c { x = 1 } }\n}\n", true},
 		{"labels", `a "l1" l2 { b "l3" { x = 1 } }` + "\n", true},
+		{"nested block after a heredoc", "a { x = <<EOT\nEOT\nb { y = 1 } }\n", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

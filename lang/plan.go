@@ -114,6 +114,12 @@ type Cap struct {
 	Figure string  `json:"figure"`
 	Limit  string  `json:"limit"`
 	Value  float64 `json:"value"`
+	// Call is, for tokens and cost, the most one agent call may reserve
+	// before it starts (a call starts only if that fits in what is left):
+	// its step's cap, else its driver's ceiling. Unbounded when some call
+	// has neither: that call is a probe, and may overrun the cap by what
+	// it spends.
+	Call *Bound `json:"call,omitempty"`
 }
 
 // PathStep is one step of the worst path.
@@ -167,6 +173,8 @@ type planner struct {
 	out     *Plan
 	perStep map[*Step]*StepPlan
 	approx  bool
+	// call is the most one agent call may reserve, tokens and cost.
+	call vec
 }
 
 func newPlanner(pb *Playbook, opts PlanOptions, depth int) *planner {
@@ -255,7 +263,12 @@ func (p *planner) plan() *Plan {
 		capAt := func(i int, name string, v float64) {
 			if Exactly(v).Less(total[i]) {
 				total[i] = Exactly(v)
-				p.out.Capped = append(p.out.Capped, Cap{Figure: figureNames[i], Limit: name, Value: v})
+				c := Cap{Figure: figureNames[i], Limit: name, Value: v}
+				if i == figTokens || i == figCost {
+					b := p.call[i]
+					c.Call = &b
+				}
+				p.out.Capped = append(p.out.Capped, c)
 			}
 		}
 		if lim.MaxTokens > 0 {
@@ -348,6 +361,19 @@ func (p *planner) visitCost(s *Step) {
 		calls := runs.Times(Exactly(float64(sp.CallsPerRun)))
 		v[figCalls] = calls
 		c := p.callCost(s, a)
+		// What a call reserves before it starts: the step's cap, else the
+		// driver's ceiling.
+		for i, b := range map[int]Bound{figTokens: c.tokens, figCost: c.cost} {
+			switch {
+			case i == figTokens && s.MaxTokens > 0:
+				b = Exactly(float64(s.MaxTokens))
+			case i == figCost && s.MaxCostUSD > 0:
+				b = Exactly(s.MaxCostUSD)
+			}
+			if p.call[i].Less(b) {
+				p.call[i] = b
+			}
+		}
 		v[figTokens] = calls.Times(c.tokens)
 		v[figCost] = calls.Times(c.cost)
 		if s.TimeoutIn(p.opts.Settings) > 0 {
@@ -574,6 +600,31 @@ func (p *planner) driverOf(ag *Agent) (string, map[string]cty.Value, string) {
 }
 
 type price struct{ input, output, cacheRead, cacheWrite float64 }
+
+// CallCeiling is the most one agent call through a driver with settings
+// cfg may use when it sends a prompt of promptTokens tokens and names
+// model ("" for the driver's own model setting): the prompt and the
+// driver's max_tokens for the answer, priced at the driver's dearest
+// input price (cache reads and writes included) and its output price.
+// tokensOK is false when the driver sets no max_tokens; costOK is false
+// when it has no price for the model too. A run reserves this before
+// the call starts (interp), and apl plan bounds a call by it.
+func CallCeiling(cfg map[string]cty.Value, model string, promptTokens int) (tokens int, cost float64, tokensOK, costOK bool) {
+	answer, ok := intSetting(cfg["max_tokens"])
+	if !ok {
+		return 0, 0, false, false
+	}
+	if model == "" {
+		model, _ = stringSetting(cfg["model"])
+	}
+	tokens = promptTokens + answer
+	p, ok := priceOf(cfg["prices"], model)
+	if !ok {
+		return tokens, 0, true, false
+	}
+	in := math.Max(p.input, math.Max(p.cacheRead, p.cacheWrite))
+	return tokens, in/1e6*float64(promptTokens) + p.output/1e6*float64(answer), true, true
+}
 
 // priceOf reads a model's prices from a driver's prices setting.
 func priceOf(prices cty.Value, model string) (price, bool) {

@@ -15,7 +15,7 @@ import (
 // It tracks what decides the structure the way HCL's lexer does
 // (scan_tokens.rl): quoted strings and heredocs, their ${ } and %{ }
 // sequences and $${ %%{ escapes, comments, and brackets. Anything it does
-// not model gives up: block comments, carriage returns, a byte order mark,
+// not model gives up: an unclosed block comment, carriage returns, a byte order mark,
 // bytes that are not UTF-8, non-ASCII outside strings and comments, a
 // closer that does not match, a malformed heredoc, the end of the file
 // with something open. Its nesting figure is an upper bound of
@@ -24,7 +24,7 @@ import (
 // the open %{ if } and %{ for } directives of a template. FuzzPlain
 // checks it against the token scan.
 func plain(src []byte) bool {
-	if bytes.Contains(src, []byte("/*")) || bytes.IndexByte(src, '\r') >= 0 ||
+	if bytes.IndexByte(src, '\r') >= 0 ||
 		bytes.HasPrefix(src, []byte("\xef\xbb\xbf")) || !utf8.Valid(src) {
 		return false
 	}
@@ -110,6 +110,15 @@ func (p *prescanner) code() bool {
 		return true
 	case c >= utf8.RuneSelf:
 		return false
+	case c == '/' && len(rest) > 0 && rest[0] == '*':
+		// A block comment: the parser drops it, newlines and all, and
+		// so does the token scan.
+		end := bytes.Index(rest[1:], []byte("*/"))
+		if end < 0 {
+			return false
+		}
+		p.i += 1 + end + 2
+		return true
 	case c == '\n' || c == '#' || c == '/' && len(rest) > 0 && rest[0] == '/':
 		if c != '\n' {
 			p.skipLine()
@@ -251,7 +260,9 @@ func (p *prescanner) heredoc() bool {
 				return false // the marker needs its newline, so never closed
 			}
 			if bytes.Equal(bytes.TrimSpace(p.src[p.i:p.i+end]), p.top().marker) {
-				p.i += end + 1
+				// The newline after the marker is a token of its own,
+				// which ends the item the heredoc is in: code reads it.
+				p.i += end
 				return p.pop("<")
 			}
 		}

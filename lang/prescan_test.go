@@ -30,8 +30,12 @@ var plainCases = []struct {
 	{"heredoc", "x = <<-EOT\n  { ${a} }\n  %{ for v in b }${v}%{ endfor }\n  EOT\ny = 1\n", true},
 	{"heredoc marker in a sequence", "x = <<EOT\n${ \"EOT\" }\nEOT\n", true},
 	{"unclosed heredoc", "x = <<EOT\nEOT", false},
+	{"heredoc then a nested block in a one-line block", "a { x = <<EOT\nEOT\nb {\n} }\n", false},
 	{"comments", "# {\n// {\nx = 1 # }\n", true},
-	{"block comment", "/* { */\nx = 1\n", false},
+	{"block comment", "/* { */\nx = 1\n", true},
+	{"block comment across lines in a one-line block", "a { /* x\n */ b {\n} }\n", false},
+	{"unclosed block comment", "x = 1 /* {\n", false},
+	{"glob in a string", "x = \"a/*.go\" # b/*\n", true},
 	{"carriage return", "x = 1\r\n", false},
 	{"stray closer", "x = 1 }\n", false},
 	{"mismatched closer", "x = [ ( ] )\n", false},
@@ -55,6 +59,32 @@ func TestPlain(t *testing.T) {
 			}
 			checkPlain(t, []byte(tt.src))
 		})
+	}
+}
+
+// Every stdlib file takes the fast path: validating the stdlib is what CI
+// and pre-commit hooks do most. (Glob patterns in strings, "/*", made
+// three of phase-runner's files take the slow one.)
+func TestPlainStdlib(t *testing.T) {
+	files, err := filepath.Glob("../stdlib/playbooks/*/*.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests, err := filepath.Glob("../stdlib/playbooks/*/tests/*.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 || len(tests) == 0 {
+		t.Fatal("no stdlib files found")
+	}
+	for _, name := range append(files, tests...) {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !plain(b) {
+			t.Errorf("%s does not pass plain: each load lexes it twice", name)
+		}
 	}
 }
 

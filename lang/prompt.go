@@ -1,9 +1,7 @@
 package lang
 
 import (
-	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -87,9 +85,9 @@ func (l *loader) templateExpr(expr hcl.Expression) (hcl.Expression, hcl.Diagnost
 	rel := pv.AsString()
 	from := call.Args[0].Range().Filename
 	dir := l.dirOf(from)
-	src, name, err := readRelative(l.stdlib, l.ld.Files, dir, rel)
+	src, name, err := l.readRelative(dir, rel)
 	if err != nil {
-		return nil, hcl.Diagnostics{errDiag("Cannot read prompt file", err.Error(), call.Args[0].Range())}
+		return nil, hcl.Diagnostics{pathDiag("Cannot read prompt file", err, call.Args[0].Range())}
 	}
 	l.addSource(name, src, dir, l.fileDepth[from])
 	tmpl, diags := hclsyntax.ParseTemplate(src, name, hcl.Pos{Line: 1, Column: 1, Byte: 0})
@@ -97,22 +95,26 @@ func (l *loader) templateExpr(expr hcl.Expression) (hcl.Expression, hcl.Diagnost
 }
 
 // readRelative reads a file of the playbook in dir, refusing paths that
-// leave that directory.
-func readRelative(stdlib fs.FS, files map[string][]byte, dir, rel string) ([]byte, string, error) {
-	if filepath.IsAbs(rel) || strings.HasPrefix(path.Clean(filepath.ToSlash(rel)), "../") {
-		return nil, "", fmt.Errorf("the path %q must be relative to the playbook and stay inside its directory", rel)
+// leave that directory as written, or the project once symlinks are
+// resolved.
+func (l *loader) readRelative(dir, rel string) ([]byte, string, error) {
+	if err := checkPlaybookPath(rel); err != nil {
+		return nil, "", err
 	}
-	if name, ok := strings.CutPrefix(dir, StdlibPrefix); ok && stdlib != nil {
+	if filepath.IsAbs(rel) || path.Clean(filepath.ToSlash(rel)) == ".." || strings.HasPrefix(path.Clean(filepath.ToSlash(rel)), "../") {
+		return nil, "", &PathError{rel, "must be relative to the playbook and stay inside its directory"}
+	}
+	if name, ok := strings.CutPrefix(dir, StdlibPrefix); ok && l.stdlib != nil {
 		p := path.Join(name, filepath.ToSlash(rel))
-		b, err := fs.ReadFile(stdlib, p)
+		b, err := fs.ReadFile(l.stdlib, p)
 		return b, dir + "/" + filepath.ToSlash(rel), err
 	}
 	p := filepath.Join(dir, rel)
 	if abs, err := filepath.Abs(p); err == nil {
-		if b, ok := files[abs]; ok {
+		if b, ok := l.ld.Files[abs]; ok {
 			return b, p, nil
 		}
 	}
-	b, err := os.ReadFile(p)
-	return b, p, err
+	b, err := l.project().ReadFile(p)
+	return b, p, asWritten(err, p, rel)
 }

@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -67,6 +68,9 @@ func (l *loader) decodeSubPlaybookBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 		}
 	}
 	a.Source, a.Ref = src, ref
+	if d := l.confineSub(src, ref, at.Expr.Range()); d != nil {
+		return a, append(diags, d)
+	}
 	canon := canonicalRef(ref)
 	for _, r := range l.stack {
 		if r == canon {
@@ -87,17 +91,37 @@ func (l *loader) decodeSubPlaybookBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 	return a, diags
 }
 
+// confineSub refuses a sub-playbook source, written src and resolved to
+// ref, that leads outside the project, before anything there is read.
+func (l *loader) confineSub(src, ref string, rng hcl.Range) *hcl.Diagnostic {
+	if strings.HasPrefix(ref, StdlibPrefix) {
+		return nil
+	}
+	if err := checkPlaybookPath(src); err != nil {
+		return pathDiag("Invalid sub-playbook", err, rng)
+	}
+	if _, _, ok := l.ld.readFiles(ref); ok {
+		return nil // as the run that started elsewhere read it
+	}
+	var pe *PathError
+	if _, err := l.project().Resolve(ref); errors.As(err, &pe) {
+		return pathDiag("Invalid sub-playbook", asWritten(err, ref, src), rng)
+	}
+	return nil // a missing file: loading it says so
+}
+
 // loadSub loads the sub-playbook ref, or returns it as loaded earlier in
 // this load. A cached result is the same whoever asks: a cycle through ref
 // is found whichever way ref is reached, since every step of the cycle
 // leads back to ref.
 func (l *loader) loadSub(ref string) (*Playbook, hcl.Diagnostics) {
 	canon := canonicalRef(ref)
+	key := l.project().key(canon)
 	if l.subs == nil {
 		// LoadSources called directly: a cache for this load and below.
 		l.subs = &subCache{loaded: map[string]subLoad{}}
 	}
-	if r, ok := l.subs.loaded[canon]; ok {
+	if r, ok := l.subs.loaded[key]; ok {
 		return r.pb, r.diags
 	}
 	// A sub-playbook is checked as fully as the playbook that runs it (its
@@ -107,8 +131,9 @@ func (l *loader) loadSub(ref string) (*Playbook, hcl.Diagnostics) {
 	sub.Cache = nil
 	sub.stack = append(append([]string(nil), l.stack...), canon)
 	sub.subs = l.subs
+	sub.project = l.project() // a sub-playbook reads in its parent's project
 	pb, diags := sub.Load(ref)
-	l.subs.loaded[canon] = subLoad{pb, diags}
+	l.subs.loaded[key] = subLoad{pb, diags}
 	return pb, diags
 }
 

@@ -87,7 +87,7 @@ func TestSubPlaybookCacheKeepsCycles(t *testing.T) {
 // and upstreams, where none of its files is left (apl worker on another
 // machine).
 func TestFilesLoadWithoutTheFileSystem(t *testing.T) {
-	dir := t.TempDir()
+	dir := markRepo(t, t.TempDir())
 	files := map[string]string{
 		"main/playbook.hcl":  "playbook \"main\" {}\nstep \"other\" {\n  playbook { source = \"../other\" }\n}\n",
 		"other/a.hcl":        "extends = \"../base.hcl\"\nplaybook \"other\" {}\nprompt \"p\" {\n  template = file(\"prompts/p.md\")\n}\n",
@@ -139,7 +139,7 @@ func TestFilesLoadWithoutTheFileSystem(t *testing.T) {
 // again when it is loaded itself (apl validate PARENT CHILD): the same
 // Playbook comes back, whichever is loaded first.
 func TestCacheServesLoadAfterSubLoad(t *testing.T) {
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := writeTree(t, markRepo(t, t.TempDir()), map[string]string{
 		"child/main.hcl":  "playbook \"child\" {}\nstep \"work\" {\n  shell {\n    command = [\"true\"]\n  }\n}\n",
 		"parent/main.hcl": "playbook \"parent\" {}\nstep \"phase\" {\n  playbook {\n    source = \"../child\"\n  }\n}\n",
 	})

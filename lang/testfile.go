@@ -97,13 +97,16 @@ func (ld *Loader) TestFiles(ref string) (map[string][]byte, error) {
 		}
 		return out, nil
 	}
-	info, err := os.Stat(ref)
+	// Test files are read in the playbook's project, as its own files are:
+	// a test file may be a planted symlink too.
+	proj := ld.projectOf(ref)
+	info, err := proj.Stat(ref)
 	if err != nil {
 		return nil, err
 	}
 	var paths []string
 	if info.IsDir() {
-		entries, err := os.ReadDir(ref)
+		entries, err := proj.ReadDir(ref)
 		if err != nil {
 			return nil, err
 		}
@@ -112,7 +115,7 @@ func (ld *Loader) TestFiles(ref string) (map[string][]byte, error) {
 				paths = append(paths, filepath.Join(ref, e.Name()))
 			}
 		}
-		tests, _ := os.ReadDir(filepath.Join(ref, "tests"))
+		tests, _ := proj.ReadDir(filepath.Join(ref, "tests"))
 		for _, e := range tests {
 			if !e.IsDir() && strings.HasSuffix(e.Name(), ".hcl") {
 				paths = append(paths, filepath.Join(ref, "tests", e.Name()))
@@ -120,12 +123,12 @@ func (ld *Loader) TestFiles(ref string) (map[string][]byte, error) {
 		}
 	} else {
 		p := strings.TrimSuffix(ref, ".hcl") + TestFileSuffix
-		if _, err := os.Stat(p); err == nil {
+		if _, err := os.Lstat(p); err == nil {
 			paths = append(paths, p)
 		}
 	}
 	for _, p := range paths {
-		b, err := os.ReadFile(p)
+		b, err := proj.ReadFile(p)
 		if err != nil {
 			return nil, err
 		}

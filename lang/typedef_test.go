@@ -94,7 +94,7 @@ func TestNamedTypes(t *testing.T) {
 
 // A fork that redefines a type changes every step that uses it.
 func TestExtendsOverridesType(t *testing.T) {
-	dir := writeTree(t, t.TempDir(), map[string]string{
+	dir := writeTree(t, markRepo(t, t.TempDir()), map[string]string{
 		"base/main.hcl": namedTypesSrc,
 		"fork/main.hcl": `extends = "../base"
 

@@ -40,6 +40,13 @@ type Request struct {
 	// runs (Progress). It may be called from other goroutines than Call's,
 	// one call at a time, and never after Call returned; it must not block.
 	Progress func(Progress)
+	// RawFile, when set, is a file for the driver's raw output (a CLI's
+	// stdout, an HTTP answer's body): a driver that can writes it there
+	// as it arrives and reads its answer back from the file, so that an
+	// answer of tens of megabytes is not also held in Response.Raw. Such
+	// a driver sets Response.RawFile; one that cannot leaves it empty and
+	// returns Raw as usual.
+	RawFile string
 }
 
 // Usage is what a backend reports about tokens. Zero means not reported.
@@ -74,6 +81,13 @@ type Response struct {
 	CostUSD *float64 `json:"cost_usd"`
 	// Raw is the driver's raw output (stdout, HTTP body), kept as an artifact.
 	Raw []byte `json:"-"`
+	// RawFile is set, and Raw nil, when the driver wrote its raw output
+	// to Request.RawFile instead; it is that path. The file is not
+	// redacted: the caller redacts what it keeps.
+	RawFile string `json:"-"`
+	// RawIsText reports that the raw output is Text itself (a command
+	// driver's text output), so that it need not be kept twice.
+	RawIsText bool `json:"-"`
 	// Stderr is what a CLI agent printed on stderr, kept as an artifact;
 	// nil for HTTP drivers.
 	Stderr []byte `json:"-"`

@@ -111,24 +111,22 @@ func (d *anthropicDriver) Call(ctx context.Context, req Request) (Response, erro
 	if k := d.key(); k != "" {
 		headers["x-api-key"] = k
 	}
-	raw, err := d.post(ctx, req, headers, data)
+	raw, rawFile, err := d.post(ctx, req, headers, data)
 	if err != nil {
-		return Response{Raw: raw}, err
+		return rawResponse(raw, rawFile), err
 	}
 
 	var out anthropicResponse
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return Response{Raw: raw}, fmt.Errorf("driver anthropic: answer is not a message: %s", excerpt(string(raw), 200))
+		return rawResponse(raw, rawFile), fmt.Errorf("driver anthropic: answer is not a message: %s", excerpt(string(raw), 200))
 	}
-	resp := Response{
-		Raw:   raw,
-		Model: out.Model,
-		Usage: Usage{
-			InputTokens:      out.Usage.InputTokens,
-			OutputTokens:     out.Usage.OutputTokens,
-			CacheReadTokens:  out.Usage.CacheReadInputTokens,
-			CacheWriteTokens: out.Usage.CacheCreationInputTokens,
-		},
+	resp := rawResponse(raw, rawFile)
+	resp.Model = out.Model
+	resp.Usage = Usage{
+		InputTokens:      out.Usage.InputTokens,
+		OutputTokens:     out.Usage.OutputTokens,
+		CacheReadTokens:  out.Usage.CacheReadInputTokens,
+		CacheWriteTokens: out.Usage.CacheCreationInputTokens,
 	}
 	resp.CostUSD = cost(d.cfg.Prices, m, resp.Usage)
 	var texts []string

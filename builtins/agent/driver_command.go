@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,6 +60,18 @@ type call struct {
 	// prior is, for a resumed codex thread, its token total before this
 	// call, which codex's running total includes.
 	prior *Usage
+	// owned: the result's Stdout was read back from the raw file and
+	// nothing else holds it, so text can view it without a copy.
+	owned bool
+}
+
+// text is stdout as a string: a view of it when the call owns it, else a
+// copy.
+func (c *call) text(stdout []byte) string {
+	if c.owned {
+		return viewString(stdout)
+	}
+	return string(stdout)
 }
 
 func newCommand(cfg Config) (Driver, error) {
@@ -141,9 +154,28 @@ func (d *commandDriver) Call(ctx context.Context, req Request) (Response, error)
 	if d.watch != nil && req.Progress != nil {
 		p.Watch = &lineWatcher{fn: func(line []byte) { d.watch(req, line) }}
 	}
+	var sink *rawSink
+	if req.RawFile != "" {
+		// A file that cannot be made is no reason to fail the call:
+		// stdout is then kept in Raw, as without one.
+		if s, err := openRaw(req.RawFile); err == nil {
+			sink = s
+			p.Stdout = sink.f
+		}
+	}
 	res, err := d.runner.Run(ctx, p)
+	if sink != nil {
+		var serr error
+		if res.Stdout, serr = sink.finish(res.Stdout); serr != nil && err == nil {
+			err = serr
+		}
+		c.owned = true
+	}
 	if err != nil {
 		partial := Response{Raw: res.Stdout, Stderr: res.Stderr}
+		if sink != nil {
+			partial.Raw, partial.RawFile = nil, sink.path
+		}
 		doing := lastLine(string(res.Stderr))
 		if d.killed != nil {
 			// Killed at its timeout or interrupted, the program may
@@ -162,9 +194,12 @@ func (d *commandDriver) Call(ctx context.Context, req Request) (Response, error)
 	if d.parse != nil {
 		resp, err = d.parse(c, res)
 	} else {
-		resp, err = d.parseGeneric(res)
+		resp, err = d.parseGeneric(c, res)
 	}
 	resp.Raw, resp.Stderr = res.Stdout, res.Stderr
+	if sink != nil {
+		resp.Raw, resp.RawFile = nil, sink.path
+	}
 	if resp.CostUSD == nil {
 		resp.CostUSD = cost(d.cfg.Prices, c.model, resp.Usage)
 	}
@@ -280,23 +315,23 @@ func (d *commandDriver) exitError(argv0 string, res ProcessResult) error {
 
 // parseGeneric reads stdout per the output mode. A non-zero exit is a
 // failure, but what the output reports (usage, session) is still returned.
-func (d *commandDriver) parseGeneric(res ProcessResult) (Response, error) {
+func (d *commandDriver) parseGeneric(c *call, res ProcessResult) (Response, error) {
 	var exitErr error
 	if res.ExitCode != 0 {
 		exitErr = d.exitError(d.argv[0], res)
 	}
 	if d.output == "" || d.output == "text" {
-		return Response{Text: string(res.Stdout)}, exitErr
+		return Response{Text: c.text(res.Stdout), RawIsText: true}, exitErr
 	}
 	found := map[string]json.RawMessage{}
-	lines := []string{string(res.Stdout)}
+	lines := [][]byte{res.Stdout}
 	if d.output == "jsonl" {
-		lines = strings.Split(string(res.Stdout), "\n")
+		lines = bytes.Split(res.Stdout, []byte("\n"))
 	}
 	parsed := false
 	for _, line := range lines {
 		var obj any
-		if json.Unmarshal([]byte(line), &obj) != nil {
+		if json.Unmarshal(line, &obj) != nil {
 			continue // progress noise between the events
 		}
 		parsed = true
@@ -314,7 +349,8 @@ func (d *commandDriver) parseGeneric(res ProcessResult) (Response, error) {
 	}
 	resp, err := fieldsResponse(found)
 	if _, ok := found["text"]; !ok {
-		resp.Text = string(res.Stdout) // no text field: the output is the answer
+		resp.Text = c.text(res.Stdout) // no text field: the output is the answer
+		resp.RawIsText = true
 	}
 	if exitErr != nil {
 		return resp, exitErr

@@ -367,3 +367,74 @@ func TestCommandRunnerSeam(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// With Request.RawFile set, the command driver streams stdout into the
+// file and returns no copy of it in Raw: a large answer is then in memory
+// once, as Text. A Runner that ignores Process.Stdout still fills the file.
+func TestCommandStreamsRawFile(t *testing.T) {
+	fakeCLI(t, "fake-agent", heredoc("the answer"))
+	for _, tt := range []struct {
+		name   string
+		cfg    Config
+		text   string
+		isText bool
+	}{
+		{"text", Config{Type: TypeCommand, Command: []string{"fake-agent"}}, "the answer\n", true},
+		{"runner ignoring Stdout", Config{Type: TypeCommand, Command: []string{"agent"},
+			Runner: &fakeRunner{res: ProcessResult{Stdout: []byte("the answer\n")}}}, "the answer\n", true},
+		{"json with a text field", Config{Type: TypeCommand, Command: []string{"sh", "-c", `echo '{"result": "fine"}'`},
+			Output: "json", Fields: map[string]string{"text": "result"}}, "fine", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req := baseRequest(t)
+			req.RawFile = filepath.Join(t.TempDir(), "raw")
+			resp, err := newDriver(t, tt.cfg).Call(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Raw != nil || resp.RawFile != req.RawFile || resp.RawIsText != tt.isText {
+				t.Errorf("Raw = %q, RawFile = %q, RawIsText = %v; want the answer in %q only", resp.Raw, resp.RawFile, resp.RawIsText, req.RawFile)
+			}
+			if resp.Text != tt.text {
+				t.Errorf("Text = %q, want %q", resp.Text, tt.text)
+			}
+			b, err := os.ReadFile(req.RawFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.isText && string(b) != tt.text || !tt.isText && !strings.Contains(string(b), `"result"`) {
+				t.Errorf("raw file holds %q", b)
+			}
+		})
+	}
+}
+
+// Past the output cap, a streamed stdout fails the call as a kept one does.
+func TestCommandStreamedOutputCap(t *testing.T) {
+	d := newDriver(t, Config{Type: TypeCommand, Command: []string{"sh", "-c", "head -c 5000 /dev/zero"},
+		Runner: ExecRunner{MaxOutput: 1000}})
+	req := baseRequest(t)
+	req.RawFile = filepath.Join(t.TempDir(), "raw")
+	_, err := d.Call(context.Background(), req)
+	if err == nil || !strings.Contains(err.Error(), "output exceeded 1000 bytes") {
+		t.Fatalf("err = %v, want the output cap", err)
+	}
+	if fi, err := os.Stat(req.RawFile); err != nil || fi.Size() != 1000 {
+		t.Errorf("raw file: %v, %v; want the first 1000 bytes", fi, err)
+	}
+}
+
+// A raw file that cannot be made does not fail the call: stdout comes
+// back in Raw, for the caller to keep.
+func TestCommandRawFileUnwritable(t *testing.T) {
+	d := newDriver(t, Config{Type: TypeCommand, Command: []string{"echo", "hi"}})
+	req := baseRequest(t)
+	req.RawFile = filepath.Join(t.TempDir(), "no-such-dir", "raw")
+	resp, err := d.Call(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.RawFile != "" || string(resp.Raw) != "hi\n" || resp.Text != "hi\n" {
+		t.Errorf("RawFile %q, Raw %q, Text %q; want the answer in Raw", resp.RawFile, resp.Raw, resp.Text)
+	}
+}

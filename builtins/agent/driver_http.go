@@ -19,6 +19,15 @@ import (
 // maxBody caps what is read of an HTTP answer.
 const maxBody = 32 << 20
 
+// rawResponse is a Response holding the raw body read: in rawFile when
+// the body was written there, else in Raw.
+func rawResponse(raw []byte, rawFile string) Response {
+	if rawFile != "" {
+		return Response{RawFile: rawFile}
+	}
+	return Response{Raw: raw}
+}
+
 // httpDriver is what the openai and anthropic drivers share: one endpoint,
 // a key read from the environment at each call, and retries.
 type httpDriver struct {
@@ -66,7 +75,51 @@ func (h *httpDriver) key() string { return os.Getenv(h.keyEnv) }
 // Errors carry the status and the start of the answer, never the key; the
 // returned body is the last one read, for the caller's artifact.
 // Each retry is reported to req's Progress before its wait.
-func (h *httpDriver) post(ctx context.Context, req Request, headers map[string]string, body []byte) ([]byte, error) {
+// With req.RawFile set, each answer's body is also written there as it is
+// read, and rawFile names it once written.
+func (h *httpDriver) post(ctx context.Context, req Request, headers map[string]string, body []byte) (last []byte, rawFile string, err error) {
+	last, err = h.attempts(ctx, req, headers, body, &rawFile)
+	return last, rawFile, err
+}
+
+// answerBody reads an answer's body, with the key redacted; with
+// req.RawFile set it writes the body there as it reads and sets
+// *rawFile.
+func (h *httpDriver) answerBody(req Request, r io.Reader, rawFile *string) ([]byte, error) {
+	r = io.LimitReader(r, maxBody)
+	var sink *rawSink
+	if req.RawFile != "" {
+		var err error
+		if sink, err = openRaw(req.RawFile); err == nil {
+			r = io.TeeReader(r, sink.f)
+		}
+	}
+	b, err := io.ReadAll(r)
+	k := h.key()
+	redact := k != "" && bytes.Contains(b, []byte(k))
+	if redact {
+		// A server that echoes the key must not put it in artifacts.
+		b = bytes.ReplaceAll(b, []byte(k), []byte("[REDACTED]"))
+	}
+	if sink != nil {
+		werr := error(nil)
+		if redact {
+			if werr = sink.f.Truncate(0); werr == nil {
+				_, werr = sink.f.WriteAt(b, 0)
+			}
+		}
+		if cerr := sink.f.Close(); werr == nil {
+			werr = cerr
+		}
+		*rawFile = ""
+		if werr == nil {
+			*rawFile = sink.path
+		}
+	}
+	return b, err
+}
+
+func (h *httpDriver) attempts(ctx context.Context, req Request, headers map[string]string, body []byte, rawFile *string) ([]byte, error) {
 	secrets := redactor(nil, h.keyEnv)
 	var last []byte
 	for attempt := 1; ; attempt++ {
@@ -80,12 +133,8 @@ func (h *httpDriver) post(ctx context.Context, req Request, headers map[string]s
 		}
 		resp, err := h.client.Do(hreq)
 		if err == nil {
-			last, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
+			last, err = h.answerBody(req, resp.Body, rawFile)
 			resp.Body.Close()
-			if k := h.key(); k != "" {
-				// A server that echoes the key must not put it in artifacts.
-				last = bytes.ReplaceAll(last, []byte(k), []byte("[REDACTED]"))
-			}
 		}
 		if err != nil {
 			// A refused or reset connection, or one that died mid-answer,

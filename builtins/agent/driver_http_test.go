@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -412,6 +414,29 @@ func TestHTTPRawHasNoKey(t *testing.T) {
 	}
 	if strings.Contains(string(resp.Raw), testKey) || strings.Contains(resp.Text, testKey) {
 		t.Errorf("key leaked into the response: Raw %s", resp.Raw)
+	}
+}
+
+// With Request.RawFile set, an HTTP driver writes the answer's body there,
+// the key it echoes redacted, and returns no copy of it in Raw.
+func TestHTTPStreamsRawFile(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", testKey)
+	srv := newFakeServer(t, reply{200, nil, `{"choices":[{"message":{"content":"hi $AUTH"},"finish_reason":"stop"}]}`})
+	d := newDriver(t, Config{Type: TypeOpenAI, BaseURL: srv.URL, Model: "m"})
+	req := Request{Prompt: "p", RawFile: filepath.Join(t.TempDir(), "raw")}
+	resp, err := d.Call(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Raw != nil || resp.RawFile != req.RawFile || !strings.HasPrefix(resp.Text, "hi ") {
+		t.Errorf("Raw = %q, RawFile = %q, Text = %q", resp.Raw, resp.RawFile, resp.Text)
+	}
+	b, err := os.ReadFile(req.RawFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"choices"`) || strings.Contains(string(b), testKey) || !strings.Contains(string(b), "[REDACTED]") {
+		t.Errorf("raw file holds %s", b)
 	}
 }
 

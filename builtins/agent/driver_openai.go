@@ -94,23 +94,21 @@ func (d *openaiDriver) Call(ctx context.Context, req Request) (Response, error) 
 	if k := d.key(); k != "" {
 		headers["Authorization"] = "Bearer " + k
 	}
-	raw, err := d.post(ctx, req, headers, data)
+	raw, rawFile, err := d.post(ctx, req, headers, data)
 	if err != nil {
-		return Response{Raw: raw}, err
+		return rawResponse(raw, rawFile), err
 	}
 
 	var out openaiResponse
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return Response{Raw: raw}, fmt.Errorf("driver openai: answer is not a chat completion: %s", excerpt(string(raw), 200))
+		return rawResponse(raw, rawFile), fmt.Errorf("driver openai: answer is not a chat completion: %s", excerpt(string(raw), 200))
 	}
-	resp := Response{
-		Raw:   raw,
-		Model: out.Model,
-		Usage: Usage{
-			InputTokens:     out.Usage.PromptTokens - out.Usage.PromptTokensDetails.CachedTokens,
-			OutputTokens:    out.Usage.CompletionTokens,
-			CacheReadTokens: out.Usage.PromptTokensDetails.CachedTokens,
-		},
+	resp := rawResponse(raw, rawFile)
+	resp.Model = out.Model
+	resp.Usage = Usage{
+		InputTokens:     out.Usage.PromptTokens - out.Usage.PromptTokensDetails.CachedTokens,
+		OutputTokens:    out.Usage.CompletionTokens,
+		CacheReadTokens: out.Usage.PromptTokensDetails.CachedTokens,
 	}
 	resp.CostUSD = cost(d.cfg.Prices, m, resp.Usage)
 	if len(out.Choices) == 0 {

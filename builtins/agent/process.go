@@ -25,6 +25,11 @@ type Process struct {
 	// driver reading progress); its writes must not fail. A Runner may
 	// ignore it.
 	Watch io.Writer
+	// Stdout, when set, is given stdout instead of ProcessResult.Stdout
+	// (up to the output cap); its writes may fail, which the Runner
+	// reports after the process ends. A Runner may ignore it and return
+	// stdout in the result as usual.
+	Stdout io.Writer
 }
 
 // ProcessResult is what a finished process left behind.
@@ -79,6 +84,12 @@ func (r ExecRunner) Run(ctx context.Context, p Process) (ProcessResult, error) {
 	ownProcessGroup(cmd)
 	stdout := &capped{limit: limit}
 	stderr := &capped{limit: limit}
+	var sink *cappedWriter
+	var out io.Writer = stdout
+	if p.Stdout != nil {
+		sink = &cappedWriter{w: p.Stdout, limit: limit}
+		out = sink
+	}
 	// The pipes are made here rather than by exec so that Wait returns as
 	// soon as the process exits: exec would wait for every descendant that
 	// holds them, and only then could the leftovers be killed.
@@ -95,9 +106,8 @@ func (r ExecRunner) Run(ctx context.Context, p Process) (ProcessResult, error) {
 	}
 	pp.CloseChildEnds()
 	var readers sync.WaitGroup
-	var out io.Writer = stdout
 	if p.Watch != nil {
-		out = io.MultiWriter(stdout, p.Watch)
+		out = io.MultiWriter(out, p.Watch)
 	}
 	readers.Go(func() { io.Copy(out, pp.OutR) })
 	readers.Go(func() { io.Copy(stderr, pp.ErrR) })
@@ -133,10 +143,37 @@ func (r ExecRunner) Run(ctx context.Context, p Process) (ProcessResult, error) {
 	case err != nil:
 		return res, err
 	}
-	if stdout.over || stderr.over {
+	if stdout.over || stderr.over || sink != nil && sink.over {
 		return res, fmt.Errorf("%s: output exceeded %d bytes", p.Argv[0], limit)
 	}
+	if sink != nil && sink.err != nil {
+		return res, fmt.Errorf("%s: writing its output: %w", p.Argv[0], sink.err)
+	}
 	return res, nil
+}
+
+// cappedWriter passes its first limit bytes to w and notes the rest, and
+// the first error of w. Like capped, it claims every write.
+type cappedWriter struct {
+	w     io.Writer
+	n     int64
+	limit int64
+	over  bool
+	err   error
+}
+
+func (c *cappedWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if room := c.limit - c.n; int64(len(p)) > room {
+		p = p[:max(room, 0)]
+		c.over = true
+	}
+	if c.err == nil && len(p) > 0 {
+		var k int
+		k, c.err = c.w.Write(p)
+		c.n += int64(k)
+	}
+	return n, nil
 }
 
 // capped is a buffer that keeps its first limit bytes and notes the rest.

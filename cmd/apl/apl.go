@@ -58,6 +58,7 @@ type cli struct {
 	Help       helpCmd       `cmd:"" help:"Show the help of apl or of a command: apl help run PLAYBOOK lists a playbook's inputs."`
 
 	VersionFlag kong.VersionFlag `name:"version" help:"Print apl's version and exit."`
+	allowFlag
 }
 
 // env is what every command gets: where to print, and how to load.
@@ -129,6 +130,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "apl help: there is no command %q%s; the commands are %s\n", args[0], hint, strings.Join(names, ", "))
 		return exitUsage
 	}
+	e.loader.Allow = scanAllowFlag(args).allowed(os.Getenv)
 	if args[0] == "run" {
 		// A playbook's inputs are flags of apl run: load it first, then
 		// parse the command line with them.
@@ -157,6 +159,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "apl: %v\n", parseError(parser, &c, err))
 		return exitUsage
 	}
+	e.loader.Allow = c.allowed(os.Getenv)
 	return exitCode(stderr, kctx.Run(e))
 }
 

@@ -72,7 +72,7 @@ func (c *diffCmd) Run(e *env) error {
 		return exitWith(exitUsage, fmt.Errorf("%s: %w", c.B, err))
 	}
 	changes := diffBlocks(ba, bb)
-	rec, err := readFork(c.A)
+	rec, err := readFork(c.A, e.loader.Allow)
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}

@@ -168,9 +168,17 @@ func (c *runCmd) dryRun(e *env, inputs map[string]cty.Value, from map[string]str
 	}
 	if opts.JSON {
 		fmt.Fprintf(e.stdout, "%s\n", resultJSON(w.res))
-		return nil
+	} else {
+		writeDryPath(e.stdout, c.pb, w)
 	}
-	writeDryPath(e.stdout, c.pb, w)
+	// The exit code a real run would have for this ending, so that a
+	// script can tell a dry run that ends failed.
+	switch code := c.pb.ExitCodeOf(w.res.Status, w.res.Recommendation); {
+	case w.res.Status == interp.StatusWaiting:
+		return exitWith(exitWaiting, nil)
+	case code != exitOK:
+		return exitWith(code, nil)
+	}
 	return nil
 }
 

@@ -20,7 +20,7 @@ type fmtCmd struct {
 }
 
 func (c *fmtCmd) Run(e *env) error {
-	files, err := hclFiles(c.Paths)
+	files, err := hclFiles(c.Paths, e.loader.Allow)
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
@@ -29,8 +29,9 @@ func (c *fmtCmd) Run(e *env) error {
 	changed := 0
 	var broken []string
 	unread := false
-	for _, f := range files {
-		src, err := os.ReadFile(f)
+	for _, hf := range files {
+		f := hf.path
+		src, err := hf.proj.ReadFile(f)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "apl: %v\n", err)
 			unread = true
@@ -79,15 +80,27 @@ func writeDiagsSrc(e *env, name string, src []byte, diags hcl.Diagnostics) {
 	writeFileDiags(e.stderr, map[string]*hcl.File{name: {Bytes: src}}, diags)
 }
 
-func hclFiles(paths []string) ([]string, error) {
-	var out []string
+// hclFile is a file apl fmt formats, and the project it may be read in:
+// that of the path it was found under, so that a .hcl symlink planted in a
+// repository is not followed out of it.
+type hclFile struct {
+	path string
+	proj *lang.Project
+}
+
+// hclFiles lists the .hcl files of paths, files or directories searched
+// at any depth (hidden directories aside). allow are the directories
+// outside a path's project that may be read.
+func hclFiles(paths []string, allow []string) ([]hclFile, error) {
+	var out []hclFile
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
 			return nil, err
 		}
+		proj := lang.FindProject(p, allow)
 		if !st.IsDir() {
-			out = append(out, p)
+			out = append(out, hclFile{p, proj})
 			continue
 		}
 		err = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
@@ -98,7 +111,7 @@ func hclFiles(paths []string) ([]string, error) {
 				return filepath.SkipDir
 			}
 			if !d.IsDir() && strings.HasSuffix(path, ".hcl") {
-				out = append(out, path)
+				out = append(out, hclFile{path, proj})
 			}
 			return nil
 		})
@@ -106,7 +119,7 @@ func hclFiles(paths []string) ([]string, error) {
 			return nil, err
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out, nil
 }
 

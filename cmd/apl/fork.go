@@ -149,12 +149,13 @@ hash        = %q
 	return txtar.Format(&txtar.Archive{Comment: []byte(b.String()), Files: files})
 }
 
-// readFork reads DIR/.apl-fork; nil and no error when dir is no fork.
-func readFork(dir string) (*forkRecord, error) {
+// readFork reads DIR/.apl-fork, inside dir's project or the directories
+// allow names; nil and no error when dir is no fork.
+func readFork(dir string, allow []string) (*forkRecord, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, nil // a file or stdlib:NAME
 	}
-	data, err := os.ReadFile(filepath.Join(dir, forkFile))
+	data, err := lang.FindProject(dir, allow).ReadFile(filepath.Join(dir, forkFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

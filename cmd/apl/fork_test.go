@@ -250,7 +250,7 @@ func TestForkRecordRoundTrip(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, forkFile), rec.format(dir), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := readFork(dir)
+	got, err := readFork(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

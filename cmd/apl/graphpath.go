@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
 )
@@ -42,7 +43,13 @@ type visit struct {
 // directory or "latest".
 func readRunPath(runsDir, ref string) (*runPath, error) {
 	if runsDir == "" {
-		runsDir = interp.RunsDir(".")
+		// A checkout may hold a planted .apl symlink: graph reads runs
+		// only inside the project, as runs write them.
+		dir, err := builtins.ConfinedDir(".", interp.RunsDir("."))
+		if err != nil {
+			return nil, err
+		}
+		runsDir = dir
 	}
 	dir, err := interp.ResolveRun(runsDir, ref)
 	if err != nil {

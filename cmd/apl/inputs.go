@@ -110,7 +110,10 @@ type inputFlags struct {
 	flags, clashes [][]string
 	// arg is the struct field of the positional input's argument, -1
 	// when the playbook has none.
-	arg   int
+	arg int
+	// modes maps a mode flag's struct field to its mode: --quality is
+	// --mode quality, for each mode whose name no option or input has.
+	modes map[int]string
 	value reflect.Value // a pointer to the generated struct
 }
 
@@ -163,8 +166,40 @@ func newInputFlags(pb *lang.Playbook, taken func(string) bool) *inputFlags {
 		f.fields = append(f.fields, len(fields))
 		fields = append(fields, reflect.StructField{Name: fmt.Sprintf("Input%d", len(fields)), Type: typ, Tag: reflect.StructTag(tag)})
 	}
+	f.modes = map[int]string{}
+	for _, name := range slices.Sorted(maps.Keys(pb.Modes)) {
+		flag := strings.ReplaceAll(name, "_", "-")
+		if taken(flag) || slices.ContainsFunc(f.flags, func(names []string) bool { return slices.Contains(names, flag) }) {
+			continue
+		}
+		help := "Run in mode " + name + ", as --mode " + name + " does."
+		if d := pb.Modes[name].Description; d != "" {
+			help = d + " (--mode " + name + ")"
+		}
+		tag := fmt.Sprintf(`name:%s help:%s`, strconv.Quote(flag), strconv.Quote(kongEscape(help)))
+		f.modes[len(fields)] = name
+		fields = append(fields, reflect.StructField{Name: fmt.Sprintf("Mode%d", len(fields)), Type: reflect.TypeFor[bool](), Tag: reflect.StructTag(tag)})
+	}
 	f.value = reflect.New(reflect.StructOf(fields))
 	return f
+}
+
+// mode is the mode of the run: --mode's, or a mode flag's. Two that name
+// different modes are a usage error.
+func (f *inputFlags) mode(given string) (string, error) {
+	mode, from := given, "--mode "+given
+	for _, i := range slices.Sorted(maps.Keys(f.modes)) {
+		if !f.value.Elem().Field(i).Bool() {
+			continue
+		}
+		name := f.modes[i]
+		flag := "--" + strings.ReplaceAll(name, "_", "-")
+		if mode != "" && mode != name {
+			return "", fmt.Errorf("%s and %s name two modes; give one", from, flag)
+		}
+		mode, from = name, flag
+	}
+	return mode, nil
 }
 
 // kongEscape keeps kong from reading ${...} in a playbook's text as one of

@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
 )
 
@@ -13,7 +16,7 @@ import (
 // answered, from its artifacts.
 type logsCmd struct {
 	RunRef  string `arg:"" name:"run" help:"The run: a run id, a run directory, or latest."`
-	Step    string `arg:"" optional:"" help:"Only this step's (inside a for_each, each item's)."`
+	Step    string `arg:"" optional:"" help:"Only this step's: a for_each step's are its items', STEP[ITEM] one item's."`
 	Prompts bool   `help:"Also print the prompts sent to agents."`
 	RunsDir string `help:"Where run directories are (default: .apl/runs)." placeholder:"DIR"`
 	JSON    bool   `name:"json" help:"Print the artifacts as a JSON array, each with its content."`
@@ -31,25 +34,16 @@ func (c *logsCmd) Run(e *env) error {
 		return err
 	}
 	arts := runArtifacts(dir, stepOrder(st, stepsTaken(st)))
-	var names []string
-	for _, a := range arts {
-		if !slices.Contains(names, a.Step) {
-			names = append(names, a.Step)
+	keep := func(artifact) bool { return true }
+	if c.Step != "" {
+		var err error
+		if keep, err = stepFilter(st, arts, c.Step); err != nil {
+			return err
 		}
-	}
-	if c.Step != "" && !slices.Contains(names, c.Step) {
-		msg := fmt.Sprintf("run %s has no output of step %q", st.Meta.RunID, c.Step)
-		if s := lang.Suggest(c.Step, names); s != "" {
-			msg += fmt.Sprintf(" (did you mean %s?)", s)
-		}
-		if len(names) > 0 {
-			msg += "; the steps with output are " + strings.Join(names, ", ")
-		}
-		return exitWith(exitUsage, fmt.Errorf("%s", msg))
 	}
 	entries := []logEntry{}
 	for _, a := range arts {
-		if c.Step != "" && a.Step != c.Step || a.Kind == "prompt" && !c.Prompts {
+		if !keep(a) || a.Kind == "prompt" && !c.Prompts {
 			continue
 		}
 		b, err := os.ReadFile(a.Path)
@@ -68,7 +62,7 @@ func (c *logsCmd) Run(e *env) error {
 		}
 		who := en.Step
 		if en.Item != "" {
-			who += " [" + en.Item + "]"
+			who += " [" + unescapeItem(en.Item) + "]"
 		}
 		fmt.Fprintf(e.stdout, "==> %s, attempt %d, %s (%s) <==\n", who, en.Attempt, en.Kind, en.Path)
 		fmt.Fprint(e.stdout, en.Content)
@@ -80,4 +74,79 @@ func (c *logsCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "apl: run %s has no output yet\n", st.Meta.RunID)
 	}
 	return nil
+}
+
+// stepFilter selects the artifacts that apl logs RUN STEP prints. STEP is
+// a step with output; a for_each step, whose output is its inner steps'
+// for each item; or either followed by [ITEM], one item's.
+func stepFilter(st *interp.State, arts []artifact, ref string) (func(artifact) bool, error) {
+	name, item := ref, ""
+	if i := strings.IndexByte(ref, '['); i > 0 && strings.HasSuffix(ref, "]") {
+		name, item = ref[:i], ref[i+1:len(ref)-1]
+	}
+	var names []string
+	for _, a := range arts {
+		if !slices.Contains(names, a.Step) {
+			names = append(names, a.Step)
+		}
+	}
+	for _, fe := range slices.Sorted(maps.Keys(st.Items)) {
+		if !slices.Contains(names, fe) {
+			names = append(names, fe)
+		}
+	}
+	inner := innerSteps(st, name)
+	keep := func(a artifact) bool {
+		if a.Step != name && !(slices.Contains(inner, a.Step) && a.Item != "") {
+			return false
+		}
+		return item == "" || a.Item == item || unescapeItem(a.Item) == item
+	}
+	if slices.ContainsFunc(arts, keep) {
+		return keep, nil
+	}
+	if item != "" && (slices.Contains(names, name) || len(inner) > 0) {
+		var items []string
+		for _, a := range arts {
+			if k := unescapeItem(a.Item); (a.Step == name || slices.Contains(inner, a.Step)) && k != "" && !slices.Contains(items, k) {
+				items = append(items, k)
+			}
+		}
+		msg := fmt.Sprintf("run %s has no output of item %q of step %q", st.Meta.RunID, item, name)
+		if len(items) > 0 {
+			msg += "; the items with output are " + strings.Join(items, ", ")
+		}
+		return nil, exitWith(exitUsage, fmt.Errorf("%s", msg))
+	}
+	if len(inner) > 0 {
+		return nil, exitWith(exitUsage, fmt.Errorf("run %s has no output of the items of step %q yet", st.Meta.RunID, name))
+	}
+	msg := fmt.Sprintf("run %s has no output of step %q", st.Meta.RunID, name)
+	if s := lang.Suggest(name, names); s != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", s)
+	}
+	if len(names) > 0 {
+		msg += "; the steps with output are " + strings.Join(names, ", ")
+	}
+	return nil, exitWith(exitUsage, fmt.Errorf("%s", msg))
+}
+
+// unescapeItem undoes the escapes of an item key in an artifact's name,
+// where a byte other than a letter, a digit, '-' or '.' is written _XX.
+func unescapeItem(s string) string {
+	if !strings.Contains(s, "_") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '_' && i+2 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

@@ -22,7 +22,7 @@ type planCmd struct {
 	PromptTokens int      `name:"prompt-tokens" help:"Assume every agent prompt holds at most N tokens (without it, tokens and cost are bounded only by caps)." placeholder:"N"`
 	JSON         bool     `name:"json" help:"Print the plan as JSON."`
 	Mode         string   `placeholder:"NAME" help:"Plan a run in this mode: settings that read inputs (caps, concurrency, limits, timeouts) take its values."`
-	Input        []string `placeholder:"NAME=VALUE" help:"Plan a run given this input value (repeatable); settings that read it take it."`
+	Var          []string `sep:"none" aliases:"input" placeholder:"NAME=VALUE" help:"Plan a run given this input value, as apl run --var sets it (repeatable; --input is the same); settings that read it take it."`
 }
 
 // planOptions are the defaults a run applies, which the builtins own.
@@ -71,21 +71,21 @@ func (c *planCmd) Run(e *env) error {
 }
 
 // settings works out the settings that read inputs from --mode and
-// --input, the inputs' defaults standing in for the rest.
+// --var, the inputs' defaults standing in for the rest.
 func (c *planCmd) settings(pb *lang.Playbook) (lang.FixedSettings, []lang.PlanSetting, error) {
 	given := map[string]cty.Value{}
-	for _, kv := range c.Input {
+	for _, kv := range c.Var {
 		name, raw, ok := strings.Cut(kv, "=")
 		if !ok {
-			return nil, nil, fmt.Errorf("--input takes NAME=VALUE, not %q", kv)
+			return nil, nil, fmt.Errorf("--var takes NAME=VALUE, not %q", kv)
 		}
 		in := pb.Input(name)
 		if in == nil {
-			return nil, nil, fmt.Errorf("--input %s: playbook %q has no input %q%s", kv, pb.Name, name, suggestInput(pb, name, "; did you mean %s?"))
+			return nil, nil, fmt.Errorf("--var %s: playbook %q has no input %q%s", kv, pb.Name, name, suggestInput(pb, name, "; did you mean %s?"))
 		}
 		v, err := parseInput(in, raw)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--input %s: %w", kv, err)
+			return nil, nil, fmt.Errorf("--var %s: %w", kv, err)
 		}
 		given[name] = v
 	}
@@ -107,7 +107,7 @@ func writeSettings(w io.Writer, settings []lang.PlanSetting) {
 			case "default":
 				src = "its default"
 			case "input":
-				src = "--input"
+				src = "--var"
 			}
 			from = append(from, fmt.Sprintf("inputs.%s: %s", in, src))
 		}
@@ -168,6 +168,17 @@ func writePlan(w io.Writer, p *lang.Plan) {
 	fmt.Fprintf(w, "\nretries (limits.max_retries counts them): %s\n", count(t.Retries))
 	for _, c := range p.Capped {
 		fmt.Fprintf(w, "%s holds %s to %s\n", c.Limit, c.Figure, capValue(c))
+		if c.Call != nil {
+			one := count(*c.Call)
+			if c.Figure == "cost_usd" {
+				one = cost(*c.Call)
+			}
+			if c.Call.Unbounded {
+				fmt.Fprintf(w, "  a call starts only if what it may spend fits in what is left; plan cannot bound one call (see Unbounded); a call that neither its step's cap nor its driver's ceiling bounds starts alone, and may overrun it by what it spends\n")
+			} else {
+				fmt.Fprintf(w, "  a call starts only if what it may spend fits in what is left; one call reserves at most %s\n", one)
+			}
+		}
 	}
 	if p.Approximate {
 		fmt.Fprintln(w, "\nThe paths through the caps are too many to search: the figures are a looser bound (every capped goto taken max times from every visit of its step), and no path is shown.")

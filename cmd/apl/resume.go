@@ -24,6 +24,7 @@ type resumeCmd struct {
 	From           string   `help:"Run again from this step (completed steps before it are reused)." placeholder:"STEP"`
 	NonInteractive bool     `help:"Never prompt: an unanswered ask step pauses the run again (exit 4)."`
 
+	timeoutFlags  `embed:""`
 	temporalFlags `embed:""`
 
 	progressOptions `embed:""`
@@ -32,6 +33,9 @@ type resumeCmd struct {
 
 func (c *resumeCmd) Run(e *env) error {
 	if c.Engine == engineTemporal {
+		if c.timeoutFlags.set() {
+			return exitWith(exitUsage, errors.New("--timeout and --agent-timeout go with the local engine; on Temporal, set the steps' timeout attributes"))
+		}
 		return c.resumeTemporal(e)
 	}
 	runsDir := c.RunsDir
@@ -55,6 +59,10 @@ func (c *resumeCmd) Run(e *env) error {
 		return err
 	}
 	if err := checkFrom(pb, c.From); err != nil {
+		return exitWith(exitUsage, err)
+	}
+	timeouts, agentTimeout, err := c.limits(pb)
+	if err != nil {
 		return exitWith(exitUsage, err)
 	}
 	agentCmd, err := splitCommand(c.AgentCmd)
@@ -81,6 +89,7 @@ func (c *resumeCmd) Run(e *env) error {
 	prog := newProgress(e.stderr, c.progressOptions, pb)
 	ropts := interp.Options{
 		RunsDir: runsDir, AgentCommand: agentCmd, Drivers: drivers, Force: c.Force,
+		Timeouts: timeouts, AgentTimeout: agentTimeout,
 		Observer: prog,
 		Answers:  answers, From: c.From, Asker: asker(e.stderr, c.NonInteractive, prog),
 	}

@@ -44,7 +44,7 @@ type runCmd struct {
 // input cannot have one of their names as its flag; it is set with --var.
 type runOptions struct {
 	Mode           string   `placeholder:"NAME" help:"Preset inputs from one of the playbook's mode blocks."`
-	Var            []string `sep:"none" placeholder:"NAME=VALUE" help:"Set an input; the value is read by the input's type (HCL syntax for lists and objects). Repeatable."`
+	Var            []string `sep:"none" aliases:"input" placeholder:"NAME=VALUE" help:"Set an input; the value is read by the input's type (HCL syntax for lists and objects). Repeatable; --input is the same."`
 	VarFile        []string `sep:"none" placeholder:"FILE" help:"Set inputs from a file of name = value lines (HCL, like Terraform's .tfvars; JSON when FILE ends in .json). Repeatable; later files win."`
 	JSON           bool     `name:"json" help:"Print only the output object, as JSON, on stdout."`
 	AgentCmd       string   `env:"APL_AGENT_CMD" placeholder:"CMD" help:"Send every agent step to this command: the prompt on stdin, the answer on stdout."`
@@ -52,8 +52,10 @@ type runOptions struct {
 	RunsDir        string   `placeholder:"DIR" help:"Where run directories go (default: WORKDIR/.apl/runs)."`
 	RunID          string   `name:"run-id" placeholder:"ID" help:"Name the run (default: time-based)."`
 	NoSync         bool     `help:"Skip fsync on checkpoints (faster; a crash may lose the last transition)."`
+	Sync           string   `enum:"group,always" default:"group" placeholder:"WHEN" help:"When completed steps are fsynced: group (one fsync on another goroutine covers those of ~10 ms; a killed apl loses nothing, a machine crash at most those) or always (each before the next step starts)."`
 	NonInteractive bool     `help:"Never prompt: an ask step pauses the run as waiting (exit 4)."`
 
+	timeoutFlags  `embed:""`
 	temporalFlags `embed:""`
 
 	progressOptions `embed:""`
@@ -97,7 +99,7 @@ func (c *runCmd) Help() string {
 		for _, n := range names {
 			width = max(width, len(n))
 		}
-		b.WriteString("\n\nModes (--mode NAME):\n\n")
+		b.WriteString("\n\nModes (--mode NAME, or --NAME where no input has that flag):\n\n")
 		for _, n := range names {
 			fmt.Fprintf(&b, "  %-*s  %s\n", width, n, c.pb.Modes[n].Description)
 		}
@@ -143,6 +145,9 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
+	if c.Mode, err = c.flags.mode(c.Mode); err != nil {
+		return exitWith(exitUsage, err)
+	}
 	opts := c.runOptions
 	if !opts.Quiet {
 		if len(c.warnings) > 0 {
@@ -163,7 +168,14 @@ func (c *runCmd) Run(e *env) error {
 	if opts.ShowPrompts || opts.Mocks != "" || opts.Test != "" {
 		return exitWith(exitUsage, errors.New("--show-prompts, --mocks and --test go with --dry-run"))
 	}
+	timeouts, agentTimeout, err := opts.limits(pb)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
 	if opts.Engine == engineTemporal {
+		if opts.timeoutFlags.set() {
+			return exitWith(exitUsage, errors.New("--timeout and --agent-timeout go with the local engine; on Temporal, set the steps' timeout attributes"))
+		}
 		return c.runTemporal(e, inputs, agentCmd)
 	}
 	if err := preflight(pb, agentCmd, cmp.Or(opts.Workdir, "."), opts.cassetteFlags); err != nil {
@@ -176,7 +188,8 @@ func (c *runCmd) Run(e *env) error {
 	prog := newProgress(e.stderr, opts.progressOptions, pb)
 	ropts := interp.Options{
 		Workdir: opts.Workdir, RunsDir: opts.RunsDir, RunID: opts.RunID, Inputs: inputs,
-		Mode: opts.Mode, AgentCommand: agentCmd, Drivers: drivers, NoSync: opts.NoSync,
+		Mode: opts.Mode, AgentCommand: agentCmd, Drivers: drivers, NoSync: opts.NoSync, SyncAlways: opts.Sync == "always",
+		Timeouts: timeouts, AgentTimeout: agentTimeout,
 		Observer: prog,
 		Asker:    asker(e.stderr, opts.NonInteractive, prog),
 	}

@@ -37,8 +37,16 @@ type runSummary struct {
 	Dir        string    `json:"dir"`
 }
 
+// statusKilled is the reason of a run that says running but whose process
+// is gone.
+const statusKilled = "its process ended without recording how the run ended (killed, or the machine went down)"
+
 func summarize(dir string, st *interp.State) runSummary {
 	m := st.Meta
+	if m.Status == interp.StatusRunning && !interp.RunHeld(dir) {
+		// Its state was last written while it ran: it is running no more.
+		m.Status, m.Reason = interp.StatusInterrupted, statusKilled
+	}
 	return runSummary{
 		RunID: m.RunID, Playbook: m.Playbook, Ref: m.PlaybookRef, Status: m.Status, Reason: m.Reason,
 		StartedAt: m.StartedAt, DurationS: st.Metrics.DurationS, AgentCalls: st.Metrics.AgentCalls,
@@ -92,7 +100,24 @@ func (c *runsCmd) Run(e *env) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.RunID, r.Playbook, r.Status,
 			r.StartedAt.Local().Format("2006-01-02 15:04:05"), formatSeconds(r.DurationS), cost)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if r.Reason == statusKilled {
+			fmt.Fprintf(e.stderr, "apl: run %s was killed while running; continue it with: %s\n", r.RunID, resumeHint(c.RunsDir, r.RunID))
+		}
+	}
+	return nil
+}
+
+// resumeHint is the command that continues run id of runsDir ("" for the
+// default).
+func resumeHint(runsDir, id string) string {
+	if runsDir == "" {
+		return "apl resume " + shellQuote(id)
+	}
+	return "apl resume --runs-dir " + shellQuote(runsDir) + " " + shellQuote(id)
 }
 
 // printJSON prints v indented, without HTML escaping.

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -29,6 +31,25 @@ func TestMain(m *testing.M) {
 // -update rewrites the golden files they compare against.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, scriptParams(filepath.Join("testdata", "script")))
+}
+
+// TestScriptsWithHostAgentCLIs runs the scripts that touch the agent CLIs
+// on a PATH where claude, codex and gemini are installed: they pass the
+// same as on a machine without them.
+func TestScriptsWithHostAgentCLIs(t *testing.T) {
+	host := t.TempDir()
+	for _, name := range agentCLIs {
+		script := "#!/bin/sh\necho 'host " + name + " 9.9.9'\n"
+		if err := os.WriteFile(filepath.Join(host, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", host+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	p := scriptParams("")
+	for _, name := range []string{"doctor", "run_preflight", "run_agent_progress", "run_stdlib_risk_pipeline"} {
+		p.Files = append(p.Files, filepath.Join("testdata", "script", name+".txtar"))
+	}
+	testscript.Run(t, p)
 }
 
 // TestScriptBugs runs the scripts that show known bugs; they fail until the
@@ -59,6 +80,11 @@ func scriptParams(dir string) testscript.Params {
 			}
 			e.Setenv("HOME", home)
 			e.Setenv("NO_COLOR", "1")
+			path, err := hermeticPath(e.Getenv("PATH"), filepath.Join(e.WorkDir, ".path"))
+			if err != nil {
+				return err
+			}
+			e.Setenv("PATH", path)
 			// git, for the scripts that make a repository: no user or
 			// system configuration, a fixed identity.
 			e.Setenv("GIT_CONFIG_NOSYSTEM", "1")
@@ -70,6 +96,50 @@ func scriptParams(dir string) testscript.Params {
 			return nil
 		},
 	}
+}
+
+// agentCLIs are the programs of apl's CLI drivers. A script sees none of
+// the host's: one that needs a CLI writes a stand-in in $WORK/bin.
+var agentCLIs = []string{"claude", "codex", "gemini"}
+
+// hermeticPath returns path without the host's agent CLIs, so that a script
+// passes the same with or without them installed. A directory that holds one
+// is replaced by a directory under shadow holding links to everything else
+// in it: the other programs there (bash, git) stay on PATH.
+func hermeticPath(path, shadow string) (string, error) {
+	dirs := filepath.SplitList(path)
+	for i, dir := range dirs {
+		if !holdsAgentCLI(dir) {
+			continue
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return "", err
+		}
+		link := filepath.Join(shadow, strconv.Itoa(i))
+		if err := os.MkdirAll(link, 0o755); err != nil {
+			return "", err
+		}
+		for _, entry := range entries {
+			if slices.Contains(agentCLIs, entry.Name()) {
+				continue
+			}
+			if err := os.Symlink(filepath.Join(dir, entry.Name()), filepath.Join(link, entry.Name())); err != nil {
+				return "", err
+			}
+		}
+		dirs[i] = link
+	}
+	return strings.Join(dirs, string(filepath.ListSeparator)), nil
+}
+
+func holdsAgentCLI(dir string) bool {
+	for _, name := range agentCLIs {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // cmdExits runs a program and checks its exit status, which exec and

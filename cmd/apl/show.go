@@ -55,6 +55,9 @@ func (c *showCmd) Run(e *env) error {
 		return printJSON(e.stdout, s)
 	}
 	writeShow(e.stdout, s)
+	if s.Reason == statusKilled {
+		fmt.Fprintf(e.stderr, "apl: run %s was killed while running; continue it with: %s\n", s.RunID, resumeHint(c.RunsDir, s.RunID))
+	}
 	return nil
 }
 

@@ -23,6 +23,7 @@ type testCmd struct {
 	Paths  []string `arg:"" optional:"" name:"path" help:"Playbook files, directories (searched at any depth for *_test.hcl files), or stdlib:NAME. Default: the current directory."`
 	Filter string   `name:"run" placeholder:"REGEXP" help:"Run only the tests whose name matches REGEXP."`
 	JSON   bool     `name:"json" help:"Print the results as one JSON object instead of lines."`
+	NoExec bool     `name:"no-exec" help:"Run no program: a shell step or git.* call without a mock fails its test, naming the step. For playbooks nobody has reviewed, such as a pull request's in CI."`
 }
 
 // testReport is what apl test --json prints.
@@ -96,7 +97,7 @@ func (c *testCmd) Run(e *env) error {
 				fmt.Fprintf(e.stdout, "# %s\n", ref)
 				header = false
 			}
-			res, err := playtest.Run(ctx, pb, ref, t, playtest.Options{})
+			res, err := playtest.Run(ctx, pb, ref, t, playtest.Options{NoExec: c.NoExec})
 			if err != nil {
 				return exitWith(exitInternal, err)
 			}

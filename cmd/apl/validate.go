@@ -49,7 +49,7 @@ type jsonResult struct {
 func (c *validateCmd) Run(e *env) error {
 	asJSON := c.JSON || c.Format == "json"
 	asSARIF := c.Format == "sarif" && !c.JSON
-	paths, err := expandPaths(c.Paths)
+	paths, err := expandPaths(c.Paths, e.loader.Allow)
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}

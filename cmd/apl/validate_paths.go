@@ -1,21 +1,23 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/apl-lang/apl/lang"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // expandPaths turns validate's arguments into playbooks to load. DIR/...
 // (./... for the current directory) stands for every playbook below DIR;
-// any other argument is a playbook as it is.
-func expandPaths(args []string) ([]string, error) {
+// any other argument is a playbook as it is. allow are the directories
+// outside DIR's project that may be read (--allow-path).
+func expandPaths(args []string, allow []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
 		root, ok := strings.CutSuffix(filepath.ToSlash(a), "/...")
@@ -26,7 +28,7 @@ func expandPaths(args []string) ([]string, error) {
 		if a == "..." {
 			root = "."
 		}
-		found, err := findPlaybooks(filepath.FromSlash(root))
+		found, err := findPlaybooks(filepath.FromSlash(root), lang.FindProject(filepath.FromSlash(root), allow))
 		if err != nil {
 			return nil, err
 		}
@@ -44,8 +46,10 @@ func expandPaths(args []string) ([]string, error) {
 // playbook block is one playbook, however many files it has; a directory
 // with several playbook blocks, each in its own file, holds that many
 // single-file playbooks. Files with no playbook block (prompts, test
-// files, other HCL) are skipped, and so is a directory of none.
-func findPlaybooks(root string) ([]string, error) {
+// files, other HCL) are skipped, and so is a directory of none. Files are
+// read only inside proj: a .hcl symlink that leads out of it is not read
+// (loading its directory says why).
+func findPlaybooks(root string, proj *lang.Project) ([]string, error) {
 	var out []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -58,7 +62,7 @@ func findPlaybooks(root string) ([]string, error) {
 		if p != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
 			return filepath.SkipDir
 		}
-		files, err := playbookFiles(p)
+		files, err := playbookFiles(p, proj)
 		if err != nil {
 			return err
 		}
@@ -75,8 +79,8 @@ func findPlaybooks(root string) ([]string, error) {
 }
 
 // playbookFiles lists the files of dir that declare a playbook block.
-func playbookFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+func playbookFiles(dir string, proj *lang.Project) ([]string, error) {
+	entries, err := proj.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +90,10 @@ func playbookFiles(dir string) ([]string, error) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		src, err := os.ReadFile(p)
+		src, err := proj.ReadFile(p)
+		if pe := (*lang.PathError)(nil); errors.As(err, &pe) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

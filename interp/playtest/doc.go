@@ -3,7 +3,9 @@
 // public API, in a scratch directory, with its agent calls, and any shell
 // or call steps it mocks, answered by fakes. No agent is ever called and
 // nothing reaches the network; shell and call steps without a mock run for
-// real in the scratch directory.
+// real in the scratch directory, as go test runs the code it tests. With
+// Options.NoExec no program runs at all: a shell step or git.* call
+// without a mock fails its test.
 //
 // playtest owns the fakes and the comparison of a run with a test's
 // expectations. It does not parse test files (lang does) and prints

@@ -22,6 +22,11 @@ type Options struct {
 	// Funcs are the real builtins that call steps without a mock reach.
 	// Default: builtins.Funcs().
 	Funcs builtins.Registry
+	// NoExec runs no program: a shell step without a mock, or a git.*
+	// call without one (the default Funcs' git is refused), fails, and
+	// the test fails naming it, whatever it expects. For tests of
+	// playbooks nobody has reviewed, such as a pull request's in CI.
+	NoExec bool
 }
 
 // Result is how one test went.
@@ -64,12 +69,21 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 		work = dir
 	}
 	funcs := opts.Funcs
+	var shell interp.ShellRunner = &builtins.Shell{Workdir: work, Policy: builtins.DefaultPolicy}
+	refused := &refusals{}
+	if opts.NoExec {
+		shell = refusingShell{refused}
+		if funcs == nil {
+			funcs = builtins.NewFuncs(builtins.FuncOptions{Git: refusingGit{}})
+		}
+		funcs = refused.wrap(funcs)
+	}
 	if funcs == nil {
 		funcs = builtins.Funcs()
 	}
 	res := &Result{Test: t, Path: []string{}}
 	var empty interp.EmptyValueSet
-	acts := Mocked(t.Mocks, interp.Actions{Shell: &builtins.Shell{Workdir: work, Policy: builtins.DefaultPolicy}, Funcs: funcs})
+	acts := Mocked(t.Mocks, interp.Actions{Shell: shell, Funcs: funcs})
 	ropts := interp.Options{
 		Workdir:    work,
 		RunID:      "test",
@@ -98,10 +112,10 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 	res.Duration = time.Since(start)
 	res.EmptyValues = empty.List()
 	if err != nil {
-		res.Mismatches = []string{"run: " + err.Error()}
+		res.Mismatches = append(refused.mismatches(), "run: "+err.Error())
 		return res, nil
 	}
 	res.Status, res.Recommendation, res.Reason, res.Output = run.Status, run.Recommendation, run.Reason, run.Output
-	res.Mismatches = compare(t.Expect, res)
+	res.Mismatches = append(refused.mismatches(), compare(t.Expect, res)...)
 	return res, nil
 }

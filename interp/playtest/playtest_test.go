@@ -388,6 +388,10 @@ func TestEqual(t *testing.T) {
 // evaluated, and an error mock fails the step with its kind.
 func TestMockedPlaybookStep(t *testing.T) {
 	dir := t.TempDir()
+	// The top of a repository, so that main may run ../sub.
+	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	files := map[string]string{
 		"sub/sub.hcl": `
 playbook "sub" {}

@@ -42,13 +42,14 @@ var (
 // (STEP-ATTEMPT, STEP-ITEMKEY-ATTEMPT), so each run of the step is a
 // workflow of its own, named the same on every replay. The steps it took
 // join this run's path under the step's name, as a local sub-run's
-// events do.
+// events do. It is held to what this run leaves it of its caps
+// (sub.Caps), and to this run's time limit, as its execution timeout.
 func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Result, error) {
 	c := e.cur
 	defer func() { e.cur = c }()
 	in := RunInput{Ref: sub.Playbook.Ref, Dir: sub.Playbook.Playbook.Dir, Files: e.in.Files, Hash: sub.Playbook.Playbook.Hash,
 		RunID: sub.ID, Mode: sub.Playbook.Mode, AgentCommand: e.in.AgentCommand,
-		Cassette: e.in.Cassette, CassetteName: e.in.CassetteName, Answers: sub.Answers}
+		Cassette: e.in.Cassette, CassetteName: e.in.CassetteName, Answers: sub.Answers, Caps: sub.Caps}
 	var err error
 	if in.Inputs, err = encodeInputs(sub.Inputs); err != nil {
 		return nil, err

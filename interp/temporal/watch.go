@@ -137,7 +137,7 @@ func queryEvents(ctx context.Context, c client.Client, id string, from int) (Eve
 // result is the run's interp.Result, as a local run's.
 func (out RunOutput) result() (*interp.Result, error) {
 	res := &interp.Result{RunID: out.RunID, Status: out.Status, Recommendation: out.Recommendation, Reason: out.Reason,
-		ErrorKind: out.ErrorKind, OutputJSON: out.OutputJSON, Waiting: out.Waiting, Metrics: out.Metrics}
+		ErrorKind: out.ErrorKind, OutputJSON: out.OutputJSON, Waiting: out.Waiting, Metrics: out.Metrics, CapTrip: out.CapTrip, Spent: out.Spent}
 	var err error
 	if res.Output, err = out.Output.decode(); err != nil {
 		return nil, fmt.Errorf("run %s: output: %w", out.RunID, err)

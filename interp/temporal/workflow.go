@@ -52,6 +52,9 @@ type RunInput struct {
 	// sub-runs, in the workflow: no agent runs (apl run --replay).
 	Cassette     []byte
 	CassetteName string
+	// Caps are what the run that runs this one (a sub-run's parent)
+	// leaves it of its caps; nil: none (interp.Options.OuterCaps).
+	Caps *interp.Caps
 }
 
 // RunOutput is how the run ended.
@@ -64,6 +67,12 @@ type RunOutput struct {
 	// Metrics are the run's totals (a sub-run's count toward its
 	// parent's caps).
 	Metrics interp.Metrics
+	// CapTrip is the cap of the run that runs this one that stopped it
+	// (interp.Result.CapTrip).
+	CapTrip string
+	// Spent is what one call of each step spent at most
+	// (interp.Result.Spent).
+	Spent map[string]interp.CallSpend
 	// Path is the steps the run took, in order: "STEP", or
 	// "STEP[ITEM]/BODYSTEP" inside a for_each, each with how it ended.
 	Path []string
@@ -176,6 +185,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		Engine:   &runEngine{engine: e, acts: acts, events: events, in: in, path: &path},
 		Observer: interp.ObserverFunc(func(ev interp.Event) { path.Event(ev); events.Event(ev) }),
 		Shell:    acts, Funcs: acts.funcs(), Drivers: drivers, Asker: asker, Answers: in.Answers,
+		OuterCaps: in.Caps,
 	}
 	res, err := interp.Start(context.Background(), pb, in.Ref, opts)
 	if err != nil {
@@ -186,7 +196,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		return RunOutput{}, err
 	}
 	return RunOutput{RunID: res.RunID, Status: res.Status, Recommendation: res.Recommendation, Reason: res.Reason,
-		ErrorKind: res.ErrorKind, Output: out, OutputJSON: res.OutputJSON, Waiting: res.Waiting, Metrics: res.Metrics, Path: path}, nil
+		ErrorKind: res.ErrorKind, Output: out, OutputJSON: res.OutputJSON, Waiting: res.Waiting, Metrics: res.Metrics, CapTrip: res.CapTrip, Spent: res.Spent, Path: path}, nil
 }
 
 // pathObserver records the steps a run took, as RunOutput.Path.

@@ -30,7 +30,7 @@ prompt "missing" {
 }
 
 prompt "escape" {
-  template = file("../valid/prompts/review.md") # ERROR: Cannot read prompt file
+  template = file("../valid/prompts/review.md") # ERROR: Path not allowed
 }
 
 step "plan" {

@@ -8,6 +8,27 @@ locals {
   # Seed 001 _meta.status: running, completed, failed or paused.
   meta_status = (run.status == "running" || run.status == "completed" || run.status == "failed" ? run.status
   : run.status == "interrupted" || run.status == "waiting" ? "paused" : "completed")
+
+  # The run's start (once the spec is locked), then the playbook's own
+  # events, as the gates recorded them (apl's details key "rule" left out).
+  event_log = concat(
+    length(vars.spec) == 0 ? [] : [{ timestamp = vars.spec.locked_at, phase = null, event = "run_started", details = { total_phases = length(local.phases), pass_threshold = inputs.pass_threshold, mode = run.mode } }],
+    [for e in run.events : { timestamp = e.timestamp, phase = e.item, event = e.event, details = { for k, v in e.details : k => v if k != "rule" } }],
+    # How the run ended (apl's own run_completed is not in run.events).
+    run.status == "completed" || run.status == "failed" ? [{
+      timestamp = timestamp()
+      phase     = null
+      event     = run.status == "completed" ? "run_completed" : "run_halted"
+      details = {
+        recommendation   = run.recommendation
+        failed_phases    = [for p in local.phases : p.id if try(local.records[p.id].status, "") == "failed"]
+        phases_completed = local.phases_succeeded
+        phases_failed    = local.phases_failed
+        phases_deferred  = local.phases_deferred
+        total_phases     = length(local.phases)
+      }
+    }] : [],
+  )
 }
 
 document "state" {
@@ -68,12 +89,7 @@ document "state" {
       last_error              = run.circuit_breaker.last_error != null ? run.circuit_breaker.last_error : run.circuit_breaker.reason
       cooldown_until          = run.circuit_breaker.cooldown_until
     }
-    # The run's start (once the spec is locked), then the playbook's own
-    # events, as the gates recorded them (apl's details key "rule" left out).
-    event_log = concat(
-      length(vars.spec) == 0 ? [] : [{ timestamp = vars.spec.locked_at, event = "run_started", details = { total_phases = length(local.phases), pass_threshold = inputs.pass_threshold, mode = run.mode } }],
-      [for e in run.events : { timestamp = e.timestamp, phase = e.item, event = e.event, details = { for k, v in e.details : k => v if k != "rule" } }],
-    )
+    event_log = local.event_log
     metrics = {
       total_tokens_used      = run.tokens
       total_duration_minutes = floor(run.elapsed_s / 60)

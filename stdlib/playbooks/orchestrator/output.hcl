@@ -8,6 +8,10 @@ output {
   report         = local.report
   metrics        = local.metrics_entry
   aggregates     = local.aggregates
+  # The event log of .autopilot/state.json without its timestamps, and
+  # the circuit breaker.
+  events          = [for e in local.event_log : { event = e.event, phase = e.phase, details = e.details }]
+  circuit_breaker = { state = run.circuit_breaker.state, consecutive_no_progress = run.circuit_breaker.consecutive_no_progress, consecutive_same_error = run.circuit_breaker.consecutive_same_error }
   phases = { for p in local.phases : p.id => {
     status             = try(local.records[p.id].status, try(local.items[p.id].status, "") == "blocked" ? "skipped" : "not_started")
     alignment_score    = try(local.records[p.id].alignment_score, null)

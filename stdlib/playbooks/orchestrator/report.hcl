@@ -4,6 +4,7 @@
 # A write that fails does not change how the run ended.
 
 locals {
+  blocked_phases = [for s in local.phases_skipped : s if try(s.blocking_phase, null) != null]
   report = {
     run_id                  = run.id
     timestamp               = timestamp()
@@ -30,6 +31,25 @@ locals {
 }
 
 finally {
+  # Phases blocked by a failed one never start, so the skip is recorded
+  # here, once the others have ended: phase_skipped with the blocking
+  # phase (seed 001, --complete).
+  step "blocked" {
+    when     = "len(local.blocked_phases) > 0"
+    for_each = "local.blocked_phases"
+    key      = "item.phase_id"
+
+    step "blocked_event" {
+      gate {
+        otherwise {
+          event   = "phase_skipped"
+          log     = "Phase ${item.phase_id} skipped: ${item.reason}."
+          details = { phase_id = item.phase_id, reason = item.reason, blocking_phase = item.blocking_phase }
+        }
+      }
+    }
+  }
+
   step "metrics_file" {
     continue_on_error = true
     call "file.read" {

@@ -114,7 +114,6 @@ step "phases" {
     continue_on_error = true
     timeout           = "120m"
     max_tokens        = 500000
-    progress_when     = "(steps.run.output?.status ?? '') in ['completed', 'needs_human_verification', 'split_request']"
     playbook {
       source = "stdlib:phase-runner"
       inputs = {
@@ -126,27 +125,53 @@ step "phases" {
         spec_hash                 = trimprefix(vars.spec.hash, "sha256:")
         roadmap_path              = inputs.roadmap_path
         completed_phase_summaries = join("\n", [for k, r in vars.records : "Phase ${k} (${r.name}): ${r.summary}" if try(r.status, "") == "completed"])
-        last_checkpoint_sha       = try(steps.checkpoint.output.sha, "")
-        skip_research             = inputs.skip_research
-        max_debug_attempts        = inputs.max_debug_attempts
-        max_replan_attempts       = inputs.max_replan_attempts
-        pass_threshold            = inputs.pass_threshold
-        remediation_cycle         = vars.records[item.id].remediation_cycles
-        remediation_feedback      = try(vars.records[item.id].feedback, [])
+        # The directories of the phases completed in this run whose
+        # executor ran (each has its EXECUTION-LOG.md, which the phase
+        # runner's pre-flight checks).
+        completed_phase_dirs = [for k, r in vars.records : r.phase_dir if try(r.status, "") == "completed" && try(r.phase_dir, null) != null && try(r.steps.execute.status, "") == "completed"]
+        last_checkpoint_sha  = try(steps.checkpoint.output.sha, "")
+        skip_research        = inputs.skip_research
+        max_debug_attempts   = inputs.max_debug_attempts
+        max_replan_attempts  = inputs.max_replan_attempts
+        pass_threshold       = inputs.pass_threshold
+        remediation_cycle    = vars.records[item.id].remediation_cycles
+        remediation_feedback = try(vars.records[item.id].feedback, [])
       }
     }
   }
 
-  # Each run's score goes to the score history; a remediation cycle's
-  # also closes the cycle (remediation_completed).
+  # The circuit breaker counts the phases' work (seed 001 §2): a phase run
+  # that ended completed, needs_human_verification or split_request made
+  # progress, a failed one did not. This is the only step with
+  # progress_when, so the orchestrator's own bookkeeping steps around it
+  # do not count: three failed phases in a row open the breaker. It has
+  # no gate of its own, so a breaker it opens stops the run here (assess
+  # failing the item would end only the item).
+  step "progress" {
+    progress_when = "steps.run.status == 'completed' && (steps.run.output?.status ?? '') in ['completed', 'needs_human_verification', 'split_request']"
+  }
+
+  # A remediation cycle's run closes the cycle (remediation_completed):
+  # old and new score, read before score records the new one (an
+  # outcome's set runs before its log and details).
+  step "remediated" {
+    when        = "steps.run.output?.alignment_score != nil && vars.records[item.id].remediation_cycles > 0"
+    skip_reason = "not a remediation cycle"
+    gate {
+      otherwise {
+        event   = "remediation_completed"
+        log     = "Phase ${item.id} remediation cycle ${vars.records[item.id].remediation_cycles}: ${vars.records[item.id].alignment_score} -> ${steps.run.output.alignment_score}/10."
+        details = { phase_id = item.id, cycle = vars.records[item.id].remediation_cycles, old_score = vars.records[item.id].alignment_score, new_score = steps.run.output.alignment_score, improved = steps.run.output.alignment_score > vars.records[item.id].alignment_score, reached_threshold = steps.run.output.alignment_score >= inputs.pass_threshold }
+      }
+    }
+  }
+
+  # Each run's score goes to the score history.
   step "score" {
     when = "steps.run.output?.alignment_score != nil"
     gate {
       rule "remediated" {
-        when    = "vars.records[item.id].remediation_cycles > 0"
-        event   = "remediation_completed"
-        log     = "Phase ${item.id} remediation cycle ${vars.records[item.id].remediation_cycles}: ${vars.records[item.id].alignment_score} -> ${steps.run.output.alignment_score}/10."
-        details = { phase_id = item.id, cycle = vars.records[item.id].remediation_cycles, old_score = vars.records[item.id].alignment_score, new_score = steps.run.output.alignment_score, improved = steps.run.output.alignment_score > vars.records[item.id].alignment_score, reached_threshold = steps.run.output.alignment_score >= inputs.pass_threshold }
+        when = "vars.records[item.id].remediation_cycles > 0"
         set = {
           records = merge(vars.records, { (item.id) = merge(vars.records[item.id], {
             alignment_score = steps.run.output.alignment_score
@@ -172,6 +197,10 @@ step "phases" {
   # in quality mode), fed the scorecard's
   # deductions and the judge's concerns; then it passes force_incomplete.
   step "assess" {
+    # Why a phase failed: the phase runner's error, else its summary.
+    locals {
+      run_error = steps.run.error != "" ? steps.run.error : try(steps.run.output.summary, "the phase runner failed")
+    }
     gate {
       rule "capped" {
         when    = "steps.run.error_kind in ['budget', 'timeout']"
@@ -187,27 +216,28 @@ step "phases" {
       rule "failed" {
         when    = "steps.run.status == 'failed' || (steps.run.output?.status ?? 'failed') == 'failed'"
         event   = "phase_failed"
-        details = { phase_id = item.id, reason = steps.run.error, recommendation = try(steps.run.output.recommendation, "halt") }
+        details = { phase_id = item.id, reason = local.run_error, recommendation = try(steps.run.output.recommendation, "halt") }
         set = {
           halted  = item.id
-          records = merge(vars.records, { (item.id) = merge(vars.records[item.id], { status = "failed", completed_at = timestamp(), reason = steps.run.error, summary = try(steps.run.output.summary, steps.run.error) }) })
+          records = merge(vars.records, { (item.id) = merge(vars.records[item.id], { status = "failed", completed_at = timestamp(), reason = local.run_error, summary = try(steps.run.output.summary, steps.run.error) }) })
         }
         fail   = try(steps.run.output.recommendation, "halt")
-        reason = "phase ${item.id} failed: ${steps.run.error}"
+        reason = "phase ${item.id} failed: ${local.run_error}"
       }
       rule "remediate" {
-        when    = "steps.run.output.status == 'completed' && steps.run.output.alignment_score < inputs.pass_threshold && vars.records[item.id].remediation_cycles < inputs.max_remediation_cycles"
-        event   = "remediation_started"
-        log     = "Phase ${item.id} completed at ${steps.run.output.alignment_score}/10 (threshold: ${inputs.pass_threshold}): remediation cycle ${vars.records[item.id].remediation_cycles + 1} with ${length([for c in steps.run.output.scorecard : c if try(c.score < c.max_score, c.score < 10)]) + length(steps.run.output.judge_concerns)} feedback items."
-        details = { phase_id = item.id, cycle = vars.records[item.id].remediation_cycles + 1, current_score = steps.run.output.alignment_score, pass_threshold = inputs.pass_threshold, feedback_items = length(concat([for c in steps.run.output.scorecard : c if try(c.score < c.max_score, c.score < 10)], steps.run.output.judge_concerns)) }
+        when  = "steps.run.output.status == 'completed' && steps.run.output.alignment_score < inputs.pass_threshold && vars.records[item.id].remediation_cycles < inputs.max_remediation_cycles"
+        event = "remediation_started"
+        # set runs before log and details: they read the cycle just counted.
+        log     = "Phase ${item.id} completed at ${steps.run.output.alignment_score}/10 (threshold: ${inputs.pass_threshold}): remediation cycle ${vars.records[item.id].remediation_cycles} with ${length(vars.records[item.id].feedback)} feedback items."
+        details = { phase_id = item.id, cycle = vars.records[item.id].remediation_cycles, current_score = steps.run.output.alignment_score, pass_threshold = inputs.pass_threshold, feedback_items = length(vars.records[item.id].feedback) }
         set = {
           records = merge(vars.records, { (item.id) = merge(vars.records[item.id], {
             remediation_cycles = vars.records[item.id].remediation_cycles + 1
             feedback = concat(
-              [for c in steps.run.output.scorecard : "${try(c.criterion, "criterion")} scored ${try(c.score, "?")}/${try(c.max_score, 10)}: ${try(c.justification, "")}${try(c.evidence, "") != "" ? " (evidence: ${c.evidence})" : ""}" if try(c.score < c.max_score, c.score < 10)],
+              [for c in steps.run.output.scorecard : "${try(coalesce(c.criterion, "criterion"), "criterion")} scored ${try(coalesce(c.score, "?"), "?")}/${try(coalesce(c.max_score, 10), 10)}: ${try(coalesce(c.justification, ""), "")}${try(coalesce(c.evidence, ""), "") != "" ? " (evidence: ${c.evidence})" : ""}" if try(c.score < c.max_score, c.score < 10, true)],
               [for j in steps.run.output.judge_concerns : "Judge concern: ${j}"],
             )
-            history = concat(try(vars.records[item.id].history, []), [{ cycle = vars.records[item.id].remediation_cycles, score = steps.run.output.alignment_score, changes = try(join("; ", steps.run.output.commit_shas), ""), remaining = concat([for c in steps.run.output.scorecard : try(c.criterion, "") if try(c.score < c.max_score, c.score < 10)], steps.run.output.judge_concerns) }])
+            history = concat(try(vars.records[item.id].history, []), [{ cycle = vars.records[item.id].remediation_cycles, score = steps.run.output.alignment_score, changes = try(join("; ", steps.run.output.commit_shas), ""), remaining = concat([for c in steps.run.output.scorecard : try(coalesce(c.criterion, ""), "") if try(c.score < c.max_score, c.score < 10, true)], steps.run.output.judge_concerns) }])
           }) })
         }
         goto = "run"
@@ -269,7 +299,7 @@ step "phases" {
         ${join("\n", [for k, v in steps.run.output.automated_checks : "| ${k} | ${v == null ? "n/a" : v == true ? "pass" : v == false ? "fail" : v} | - |"])}
 
         ## Path to 9/10
-        ${join("\n", [for i, c in [for c in steps.run.output.scorecard : c if try(c.score < c.max_score, c.score < 10)] : "${i + 1}. **${try(regex("[^ :]+[.][A-Za-z0-9]+", try(c.evidence, "")), "(no file named)")}**: ${try(c.justification, "")} -- fixing this addresses \"${try(c.criterion, "")}\" (${try(c.score, "?")}/${try(c.max_score, 10)})"])}
+        ${join("\n", [for i, c in [for c in steps.run.output.scorecard : c if try(c.score < c.max_score, c.score < 10, true)] : "${i + 1}. **${try(regex("[^ :]+[.][A-Za-z0-9]+", c.evidence), "(no file named)")}**: ${try(coalesce(c.justification, ""), "")} -- fixing this addresses \"${try(coalesce(c.criterion, ""), "")}\" (${try(coalesce(c.score, "?"), "?")}/${try(coalesce(c.max_score, 10), 10)})"])}
 
         ## Remediation History
         | Cycle | Score | Changes Made | Remaining Issues |
@@ -307,6 +337,7 @@ step "phases" {
         tokens_used                = steps.run.tokens
         duration_minutes           = floor(try(vars.records[item.id].run_seconds, steps.run.duration_s) / 60)
         human_verify_justification = steps.run.output.human_verify_justification
+        phase_dir                  = try(steps.run.output.phase_dir, null)
       }) })
     }
     gate {

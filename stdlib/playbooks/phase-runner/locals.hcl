@@ -35,7 +35,8 @@ locals {
   # STEP 0.5: the criteria "{description} -- verified by: `{command}`",
   # from PLAN.md or from the roadmap's entry for this phase: its heading
   # ("Phase 6.3", not "Phase 6.31") up to the next heading naming a phase.
-  roadmap_sections = split("\n#", "\n${try(steps.triage_source.output.content, "")}")
+  roadmap_content  = local.use_plan ? try(steps.roadmap.output.content, "") : try(steps.triage_source.output.content, "")
+  roadmap_sections = split("\n#", "\n${local.roadmap_content}")
   roadmap_start = try([for i, s in local.roadmap_sections : i
     if can(regex("Phase[ ]+${replace(inputs.phase_id, ".", "[.]")}([^0-9.]|[.][^0-9]|$)", split("\n", s)[0]))
   ][0], -1)
@@ -43,6 +44,32 @@ locals {
     if i > local.roadmap_start && can(regex("Phase[ ]+[0-9]", split("\n", s)[0]))
   ][0], length(local.roadmap_sections))
   roadmap_entry = local.roadmap_start < 0 ? "" : join("\n#", slice(local.roadmap_sections, local.roadmap_start, local.roadmap_end))
+  # What the prompts say of the phase: the inputs, else its roadmap entry
+  # ("## Phase 6.3: loader", a "Goal:" line), else words that say what
+  # is missing. A prompt never renders an empty value.
+  roadmap_name = try(trimspace(replace(regex("Phase[ ]+[0-9][0-9.]*([^\n]*)", local.roadmap_entry)[0], "/^[:. -]+/", "")), "")
+  roadmap_goal = try(trimspace(regex("(?mi)^[*_ ]*goal[*_ ]*:[*_ ]*(.*)$", local.roadmap_entry)[0]), "")
+  phase_name   = inputs.phase_name != "" ? inputs.phase_name : local.roadmap_name
+  phase_title  = local.phase_name != "" ? "${inputs.phase_id}: ${local.phase_name}" : inputs.phase_id
+  phase_goal   = inputs.phase_goal != "" ? inputs.phase_goal : local.roadmap_goal != "" ? local.roadmap_goal : "(no goal line given: take the goal from the phase description)"
+  phase_description = (inputs.phase_description != "" ? inputs.phase_description
+    : trimspace(local.roadmap_entry) != "" ? trimspace(local.roadmap_entry)
+  : "(no description given and no roadmap entry for phase ${inputs.phase_id} in ${inputs.roadmap_path != "" ? inputs.roadmap_path : "(no roadmap)"})")
+  spec_text = inputs.spec_path != "" ? inputs.spec_path : "(no frozen spec was given: the phase description is the specification)"
+  # The requirements of this phase: the input, else the roadmap's
+  # criteria for it, else where to find them.
+  requirements = (inputs.requirements_list != "" ? inputs.requirements_list
+    : length(local.roadmap_criteria) > 0 ? join("\n", [for c in local.roadmap_criteria : "- ${c}"])
+    : inputs.spec_path != "" ? "the requirements of the frozen spec at ${inputs.spec_path} that concern phase ${inputs.phase_id}"
+  : "derive them from the phase goal and description")
+  roadmap_criteria = [for m in regexall(local.criterion_pattern, local.roadmap_entry) : "${trimspace(m[0])} -- verified by: `${m[1]}`"]
+  prior_summaries  = inputs.completed_phase_summaries != "" ? inputs.completed_phase_summaries : "(none: no phase was completed before this one)"
+  prior_dirs       = length(inputs.completed_phase_dirs) > 0 ? join(", ", inputs.completed_phase_dirs) : "(none: no phase was completed before this one)"
+  # The commit the phase's changes are compared with: the checkpoint, else
+  # HEAD when the phase runner started.
+  base_sha  = inputs.last_checkpoint_sha != "" ? inputs.last_checkpoint_sha : try(steps.base.output.sha, "")
+  diff_base = local.base_sha != "" ? local.base_sha : "HEAD~1"
+
   criteria_text = local.use_plan ? try(steps.triage_source.output.content, "") : local.roadmap_entry
   criteria      = [for m in regexall(local.criterion_pattern, local.criteria_text) : { criterion = trimspace(m[0]), command = m[1] }]
   # A list item (or a plain line) holding the description, " -- verified
@@ -73,7 +100,7 @@ locals {
     id          = try(regex("(?:^|[ \t\r\n])id=\"([^\"]+)\"", m[0])[0], "task-${i + 1}")
     type        = try(regex("type=\"([^\"]+)\"", m[0])[0], "auto")
     complexity  = try(regex("complexity=\"([^\"]+)\"", m[0])[0], "")
-    description = try(trimspace(regex("(?s)<name>(.*?)</name>", m[1])[0]), "")
+    description = try(trimspace(regex("(?s)<name>(.*?)</name>", m[1])[0]), "") != "" ? try(trimspace(regex("(?s)<name>(.*?)</name>", m[1])[0]), "") : "(no <name> in PLAN.md: read the task's element there)"
     files       = try(regexall("[^,\\s]+", regex("(?s)<files>(.*?)</files>", m[1])[0]), [])
     criteria    = [for c in regexall(local.criterion_pattern, m[1]) : "${trimspace(c[0])} -- verified by: `${c[1]}`"]
   }]

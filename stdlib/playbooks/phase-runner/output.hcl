@@ -2,7 +2,10 @@
 # the seed's split request), printed by apl run --json.
 
 output {
-  phase           = inputs.phase_id
+  phase = inputs.phase_id
+  # The phase directory (.planning/phases/*{phase_id}*), for the
+  # orchestrator's completed_phase_dirs.
+  phase_dir       = local.phase_dir
   status          = run.status
   alignment_score = run.status == "needs_human_verification" && local.pure_human_verify ? null : try(steps.rate.output.alignment_score, null)
   tasks_completed = (steps.execute.status == "completed" ? "${steps.execute.output.completed}/${length(local.auto_tasks)}"
@@ -29,6 +32,8 @@ output {
     [for k, it in try(steps.execute.output.items, {}) : "Task ${k} FAILED: ${it.error}" if it.status == "failed"],
     [for k, it in try(steps.batch_verify.output.items, {}) : "Task ${k} FAILED: ${it.error}" if it.status == "failed"],
     run.status == "completed" ? [] : flatten([for e in local.history : e.issues]),
+    steps.rollback.status == "failed" ? ["rollback failed: ${steps.rollback.error}"] : [],
+    run.status == "failed" && run.recommendation == "" && local.exhausted_step == "" ? [run.reason] : [],
     steps.handoff.status == "completed" ? ["context_exhaustion: partial progress saved to HANDOFF.md"] : [],
     steps.handoff.status == "failed" ? ["HANDOFF.md write failed: ${steps.handoff.error}"] : [],
     steps.postmortem.status == "failed" ? ["post-mortem write failed: ${steps.postmortem.error}"] : [],
@@ -36,7 +41,10 @@ output {
   )
   debug_attempts  = steps.debug.attempts
   replan_attempts = try(vars.replans, 0)
-  recommendation  = run.recommendation != "" ? run.recommendation : local.exhausted_step != "" ? "halt" : "proceed"
+  # A gate's fail is the recommendation; a failed run that no gate ended
+  # (a step's error: an agent that exited non-zero, timed out or answered
+  # without JSON, or ran out of context) halts.
+  recommendation = run.recommendation != "" ? run.recommendation : run.status == "failed" ? "halt" : "proceed"
   summary = (run.status == "split_request" ? "Phase scope too large. Recommending split into ${length(local.sub_phases)} sub-phases."
     : run.status == "failed" ? "Phase ${inputs.phase_id} failed: ${run.reason}"
   : "Phase ${inputs.phase_id} ${run.status} at ${try(steps.rate.output.alignment_score, "n/a")}/10.")

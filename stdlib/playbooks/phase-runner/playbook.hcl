@@ -61,8 +61,8 @@ input "spec_hash" {
 
 input "roadmap_path" {
   type        = string
-  default     = ""
-  description = "Path to the roadmap file."
+  default     = ".planning/ROADMAP.md"
+  description = "Path to the roadmap file: the phase's \"## Phase N: name\" entry gives the name, goal (a \"Goal:\" line), description and triage criteria that the inputs do not; empty reads none."
 }
 
 input "completed_phase_summaries" {

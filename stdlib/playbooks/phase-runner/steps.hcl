@@ -31,6 +31,15 @@ step "locate" {
   }
 }
 
+# The commit the phase starts from, when no checkpoint is given: what the
+# agents compare the phase's changes with (local.diff_base).
+step "base" {
+  when              = "inputs.last_checkpoint_sha == ''"
+  skip_reason       = "last_checkpoint_sha given"
+  continue_on_error = true
+  call "git.head" {}
+}
+
 # STEP 0: PRE-FLIGHT, by the phase runner itself: the spec's hash, the
 # dependencies' EXECUTION-LOG.md, unresolved debug files and git status.
 step "spec_hash" {
@@ -82,6 +91,17 @@ step "preflight" {
       fail   = "halt"
       reason = "Preflight failed: ${join("; ", local.preflight_issues)}"
     }
+  }
+}
+
+# The roadmap, for the phase's name, goal and description when the
+# inputs do not give them (with an existing plan or in remediation, for
+# those alone: triage_source reads PLAN.md then).
+step "roadmap" {
+  when        = "local.use_plan && inputs.roadmap_path != ''"
+  skip_reason = "triage_source reads the roadmap, or there is none"
+  call "file.read" {
+    path = inputs.roadmap_path
   }
 }
 
@@ -162,6 +182,7 @@ step "triage_log" {
 }
 
 step "research" {
+  timeout     = "20m"
   progress    = "RESEARCH"
   when        = "!inputs.existing_plan && !inputs.skip_research && !local.remediation"
   skip_reason = "existing_plan, skip_research or remediation mode"
@@ -184,6 +205,7 @@ step "research" {
 
 # STEP 2: PLAN; again after a failed plan check, with its issues.
 step "plan" {
+  timeout     = "20m"
   progress    = "PLAN"
   when        = "!local.remediation && (!inputs.existing_plan || steps.plan_check.attempts > 0)"
   skip_reason = "existing_plan or remediation mode"
@@ -206,6 +228,7 @@ step "plan" {
 
 # STEP 2.5: PLAN CHECK: pass and confidence >= 7, at most 3 checks.
 step "plan_check" {
+  timeout       = "10m"
   progress      = "PLAN-CHECK"
   progress_done = "Confidence: ${steps.plan_check.output.confidence}/10"
   returns = object({
@@ -308,6 +331,7 @@ step "execute" {
   }
 
   step "execute_task" {
+    timeout = "30m"
     returns = object({
       tasks_completed = string
       tasks_failed    = string
@@ -325,12 +349,13 @@ step "execute" {
       vars = {
         task_id          = item.id
         task_description = item.description
-        prior_tasks      = steps.execution_log.output.exists ? steps.execution_log.output.content : "This is the first task."
+        prior_tasks      = steps.execution_log.output.exists && trimspace(steps.execution_log.output.content) != "" ? steps.execution_log.output.content : "This is the first task."
       }
     }
   }
 
   step "mini_verify" {
+    timeout = "10m"
     returns = type.task_verdict
     agent "mini_verifier" {
       prompt = prompt.mini_verify
@@ -338,7 +363,7 @@ step "execute" {
         task_id          = item.id
         task_description = item.description
         files            = length(item.files) > 0 ? join(", ", item.files) : "see the task's commit: git show --stat HEAD"
-        criteria         = join("\n", item.criteria)
+        criteria         = length(item.criteria) > 0 ? join("\n", item.criteria) : "(PLAN.md lists no \"-- verified by:\" criterion for this task: check its <verify> and <done> elements)"
       }
     }
     check "evidence" {
@@ -363,6 +388,7 @@ step "execute" {
   }
 
   step "task_debug" {
+    timeout           = "30m"
     continue_on_error = true
     returns = object({
       fixed            = bool
@@ -377,9 +403,16 @@ step "execute" {
     example = { fixed = true, changes = ["fixed the criterion"], commits = ["b2c3d4e"], remaining_issues = [], failure_categories = [] }
     agent "debugger" {
       prompt = prompt.debug
+      # What the mini-verifier found: the criteria that failed, with their
+      # evidence, and its concerns; the commands that failed.
       vars = {
-        issues         = [for r in steps.mini_verify.output.criteria_results : "${r.criterion}: ${try(coalesce(r.evidence, ""), "")}" if r.status != "pass"]
-        failing_checks = []
+        task_id          = item.id
+        task_description = item.description
+        issues = concat(
+          [for r in steps.mini_verify.output.criteria_results : "${r.criterion}: ${try(coalesce(r.evidence, ""), "") != "" ? r.evidence : "failed"}" if r.status != "pass"],
+          [for c in steps.mini_verify.output.concerns : "concern: ${c}"],
+        )
+        failing_checks = [for r in steps.mini_verify.output.criteria_results : "`${r.command}` -> ${try(coalesce(r.command_output, ""), "") != "" ? r.command_output : "failed"}" if r.status != "pass" && try(r.command != null && r.command != "", false)]
       }
     }
     gate {
@@ -395,6 +428,7 @@ step "execute" {
   }
 
   step "task_debug_fallback" {
+    timeout = "30m"
     returns = object({
       fixed            = bool
       changes          = list(string)
@@ -409,9 +443,16 @@ step "execute" {
     next    = "mini_verify"
     agent "gsd_debugger" {
       prompt = prompt.debug
+      # What the mini-verifier found: the criteria that failed, with their
+      # evidence, and its concerns; the commands that failed.
       vars = {
-        issues         = [for r in steps.mini_verify.output.criteria_results : "${r.criterion}: ${try(coalesce(r.evidence, ""), "")}" if r.status != "pass"]
-        failing_checks = []
+        task_id          = item.id
+        task_description = item.description
+        issues = concat(
+          [for r in steps.mini_verify.output.criteria_results : "${r.criterion}: ${try(coalesce(r.evidence, ""), "") != "" ? r.evidence : "failed"}" if r.status != "pass"],
+          [for c in steps.mini_verify.output.concerns : "concern: ${c}"],
+        )
+        failing_checks = [for r in steps.mini_verify.output.criteria_results : "`${r.command}` -> ${try(coalesce(r.command_output, ""), "") != "" ? r.command_output : "failed"}" if r.status != "pass" && try(r.command != null && r.command != "", false)]
       }
     }
   }
@@ -478,6 +519,7 @@ step "execute" {
 # STEP 3's batch fallback (and remediation): one executor for all tasks,
 # then a mini-verifier per task of PLAN.md.
 step "execute_batch" {
+  timeout = "60m"
   returns = object({
     tasks_completed = string
     tasks_failed    = string
@@ -509,6 +551,7 @@ step "batch_verify" {
   on_item_failure = "continue"
 
   step "batch_mini_verify" {
+    timeout = "10m"
     returns = type.task_verdict
     agent "mini_verifier" {
       prompt = prompt.mini_verify
@@ -516,7 +559,7 @@ step "batch_verify" {
         task_id          = item.id
         task_description = item.description
         files            = length(item.files) > 0 ? join(", ", item.files) : "see the task's entry in EXECUTION-LOG.md"
-        criteria         = join("\n", item.criteria)
+        criteria         = length(item.criteria) > 0 ? join("\n", item.criteria) : "(PLAN.md lists no \"-- verified by:\" criterion for this task: check its <verify> and <done> elements)"
       }
     }
     check "evidence" {
@@ -557,6 +600,7 @@ step "batch_verify" {
 
 # STEP 4: VERIFY, blind; with the triage evidence on the verify_only path.
 step "verify" {
+  timeout       = "20m"
   progress      = "VERIFY"
   progress_done = "Result: ${steps.verify.output.pass ? "pass" : "fail"}"
   returns = object({
@@ -611,6 +655,7 @@ step "verify" {
 
 # STEP 4.5: JUDGE, adversarial; at least one concern.
 step "judge" {
+  timeout       = "15m"
   progress      = "JUDGE"
   progress_done = "Recommendation: ${steps.judge.output.recommendation}"
   returns = object({
@@ -640,12 +685,24 @@ step "judge" {
 # STEP 4.6: RATE, context-isolated: the authoritative alignment score, in
 # decimal precision, with evidence.
 step "rate" {
+  timeout  = "15m"
   progress = "RATE"
   # x.x/10: 9.0 decodes to 9, so a whole score is given its decimal.
   progress_done = "Score: ${local.score_text}/10"
   returns = object({
-    alignment_score         = number
-    scorecard               = list(any)
+    alignment_score = number
+    # Every criterion is scored: a null score is rejected here (and
+    # re-asked), not passed to the orchestrator's remediation feedback.
+    scorecard = list(object({
+      criterion            = string
+      score                = number
+      max_score            = optional(number)
+      verification_command = optional(string)
+      command_output       = optional(string)
+      evidence             = optional(string)
+      justification        = optional(string)
+      execution_result     = optional(any)
+    }))
     aggregate_justification = optional(string)
     side_effects            = optional(list(string))
     commands_run            = list(string)
@@ -702,7 +759,7 @@ step "gate" {
       set     = { recommendation = "rollback" }
       event   = "rollback_initiated"
       details = { phase_id = inputs.phase_id, recommendation = "rollback", reason = try(coalesce(steps.judge.output.notes, ""), join("; ", steps.judge.output.concerns)) }
-      goto    = "rollback"
+      goto    = "bookkeeping"
     }
     rule "halt" {
       when    = "steps.judge.output.recommendation == 'halt'"
@@ -710,7 +767,7 @@ step "gate" {
       set     = { recommendation = "halt" }
       event   = "rollback_initiated"
       details = { phase_id = inputs.phase_id, recommendation = "halt", reason = try(coalesce(steps.judge.output.notes, ""), join("; ", steps.judge.output.concerns)) }
-      goto    = "rollback"
+      goto    = "bookkeeping"
     }
     # Human-verify checkpoint, Cases 1 and 2: checkpoint tasks the
     # verifier could not resolve autonomously (autonomous_confidence < 6).
@@ -732,7 +789,7 @@ step "gate" {
         && steps.judge.output.recommendation == 'proceed'
       EXPR
       log  = "Phase ${inputs.phase_id} PASSED. Proceeding."
-      goto = "result"
+      goto = "bookkeeping"
     }
     rule "below_threshold" {
       when = <<-EXPR
@@ -743,7 +800,7 @@ step "gate" {
         && steps.judge.output.recommendation == 'proceed'
       EXPR
       log  = "Phase ${inputs.phase_id} completed at ${steps.rate.output.alignment_score}/10 (threshold: ${inputs.pass_threshold}). Returning to orchestrator for remediation decision."
-      goto = "result"
+      goto = "bookkeeping"
     }
     # An empty commands_run is rubber-stamping: a warning, and the debug
     # loop re-runs verification. "1 re-plan + 1 debug" is a cap too.
@@ -765,7 +822,7 @@ step "gate" {
         set     = { recommendation = "halt" }
         event   = "rollback_initiated"
         details = { phase_id = inputs.phase_id, recommendation = "halt", reason = "max retries exceeded" }
-        goto    = "rollback"
+        goto    = "bookkeeping"
       }
     }
     rule "replan" {
@@ -785,7 +842,7 @@ step "gate" {
         set     = { recommendation = "halt" }
         event   = "rollback_initiated"
         details = { phase_id = inputs.phase_id, recommendation = "halt", reason = "max retries exceeded" }
-        goto    = "rollback"
+        goto    = "bookkeeping"
       }
     }
     otherwise {
@@ -793,7 +850,7 @@ step "gate" {
       set     = { recommendation = "halt" }
       event   = "rollback_initiated"
       details = { phase_id = inputs.phase_id, recommendation = "halt", reason = "max retries exceeded" }
-      goto    = "rollback"
+      goto    = "bookkeeping"
     }
   }
 }
@@ -804,6 +861,7 @@ step "gate" {
 # unavailable, exit_status or other), gsd-debugger makes the same attempt;
 # a debugger that ran and failed (timeout, budget, schema, ...) spends it.
 step "debug" {
+  timeout           = "30m"
   continue_on_error = true
   returns = object({
     fixed            = bool
@@ -819,8 +877,10 @@ step "debug" {
   agent "debugger" {
     prompt = prompt.debug
     vars = {
-      issues         = local.debug_issues
-      failing_checks = local.failing_checks
+      task_id          = ""
+      task_description = ""
+      issues           = local.debug_issues
+      failing_checks   = local.failing_checks
     }
   }
   gate {
@@ -858,6 +918,7 @@ step "debug" {
 }
 
 step "debug_fallback" {
+  timeout = "30m"
   returns = object({
     fixed            = bool
     changes          = list(string)
@@ -872,8 +933,10 @@ step "debug_fallback" {
   agent "gsd_debugger" {
     prompt = prompt.debug
     vars = {
-      issues         = local.debug_issues
-      failing_checks = local.failing_checks
+      task_id          = ""
+      task_description = ""
+      issues           = local.debug_issues
+      failing_checks   = local.failing_checks
     }
   }
   gate {
@@ -900,15 +963,48 @@ step "debug_fallback" {
 
 # ROLLBACK: a diagnostic branch, then revert to the last checkpoint,
 # preserving history. Never git reset --hard.
+#
+# The protocol's own bookkeeping is committed before the phase ends,
+# either way. Once the executor has committed EXECUTION-LOG.md, the
+# mini-verification sections the phase runner appends to it are
+# uncommitted changes to a tracked file: git.revert refuses to roll back
+# over them, and the next phase's pre-flight finds the tree unclean. So
+# the tracked files of the phase directory are committed here: on a pass
+# the checkpoint (STEP 6) includes them; on a rollback the commit is part
+# of the work the revert undoes, and the diagnostic branch keeps it.
+# Changes elsewhere in the tree are not the protocol's and still stop a
+# rollback. Outside a git repository the step fails and the run goes on.
+step "bookkeeping" {
+  continue_on_error = true
+  shell {
+    command = ["bash", "-c", "git add -u -- \"$1\" && { git diff --cached --quiet || git commit -q -m \"$2\"; }", "bookkeeping",
+    local.phase_dir, "chore(${inputs.phase_id}): phase runner bookkeeping"]
+  }
+  gate {
+    rule "rollback" {
+      when = "(vars.recommendation ?? '') != ''"
+      goto = "rollback"
+    }
+    otherwise {
+      goto = "result"
+    }
+  }
+}
+
 step "rollback" {
-  when        = "inputs.last_checkpoint_sha != ''"
-  skip_reason = "no last_checkpoint_sha: nothing to revert to"
+  when              = "inputs.last_checkpoint_sha != ''"
+  skip_reason       = "no last_checkpoint_sha: nothing to revert to"
+  continue_on_error = true
   call "git.revert" {
     from    = inputs.last_checkpoint_sha
     branch  = "autopilot-diagnostic-phase-${inputs.phase_id}"
     message = "rollback: revert to phase ${inputs.phase_id} checkpoint"
   }
   gate {
+    rule "failed" {
+      when = "steps.rollback.status == 'failed'"
+      log  = "Phase ${inputs.phase_id} rollback failed: ${steps.rollback.error}"
+    }
     otherwise {
       event   = "rollback_completed"
       details = { phase_id = inputs.phase_id, rollback_from = inputs.last_checkpoint_sha, rollback_to = steps.rollback.output.commit, diagnostic_branch = steps.rollback.output.branch }
@@ -920,7 +1016,7 @@ step "rolled_back" {
   gate {
     otherwise {
       fail   = vars.recommendation
-      reason = "Phase ${inputs.phase_id} failed: ${vars.recommendation}%{if steps.rollback.status == "completed"}; rolled back to ${inputs.last_checkpoint_sha} (diagnostic branch ${steps.rollback.output.branch})%{endif}"
+      reason = "Phase ${inputs.phase_id} failed: ${vars.recommendation}%{if steps.rollback.status == "completed"}; rolled back to ${inputs.last_checkpoint_sha} (diagnostic branch ${steps.rollback.output.branch})%{endif}%{if steps.rollback.status == "failed"}; the rollback failed, nothing was reverted: ${steps.rollback.error}%{endif}"
     }
   }
 }

@@ -18,4 +18,9 @@ locals {
   stage_names = ["discovery", "planning", "execution", "verification", "ship"]
   start_stage = lower(inputs.stage) != "auto" ? lower(inputs.stage) : lookup({ HIGH = "discovery", MEDIUM = "planning", LOW = "execution" }, local.risk, "discovery")
   start       = lookup({ discovery = 1, planning = 2, execution = 3, verification = 4, ship = 5 }, local.start_stage, 1)
+
+  # The default gates are Python's (ruff, mypy): on any other project they
+  # fail, so their failure says which input to set.
+  default_gates      = join("\n", inputs.gate_commands) == "ruff check .\nmypy ."
+  default_gates_hint = ". These are the default gates, ruff and mypy, for Python projects: set the input gate_commands to your project's checks, e.g. --gate-commands '[\"make lint\", \"make test\"]'"
 }

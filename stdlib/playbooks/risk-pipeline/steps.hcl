@@ -22,6 +22,7 @@ step "assess" {
 
 # Stage 1 (session 1).
 step "discovery" {
+  timeout           = "20m"
   progress          = "DISCOVERY"
   when              = "local.start <= 1"
   skip_reason       = "risk ${local.risk} starts at ${local.start_stage}"
@@ -49,6 +50,7 @@ step "discovery" {
 
 # Stage 2, continuing session 1 (a new session when discovery was skipped).
 step "planning" {
+  timeout           = "20m"
   progress          = "PLANNING"
   when              = "local.start <= 2"
   skip_reason       = "risk ${local.risk} starts at ${local.start_stage}"
@@ -77,6 +79,7 @@ step "planning" {
 
 # Stage 3 (session 2, continued when verification sends the work back).
 step "execution" {
+  timeout           = "30m"
   progress          = "EXECUTION"
   when              = "local.start <= 3 || steps.verification.attempts > 0"
   skip_reason       = "started at ${local.start_stage}"
@@ -127,7 +130,7 @@ step "pre_verify" {
       set  = { failed_stage = "pre_verify" }
       fail = "gate_failed"
       reason = "pre-verify gate failed: ${join("; ", [for k, it in steps.pre_verify.output.items :
-      "${inputs.gate_commands[tonumber(k)]}: ${replace(it.error, "/^step [^(]*\\([^)]*\\): /", "")}" if it.status != "completed"])}"
+      "${inputs.gate_commands[tonumber(k)]}: ${replace(it.error, "/^step [^(]*\\([^)]*\\): /", "")}" if it.status != "completed"])}${local.default_gates ? local.default_gates_hint : ""}"
     }
     otherwise {
       log = "Pre-flight gates passed: ${join("; ", inputs.gate_commands)}"
@@ -139,6 +142,7 @@ step "pre_verify" {
 # rejection sends the work back to execution once: at most 2
 # verifications, then escalate (exit 2).
 step "verification" {
+  timeout           = "20m"
   progress          = "VERIFICATION"
   when              = "local.start <= 4"
   skip_reason       = "started at ${local.start_stage}"
@@ -181,6 +185,7 @@ step "verification" {
 # Stage 5 (session 4): docs only; the agent skips when the change touches
 # no docs, API or config.
 step "ship" {
+  timeout           = "10m"
   progress          = "SHIP"
   returns           = object({ success = bool, skipped = bool, summary = string })
   continue_on_error = true

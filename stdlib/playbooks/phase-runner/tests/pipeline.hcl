@@ -64,6 +64,12 @@ mock "debug_fallback" {
   output = { fixed = true, changes = ["fixed the test"], commits = ["d4e5f6a"], remaining_issues = [], failure_categories = [] }
 }
 
+# The commit of the phase directory's bookkeeping before a rollback (a
+# git command: the scratch directory is no repository).
+mock "bookkeeping" {
+  exit_code = 0
+}
+
 mock "result" {
   output = { sha = "f00dfeed", branch = "main" }
 }
@@ -74,8 +80,8 @@ test "pass path" {
   inputs = { phase_id = "6.3", phase_name = "config loader" }
   expect {
     status = "completed"
-    path = ["locate", "debug_files", "preflight", "triage", "triage_log", "research", "plan", "plan_check",
-      "plan_tasks", "scope", "execute_batch", "batch_verify", "verify", "judge", "rate", "gate", "result",
+    path = ["locate", "base", "debug_files", "preflight", "triage_source", "triage", "triage_log", "research", "plan", "plan_check",
+      "plan_tasks", "scope", "execute_batch", "batch_verify", "verify", "judge", "rate", "gate", "bookkeeping", "result",
     "trace_files", "trace_existing", "trace_append", "trace_spans"]
     output = {
       phase              = "6.3"
@@ -312,8 +318,8 @@ test "judge rollback reverts to the checkpoint" {
   expect {
     status         = "failed"
     recommendation = "rollback"
-    path = ["locate", "debug_files", "preflight", "triage", "triage_log", "research", "plan", "plan_check",
-      "plan_tasks", "scope", "execute_batch", "batch_verify", "verify", "judge", "rate", "gate", "rollback", "rolled_back",
+    path = ["locate", "debug_files", "preflight", "triage_source", "triage", "triage_log", "research", "plan", "plan_check",
+      "plan_tasks", "scope", "execute_batch", "batch_verify", "verify", "judge", "rate", "gate", "bookkeeping", "rollback", "rolled_back",
     "postmortem", "learnings_file", "learnings", "trace_files", "trace_existing", "trace_append", "trace_spans"]
     output = { rollback_performed = true, diagnostic_branch = "autopilot-diagnostic-phase-6.3", recommendation = "rollback" }
   }
@@ -354,7 +360,7 @@ test "preflight failure returns at once" {
   expect {
     status         = "failed"
     recommendation = "halt"
-    path           = ["locate", "debug_files", "preflight", "postmortem", "learnings_file", "learnings", "trace_files", "trace_existing", "trace_append", "trace_spans"]
+    path           = ["locate", "base", "debug_files", "preflight", "postmortem", "learnings_file", "learnings", "trace_files", "trace_existing", "trace_append", "trace_spans"]
     output = {
       issues          = ["Preflight failed: working tree not clean: main.go"]
       alignment_score = null
@@ -407,7 +413,7 @@ test "spec hash mismatch names both hashes" {
   expect {
     status         = "failed"
     recommendation = "halt"
-    path           = ["locate", "spec_hash", "debug_files", "preflight", "postmortem", "learnings_file", "learnings", "trace_files", "trace_existing", "trace_append", "trace_spans"]
+    path           = ["locate", "base", "spec_hash", "debug_files", "preflight", "postmortem", "learnings_file", "learnings", "trace_files", "trace_existing", "trace_append", "trace_spans"]
     output         = { issues = ["spec_hash_mismatch", "expected: abc123", "actual: def456"] }
   }
 }

@@ -137,3 +137,21 @@ test "one rejection, then approved" {
     output = { status = "success" }
   }
 }
+
+# The default gates are Python's: on a repository without ruff (exit 127)
+# the reason says which input to set.
+test "default gates that fail name the input to set" {
+  inputs = { task = "Fix typo in README.md" }
+  mock "gate_command" {
+    exit_code = 127
+    output    = ""
+  }
+  expect {
+    status         = "failed"
+    recommendation = "gate_failed"
+    output = {
+      exit_reason = "gate_failed"
+      reason      = "pre-verify gate failed: ruff check .: exit status 127; mypy .: exit status 127. These are the default gates, ruff and mypy, for Python projects: set the input gate_commands to your project's checks, e.g. --gate-commands '[\"make lint\", \"make test\"]'"
+    }
+  }
+}

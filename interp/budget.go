@@ -1,0 +1,525 @@
+package interp
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/apl-lang/apl/builtins/agent"
+	"github.com/apl-lang/apl/lang"
+)
+
+// A budget is one run's share of the caps on tokens, cost and retries:
+// its limits, what it spent, and what its agent calls in flight
+// reserved. A sub-run's budget sits under the budget of the run that
+// runs it (outer), so the parent's caps hold during the sub-run and the
+// sub-playbook's own limits are a tighter bound.
+//
+// admit is the one place that decides whether an agent call may start,
+// and retry whether a retry may be made. Once a cap is crossed, or a
+// call's reservation does not fit, the budget is closed: nothing new
+// starts anywhere under it.
+//
+// The rule (spec: "Caps and reservations"): before a call starts, the run
+// reserves what the call may spend, and the call starts only if that fits
+// in what is left of every cap above it once the calls in flight have
+// their reservations. A call that does not fit waits while other calls
+// are in flight (they may spend less than they reserved); when none is,
+// the run stops. What a call may spend is, per figure: the step's own
+// max_tokens or max_cost_usd; else the call's ceiling from its driver
+// (the prompt's bytes plus the driver's max_tokens, priced at the
+// driver's prices); else the most one call of the step spent so far in
+// this process. A step with none of these makes one call at a time until
+// one has reported what it spent (a probe). A cap can then be overrun by
+// the error of one estimate, not once per call in flight.
+type budget struct {
+	// name is the run's playbook, for a trip seen from a sub-run.
+	name string
+	// The caps; 0 for none.
+	maxTokens, maxRetries int
+	maxCost               float64
+	// Spent, and reserved by calls in flight.
+	tokens, retries int
+	cost            float64
+	resTokens       int
+	resCost         float64
+	// closed is the cap that tripped; nothing new starts once it is set.
+	closed *trip
+	// outerTrip is, on a run's own level, the first trip of a cap of a
+	// run above it that it met (Result.CapTrip).
+	outerTrip *trip
+	outer     *budget
+	l         *ledger
+}
+
+// ledger is what the budgets of one tree of runs in this process share:
+// one lock, the calls in flight, and what each step's calls spent.
+type ledger struct {
+	mu       sync.Mutex
+	inFlight int
+	// probing and most are by step (stepKey).
+	probing map[string]bool
+	most    map[string]estimate
+	// waiters are calls waiting for a call in flight to end, each on a
+	// channel of its own run's host.
+	waiters []Channel
+}
+
+// estimate is what one call may spend. A figure not known is one the
+// call gives no bound for.
+type estimate struct {
+	tokens               int
+	cost                 float64
+	tokensOK, costOK     bool
+	tokensFrom, costFrom string
+}
+
+// stepKey names a step of a playbook across the runs of a tree, and
+// across the workflows of one on an engine: the playbook's hash and the
+// step's name.
+func stepKey(pb *lang.Playbook, s *lang.Step) string { return pb.Hash + "\x00" + s.Name }
+
+// reservation is an admitted call's hold on its budget.
+type reservation struct {
+	key    string
+	est    estimate
+	probe  bool
+	budget *budget
+}
+
+// Caps are what a run may still spend of the caps of the runs that run
+// it, when it runs as a sub-run on an engine that cannot share the
+// parent's budget as the call goes (a child workflow): they hold
+// alongside the sub-playbook's own limits. A nil field is no cap.
+type Caps struct {
+	Playbook string   `json:"playbook"`
+	Tokens   *int     `json:"tokens,omitempty"`
+	CostUSD  *float64 `json:"cost_usd,omitempty"`
+	Retries  *int     `json:"retries,omitempty"`
+	// Spent is the most one call of each step spent so far in the runs
+	// above, by step (playbook hash, NUL, step name): what a call of it
+	// reserves when nothing else bounds it.
+	Spent map[string]CallSpend `json:"spent,omitempty"`
+}
+
+// CallSpend is what one agent call spent.
+type CallSpend struct {
+	Tokens  int     `json:"tokens"`
+	CostUSD float64 `json:"cost_usd"`
+}
+
+// budget is the run's budget, made on first use: its limits, with what
+// the state says it spent (a resumed run), under the budget of the run
+// that runs it.
+func (r *run) budget() *budget {
+	if r.caps != nil {
+		return r.caps
+	}
+	b := &budget{name: r.pb.Name, tokens: r.st.Metrics.TotalTokens, retries: r.st.Metrics.Retries}
+	if c := r.st.Metrics.TotalCostUSD; c != nil {
+		b.cost = *c
+	}
+	if l := r.pb.Limits; l != nil {
+		b.maxTokens, b.maxCost, b.maxRetries = l.MaxTokens, l.MaxCostUSD, l.MaxRetries
+	}
+	switch {
+	case r.opts.outer != nil:
+		b.outer, b.l = r.opts.outer, r.opts.outer.l
+		// A resumed sub-run's earlier spend counts again toward the
+		// parent's caps: the parent's metrics hold a sub-run's spend
+		// only once it ended.
+		b.l.mu.Lock()
+		for o := b.outer; o != nil; o = o.outer {
+			o.tokens += b.tokens
+			o.cost += b.cost
+			o.retries += b.retries
+		}
+		b.l.mu.Unlock()
+	case r.opts.OuterCaps != nil:
+		c := r.opts.OuterCaps
+		b.l = newLedger()
+		for k, sp := range c.Spent {
+			b.l.most[k] = learned(sp.Tokens, sp.CostUSD)
+		}
+		o := &budget{name: c.Playbook, l: b.l}
+		if c.Tokens != nil {
+			o.maxTokens = max(*c.Tokens, 0)
+			if *c.Tokens <= 0 {
+				o.closed = capReached(o, "max_tokens")
+			}
+		}
+		if c.CostUSD != nil {
+			o.maxCost = *c.CostUSD
+			if *c.CostUSD <= 0 {
+				o.closed = capReached(o, "max_cost_usd")
+			}
+		}
+		if c.Retries != nil {
+			o.maxRetries = *c.Retries
+			if *c.Retries <= 0 {
+				// None left: the first retry trips.
+				o.maxRetries, o.retries = 1, 1
+			}
+		}
+		b.outer = o
+	default:
+		b.l = newLedger()
+	}
+	r.caps = b
+	return b
+}
+
+func newLedger() *ledger {
+	return &ledger{probing: map[string]bool{}, most: map[string]estimate{}}
+}
+
+// learned is the estimate of a step whose costliest call so far spent
+// tokens and cost.
+func learned(tokens int, cost float64) estimate {
+	return estimate{tokens: tokens, cost: cost, tokensOK: true, costOK: true,
+		tokensFrom: "the most one call of the step used so far", costFrom: "the most one call of the step cost so far"}
+}
+
+// capReached is the trip of a cap with nothing left of it from the
+// start (a sub-run on an engine, whose parent spent it all).
+func capReached(b *budget, name string) *trip {
+	return &trip{fmt.Sprintf("limits.%s: nothing is left of it", name), agent.KindBudget}
+}
+
+// levels are b and the budgets it runs under, innermost first.
+func (b *budget) levels(fn func(l *budget) bool) {
+	for l := b; l != nil; l = l.outer {
+		if !fn(l) {
+			return
+		}
+	}
+}
+
+// seen is a trip of level l as run b reports it: a cap of a run above
+// it names that run's playbook.
+func (b *budget) seen(l *budget, t *trip) *trip {
+	if l == b || t == nil {
+		return t
+	}
+	if b.outerTrip == nil {
+		b.outerTrip = t
+	}
+	return &trip{fmt.Sprintf("playbook %q: %s", l.name, t.msg), t.kind}
+}
+
+// closedTrip is the first closed level's trip; the caller holds the lock.
+func (b *budget) closedTrip() *trip {
+	var t *trip
+	b.levels(func(l *budget) bool {
+		if l.closed != nil {
+			t = b.seen(l, l.closed)
+		}
+		return t == nil
+	})
+	return t
+}
+
+// crossed closes every level whose tokens or cost went over its cap and
+// returns the first closed level's trip; the caller holds the lock.
+// Spending a cap exactly is not crossing it, but leaves nothing for
+// another call (admit).
+func (b *budget) crossed() *trip {
+	b.levels(func(l *budget) bool {
+		if l.closed != nil {
+			return true
+		}
+		switch {
+		case l.maxTokens > 0 && l.tokens > l.maxTokens:
+			l.closed = &trip{fmt.Sprintf("limits.max_tokens: the run used %d tokens (max %d)", l.tokens, l.maxTokens), agent.KindBudget}
+		case l.maxCost > 0 && l.cost > l.maxCost:
+			l.closed = &trip{fmt.Sprintf("limits.max_cost_usd: the run cost $%.4f (max $%.4f)", l.cost, l.maxCost), agent.KindBudget}
+		}
+		return true
+	})
+	return b.closedTrip()
+}
+
+// stopped reports the cap that stopped the run, if one did: crossed, or
+// refused a call.
+func (b *budget) stopped() *trip {
+	b.l.mu.Lock()
+	defer b.l.mu.Unlock()
+	return b.crossed()
+}
+
+// capsStopped is the cap that stopped the run while its main steps run:
+// no item starts, nor goes on to its next step, after it. The on_failure
+// and finally steps of a run that a cap stopped run all the same (their
+// agent calls are refused: admit).
+func (r *run) capsStopped() *trip {
+	if m := r.st.Meta; m.OnFailure || m.Finally {
+		return nil
+	}
+	return r.budget().stopped()
+}
+
+// admit decides whether a call of step s that may spend est starts (a
+// figure est does not bound: the most a call of s spent so far), and
+// reserves est for it if so. It waits, on h, while the call does not fit
+// and other calls are in flight, or while another probe of s is.
+func (b *budget) admit(h host, pb *lang.Playbook, s *lang.Step, est estimate) (*reservation, *trip) {
+	l := b.l
+	key := stepKey(pb, s)
+	given := est
+	for {
+		l.mu.Lock()
+		est = given
+		if m, ok := l.most[key]; ok {
+			if !est.tokensOK {
+				est.tokens, est.tokensOK, est.tokensFrom = m.tokens, true, m.tokensFrom
+			}
+			if !est.costOK {
+				est.cost, est.costOK, est.costFrom = m.cost, true, m.costFrom
+			}
+		}
+		if t := b.crossed(); t != nil {
+			l.mu.Unlock()
+			return nil, t
+		}
+		probe, fits := false, true
+		var full *budget
+		var fullWhat string
+		b.levels(func(v *budget) bool {
+			if v.maxTokens > 0 {
+				switch {
+				case v.tokens >= v.maxTokens:
+					full, fullWhat = v, "tokens"
+					fits = false
+				case !est.tokensOK:
+					probe = true
+				case v.tokens+v.resTokens+est.tokens > v.maxTokens:
+					full, fullWhat, fits = v, "tokens", false
+				}
+			}
+			if fits && v.maxCost > 0 {
+				switch {
+				case v.cost >= v.maxCost:
+					full, fullWhat, fits = v, "cost", false
+				case !est.costOK:
+					probe = true
+				case v.cost+v.resCost+est.cost > v.maxCost:
+					full, fullWhat, fits = v, "cost", false
+				}
+			}
+			return fits
+		})
+		switch {
+		case fits && !probe:
+			b.levels(func(v *budget) bool {
+				v.resTokens += est.tokens
+				v.resCost += est.cost
+				return true
+			})
+			l.inFlight++
+			l.mu.Unlock()
+			return &reservation{key: key, est: est, budget: b}, nil
+		case fits && !l.probing[key]:
+			// Nothing says what a call of s may spend: one call finds out
+			// while the others of s wait.
+			l.probing[key] = true
+			l.inFlight++
+			l.mu.Unlock()
+			return &reservation{key: key, probe: true, budget: b}, nil
+		case !fits && l.inFlight == 0:
+			full.closed = full.refusal(s, est, fullWhat)
+			t := b.seen(full, full.closed)
+			l.mu.Unlock()
+			return nil, t
+		}
+		// Wait for a call in flight to end: it may leave room, or tell
+		// what a call of s spends.
+		ch := h.channel(1)
+		l.waiters = append(l.waiters, ch)
+		l.mu.Unlock()
+		h.block(func() { ch.Receive() })
+	}
+}
+
+// refusal is the trip of a call of s that does not fit in what is left
+// of v's cap on what ("tokens" or "cost").
+func (v *budget) refusal(s *lang.Step, est estimate, what string) *trip {
+	if what == "tokens" {
+		if v.tokens >= v.maxTokens {
+			return &trip{fmt.Sprintf("limits.max_tokens: the run used %d tokens, all of its %d", v.tokens, v.maxTokens), agent.KindBudget}
+		}
+		return &trip{fmt.Sprintf("limits.max_tokens: a call of step %s may use %d tokens (%s), more than the %d left of %d (%d used)",
+			s.Name, est.tokens, est.tokensFrom, v.maxTokens-v.tokens-v.resTokens, v.maxTokens, v.tokens), agent.KindBudget}
+	}
+	if v.cost >= v.maxCost {
+		return &trip{fmt.Sprintf("limits.max_cost_usd: the run cost $%.4f, all of its $%.4f", v.cost, v.maxCost), agent.KindBudget}
+	}
+	return &trip{fmt.Sprintf("limits.max_cost_usd: a call of step %s may cost $%.4f (%s), more than the $%.4f left of $%.4f ($%.4f spent)",
+		s.Name, est.cost, est.costFrom, v.maxCost-v.cost-v.resCost, v.maxCost, v.cost), agent.KindBudget}
+}
+
+// settle ends an admitted call that spent tokens and cost: its
+// reservation is let go, what it spent is charged to every level, and
+// the calls waiting look again.
+func (res *reservation) settle(tokens int, cost float64) {
+	b := res.budget
+	l := b.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.inFlight--
+	if res.probe {
+		delete(l.probing, res.key)
+	}
+	b.levels(func(v *budget) bool {
+		if !res.probe {
+			v.resTokens -= res.est.tokens
+			v.resCost -= res.est.cost
+		}
+		v.tokens += tokens
+		v.cost += cost
+		return true
+	})
+	m := l.most[res.key]
+	l.most[res.key] = learned(max(m.tokens, tokens), max(m.cost, cost))
+	for _, ch := range l.waiters {
+		ch.Send(struct{}{})
+	}
+	l.waiters = nil
+}
+
+// spent is the most one call of each step spent, as far as b's ledger
+// knows.
+func (b *budget) spent() map[string]CallSpend {
+	b.l.mu.Lock()
+	defer b.l.mu.Unlock()
+	return b.spentLocked()
+}
+
+func (b *budget) spentLocked() map[string]CallSpend {
+	var out map[string]CallSpend
+	for k, m := range b.l.most {
+		if out == nil {
+			out = map[string]CallSpend{}
+		}
+		out[k] = CallSpend{Tokens: m.tokens, CostUSD: m.cost}
+	}
+	return out
+}
+
+// learn takes what a sub-run on an engine learned of its steps' calls.
+func (b *budget) learn(spent map[string]CallSpend) {
+	b.l.mu.Lock()
+	defer b.l.mu.Unlock()
+	for k, sp := range spent {
+		m := b.l.most[k]
+		b.l.most[k] = learned(max(m.tokens, sp.Tokens), max(m.cost, sp.CostUSD))
+	}
+}
+
+// close stops b for t, a cap of this run that a sub-run on an engine
+// met in its copy of this run's budget (Result.CapTrip).
+func (b *budget) close(t *trip) {
+	b.l.mu.Lock()
+	defer b.l.mu.Unlock()
+	if b.closed == nil {
+		b.closed = t
+	}
+}
+
+// charge counts what a sub-run on an engine spent, once it ended, toward
+// every level (a sub-run here charged its calls as they ended).
+func (b *budget) charge(tokens int, cost float64, retries int) {
+	b.l.mu.Lock()
+	defer b.l.mu.Unlock()
+	b.levels(func(v *budget) bool {
+		v.tokens += tokens
+		v.cost += cost
+		v.retries += retries
+		return true
+	})
+}
+
+// retry counts one retry against every level's max_retries, or trips
+// when one has none left or the budget is closed.
+func (b *budget) retry(what string) *trip {
+	b.l.mu.Lock()
+	defer b.l.mu.Unlock()
+	if t := b.crossed(); t != nil {
+		return t
+	}
+	var t *trip
+	b.levels(func(v *budget) bool {
+		if v.maxRetries > 0 && v.retries >= v.maxRetries {
+			v.closed = &trip{fmt.Sprintf("limits.max_retries: a retry beyond the %d this run may make (%s)", v.maxRetries, what), agent.KindBudget}
+			t = b.seen(v, v.closed)
+		}
+		return t == nil
+	})
+	if t != nil {
+		return t
+	}
+	b.levels(func(v *budget) bool {
+		v.retries++
+		return true
+	})
+	return nil
+}
+
+// left is what b may still spend of every cap above it, for a sub-run on
+// an engine (Caps).
+func (b *budget) left() *Caps {
+	b.l.mu.Lock()
+	defer b.l.mu.Unlock()
+	c := &Caps{Playbook: b.name}
+	b.levels(func(v *budget) bool {
+		if v.maxTokens > 0 {
+			n := v.maxTokens - v.tokens - v.resTokens
+			if c.Tokens == nil || n < *c.Tokens {
+				c.Tokens = &n
+			}
+		}
+		if v.maxCost > 0 {
+			n := v.maxCost - v.cost - v.resCost
+			if c.CostUSD == nil || n < *c.CostUSD {
+				c.CostUSD = &n
+			}
+		}
+		if v.maxRetries > 0 {
+			n := v.maxRetries - v.retries
+			if c.Retries == nil || n < *c.Retries {
+				c.Retries = &n
+			}
+		}
+		return true
+	})
+	if c.Tokens == nil && c.CostUSD == nil && c.Retries == nil {
+		return nil
+	}
+	c.Spent = b.spentLocked()
+	return c
+}
+
+// estimate is what a call of step s, making request req, may spend by
+// the step's caps and the driver's ceiling (see budget); admit fills in
+// a figure neither bounds from what the step's calls spent.
+func (r *run) estimate(s *lang.Step, a *lang.AgentCall, req agent.Request) estimate {
+	var e estimate
+	var dtok int
+	var dcost float64
+	var dtokOK, dcostOK bool
+	if d := a.Agent.DriverDef; d != nil {
+		// A byte of the prompt is at most one token.
+		dtok, dcost, dtokOK, dcostOK = lang.CallCeiling(d.Config, req.Model, len(req.Prompt)+len(req.System))
+	}
+	switch {
+	case s.MaxTokens > 0:
+		e.tokens, e.tokensOK, e.tokensFrom = s.MaxTokens, true, "the step's max_tokens"
+	case dtokOK:
+		e.tokens, e.tokensOK, e.tokensFrom = dtok, true, "the prompt and the driver's max_tokens"
+	}
+	switch {
+	case s.MaxCostUSD > 0:
+		e.cost, e.costOK, e.costFrom = s.MaxCostUSD, true, "the step's max_cost_usd"
+	case dcostOK:
+		e.cost, e.costOK, e.costFrom = dcost, true, "the driver's max_tokens at its prices"
+	}
+	return e
+}

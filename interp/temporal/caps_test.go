@@ -1,0 +1,117 @@
+//go:build !race
+
+package temporal
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apl-lang/apl/interp"
+)
+
+// priced is a command driver whose every call reports 1,000 tokens and
+// $1. A playbook declares it, and its sub-playbook too (a local sub-run
+// is served by the drivers of the run that runs it).
+const priced = `
+driver "priced" {
+  type    = "command"
+  command = ["sh", "-c", "cat >/dev/null; printf '{\"text\": \"ok\", \"usage\": {\"input_tokens\": 1000}, \"cost_usd\": 1}'"]
+  output  = "json"
+}
+agent "a" { driver = driver.priced }
+`
+
+// The parent's caps hold during a sub-run on Temporal as they do in a
+// local one: in a sub-playbook step and in one inside a for_each item,
+// a sub-run that would cross the parent's tokens, cost, retries or time
+// is stopped there, and the parent stops with the same status,
+// recommendation and reason, having spent the same.
+func TestSubRunHeldToParentCaps(t *testing.T) {
+	c := server(t)
+	startWorker(t, c, "caps", t.TempDir())
+	child := map[string]string{
+		"spend": `
+step "each" {
+  for_each    = "[1, 2, 3, 4, 5, 6]"
+  concurrency = 3
+  step "do" { agent "a" { prompt = "Do ${item}." } }
+}
+step "after" { agent "a" { prompt = "After." } }
+`,
+		"retry": `
+step "flaky" {
+  retry {
+    max     = 5
+    backoff = "1ms"
+  }
+  shell { script = "exit 1" }
+}
+`,
+		"sleep": `
+step "slow" { shell { command = ["sleep", "30"] } }
+`,
+	}
+	places := map[string]string{
+		"sub-playbook": `
+step "phase" {
+  playbook { source = "child" }
+}
+`,
+		"sub-playbook in a for_each item": `
+step "items" {
+  for_each    = "['a', 'b', 'c']"
+  concurrency = 1
+  step "phase" {
+    when = "item == 'b'"
+    playbook { source = "child" }
+  }
+}
+`,
+	}
+	for _, p := range []string{"sub-playbook", "sub-playbook in a for_each item"} {
+		for _, e := range []struct{ name, limits, child, reason string }{
+			{"max_tokens", "max_tokens = 1500", "spend", "limits.max_tokens: a call of step do may use 1000 tokens"},
+			{"max_cost_usd", "max_cost_usd = 1.5", "spend", "limits.max_cost_usd: a call of step do may cost $1.0000"},
+			{"max_retries", "max_retries = 2", "retry", "limits.max_retries: a retry beyond the 2 this run may make"},
+			{"timeout", `timeout = "3s"`, "sleep", "limits.timeout: the run took longer than 3s"},
+		} {
+			t.Run(p+"/"+e.name, func(t *testing.T) {
+				dir := t.TempDir()
+				os.MkdirAll(filepath.Join(dir, "child"), 0o755)
+				os.WriteFile(filepath.Join(dir, "child", "main.hcl"), []byte("playbook \"child\" {}\n"+priced+child[e.child]), 0o644)
+				ref := filepath.Join(dir, "parent.hcl")
+				os.WriteFile(ref, []byte("playbook \"p\" {}\n"+priced+"limits { "+e.limits+" }\n"+places[p]+`
+step "later" { agent "a" { prompt = "Later." } }
+output { tokens = run.tokens }
+`), 0o644)
+				pb, diags := loader().Load(ref)
+				if diags.HasErrors() {
+					t.Fatal(diags)
+				}
+				local, err := interp.Start(context.Background(), pb, ref, interp.Options{Workdir: t.TempDir(), NoSync: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				remote, _, err := Run(ctx, c, "caps", pb, ref, interp.Options{RunID: fmt.Sprintf("caps-%s-%s", strings.ReplaceAll(p, " ", "-"), e.name)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for engine, res := range map[string]*interp.Result{"local": local, "Temporal": remote} {
+					if res.Status != interp.StatusFailed || res.Recommendation != "halt" || !strings.Contains(res.Reason, e.reason) {
+						t.Errorf("%s: ended %s (%q): %s", engine, res.Status, res.Recommendation, res.Reason)
+					}
+				}
+				if string(local.OutputJSON) != string(remote.OutputJSON) {
+					t.Errorf("spent: local %s, Temporal %s", local.OutputJSON, remote.OutputJSON)
+				}
+			})
+		}
+	}
+}
