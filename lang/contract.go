@@ -71,12 +71,12 @@ func collectFields(t cty.Type, prefix string, optional bool, out *[]AnswerField)
 	}
 }
 
-// PromptText is the literal text of a prompt template: every part that is
+// promptText is the literal text of a prompt template: every part that is
 // not computed, the branches of its %{ if } directives and the bodies of
 // its %{ for } directives, and the string constants inside its
 // interpolations. It is what a reader of the prompt sees whatever the run's
 // values are.
-func PromptText(expr hcl.Expression) string {
+func promptText(expr hcl.Expression) string {
 	var b strings.Builder
 	if expr == nil {
 		return ""
@@ -130,7 +130,7 @@ func (l *loader) checkContracts() hcl.Diagnostics {
 		if !ok || a.Template == nil || s.Returns == cty.NilType || l.sendsSchema(a.Agent) {
 			continue
 		}
-		text := PromptText(a.Template)
+		text := promptText(a.Template)
 		if a.Agent != nil {
 			text += "\n" + a.Agent.System
 		}

@@ -73,8 +73,6 @@ type Step struct {
 	// Returns is the declared type of the step's output; cty.NilType when
 	// the step declares none.
 	Returns cty.Type
-	// ReturnsRange is where returns is declared; zero when it is not.
-	ReturnsRange hcl.Range
 	// Example is the output a dry run (apl run --dry-run) gives the step
 	// instead of running its action; cty.NilVal when the step declares
 	// none. It fits Returns, checked at load.
@@ -190,7 +188,6 @@ func (l *loader) declareStep(b *hcl.Block, parent *Step, sec section) hcl.Diagno
 	content, _, d := b.Body.PartialContent(stepHeaderSchema)
 	diags = append(diags, d...)
 	if a := content.Attributes["returns"]; a != nil {
-		s.ReturnsRange = a.Range
 		t, d := l.decodeType(a)
 		diags = append(diags, d...)
 		if !d.HasErrors() {
