@@ -42,7 +42,7 @@ func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) result {
 	for {
 		// A cap crossed anywhere in the run (an item's call, a sub-run)
 		// starts no item, even before the item that crossed it reports.
-		if ctx.Err() == nil && sc.stopped == nil && sc.waiting == nil && sc.failing == "" && r.capsStopped() == nil {
+		if ctx.Err() == nil && sc.stopped == nil && sc.waiting == nil && sc.failing == "" && r.capsStopped() == nil && !r.breakerStopped() {
 			sc.startReady(ctx)
 		}
 		if sc.live == 0 {
@@ -281,6 +281,15 @@ func (sc *scheduler) settle(d itemDone, ran bool) {
 	r.changes.item(sc.step.Name, rec.Key)
 }
 
+// breakerStopped reports whether the circuit breaker opened while the
+// run's main steps run. As for a crossed cap, no item starts, nor goes on
+// to its next step, after it, even before the item whose step opened it
+// reports to the scheduler.
+func (r *run) breakerStopped() bool {
+	m := r.st.Meta
+	return !m.OnFailure && !m.Finally && r.st.Breaker.State == BreakerOpen
+}
+
 // halt stops the run for o (the first reason wins): no item starts, and
 // running ones stop at their next step.
 func (sc *scheduler) halt(o outcome) {
@@ -337,9 +346,10 @@ func (r *run) walkItem(ctx context.Context, it *item, stop <-chan struct{}, rele
 			return interrupted
 		default:
 		}
-		if ctx.Err() != nil || r.capsStopped() != nil {
-			// Interrupted, or a cap was crossed elsewhere: this item stops
-			// before its next step, as for another item's trip.
+		if ctx.Err() != nil || r.capsStopped() != nil || r.breakerStopped() {
+			// Interrupted, or a cap was crossed or the breaker opened
+			// elsewhere: this item stops before its next step, as for
+			// another item's trip.
 			return interrupted
 		}
 		s := r.pb.Step(it.rec.Current)

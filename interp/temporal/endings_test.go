@@ -414,4 +414,9 @@ func checkNothingAfter(t *testing.T, engine string, evs []interp.Event, calls []
 			t.Errorf("%s: agent call of %s after the end", engine, s)
 		}
 	}
+	if t.Failed() {
+		for _, ev := range evs {
+			t.Logf("%s: %s %s[%s] %s", engine, ev.Type, ev.Step, ev.Item, ev.Message)
+		}
+	}
 }
