@@ -18,6 +18,9 @@ var (
 	outsidePath  = "../" + "shared"
 	auditID      = "SEED" + "-AUDIT"
 	seedCitation = regexp.MustCompile(`(?i)\bseeds?\s+0\d\d\b`)
+	schemaDoc    = "autopilot" + "-schemas.md"
+	// requirementID is an audit requirement's id: four capitals, a dash, 0 and a digit.
+	requirementID = regexp.MustCompile(`\b[A-Z]{4}-0\d\b`)
 )
 
 // repoFiles lists the repository's tracked files, relative to root. Without
@@ -78,6 +81,10 @@ func TestNoOutsideReferences(t *testing.T) {
 				t.Errorf("%s:%d: points outside the repository (%q): %s", f, i+1, outsidePath, strings.TrimSpace(line))
 			case strings.Contains(line, auditID):
 				t.Errorf("%s:%d: cites an audit row the repository does not hold: %s", f, i+1, strings.TrimSpace(line))
+			case strings.Contains(line, schemaDoc):
+				t.Errorf("%s:%d: cites %s, which the repository does not hold; state the schema: %s", f, i+1, schemaDoc, strings.TrimSpace(line))
+			case requirementID.MatchString(line):
+				t.Errorf("%s:%d: cites requirement %s of an audit the repository does not hold; state the rule: %s", f, i+1, requirementID.FindString(line), strings.TrimSpace(line))
 			case seedCitation.MatchString(line):
 				t.Errorf("%s:%d: cites a document the repository does not hold; state the rule or point at spec/protocols.md: %s", f, i+1, strings.TrimSpace(line))
 			}
