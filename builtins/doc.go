@@ -1,6 +1,6 @@
 // Package builtins holds the actions a playbook step can perform: running
 // commands (Shell), and the file, JSON, hash, glob and git helpers that the
-// seed protocols need (the Funcs registry, reached from HCL as
+// stdlib protocols need (the Funcs registry, reached from HCL as
 // `call "NAME" { ... }`). Agent drivers live in the subpackage agent.
 //
 // builtins never parses HCL and never decides control flow: it is handed
@@ -38,7 +38,7 @@
 //	git.commit_range {from, to?}                → {commits: [sha]}  (oldest first)
 //	git.revert   {from, to?, branch, message}   → {branch, reverted, commit}
 //
-// git.revert is seed 000's ROLLBACK: a diagnostic branch at HEAD, then one
+// git.revert is the phase runner's ROLLBACK: a diagnostic branch at HEAD, then one
 // commit undoing from..to. Nothing here ever runs `git reset --hard`.
 //
 // JSONToCty and CtyToJSON convert between JSON and cty values of any shape;

@@ -14,7 +14,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// file.sha256 {path} → {sha256, size}. The seeds fingerprint frozen specs
+// file.sha256 {path} → {sha256, size}. The protocols fingerprint frozen specs
 // with it to notice when one changed under a run.
 func fileSHA256(_ context.Context, env Env, a args) (cty.Value, error) {
 	path, rel, err := pathArg(env, a, "path")

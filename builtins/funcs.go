@@ -21,7 +21,7 @@ type FuncOptions struct {
 	Git Git
 }
 
-// Funcs returns the builtins the seed protocols need, wired to the real
+// Funcs returns the builtins the stdlib protocols need, wired to the real
 // file system and the git binary on PATH.
 func Funcs() Registry { return NewFuncs(FuncOptions{}) }
 

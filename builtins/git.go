@@ -144,7 +144,7 @@ var (
 
 // git.diff_stat {from?, to?} → {summary, files_changed, insertions,
 // deletions}. With from, it compares from with to (default HEAD): the
-// seeds' `git diff --stat {checkpoint}..HEAD`. Without from, it compares
+// protocols' `git diff --stat {checkpoint}..HEAD`. Without from, it compares
 // HEAD with the working tree, staged or not; untracked files are not
 // counted, as in git.
 func (g gitFuncs) diffStat(ctx context.Context, env Env, a args) (cty.Value, error) {

@@ -10,8 +10,8 @@ import (
 )
 
 // Policy is the sandbox rule set a Shell applies before it starts anything.
-// It guards against the accidents the seed protocols forbid ("Sandbox
-// Execution Policy" in seed 000); it is not a security boundary, since a
+// It guards against the accidents the stdlib protocols forbid (the phase
+// runner's sandbox policy); it is not a security boundary, since a
 // determined script can always spell a command in a way no rule sees
 // (a variable holding "git", a file it writes and then runs).
 type Policy struct {
@@ -28,7 +28,7 @@ type Policy struct {
 	Blocklist []string
 }
 
-// DefaultPolicy refuses what the seeds name: `git reset --hard` (they
+// DefaultPolicy refuses what the protocols name: `git reset --hard` (they
 // require `git revert` so history survives), global package installs, sudo,
 // and removing or deleting the root or home directory.
 var DefaultPolicy = Policy{Blocklist: []string{

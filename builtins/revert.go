@@ -10,7 +10,7 @@ import (
 )
 
 // git.revert {from, to?, branch, message} → {branch, reverted, commit}: the
-// ROLLBACK procedure of seed 000. It records the current state on the
+// phase runner's ROLLBACK procedure. It records the current state on the
 // diagnostic branch, then undoes the commits in from..to (default HEAD) with
 // one new commit, so history is preserved; it never resets. reverted lists
 // the undone commits oldest first; commit is the new HEAD. With nothing in

@@ -20,7 +20,7 @@ import (
 )
 
 // Defaults for a ShellSpec or Shell field left zero. The timeout is the
-// seeds' "60 seconds max per command".
+// protocols' "60 seconds max per command".
 const (
 	DefaultTimeout   = 60 * time.Second
 	DefaultMaxOutput = 1 << 20
@@ -99,7 +99,7 @@ type ShellResult struct {
 }
 
 // Shell runs commands confined to a project directory. The zero Policy
-// blocks nothing; use DefaultPolicy for the seeds' rules.
+// blocks nothing; use DefaultPolicy for the protocols' rules.
 type Shell struct {
 	// Workdir is the project root: commands run there by default and a
 	// ShellSpec.Dir outside it is refused.

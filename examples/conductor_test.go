@@ -75,7 +75,7 @@ func maxOverlap(calls []call, keep func(call) bool) int {
 	return most
 }
 
-// TestConductor runs seed 002's conductor (examples/conductor) with its
+// TestConductor runs the conductor example (examples/conductor) with its
 // example agent: the task graph, the opus limit, the serial review queue,
 // a rejected task retried with feedback, and a high-severity rejection
 // that pauses the run for a person, who skips the task on resume.

@@ -87,8 +87,8 @@ func TestExampleTestFiles(t *testing.T) {
 	}
 }
 
-// TestPhaseGates drives examples/phase-gates through every branch of seed
-// 000's decision tree with the example agent, checking the path of steps
+// TestPhaseGates drives examples/phase-gates through every branch of the
+// phase runner's decision tree with the example agent, checking the path of steps
 // and the run's output.
 func TestPhaseGates(t *testing.T) {
 	pb, diags := lang.Load("phase-gates")

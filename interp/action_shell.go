@@ -114,8 +114,8 @@ func artifactBase(f *frame, s *lang.Step, n int) string {
 	return fmt.Sprintf("%s-%d", s.Name, n)
 }
 
-// stderrExcerpt is the first 500 characters of stderr (seed 000's sandbox
-// policy), for error messages.
+// stderrExcerpt is the first 500 characters of stderr (the sandbox
+// policy's excerpt), for error messages.
 func stderrExcerpt(stderr string) string {
 	stderr = strings.TrimSpace(stderr)
 	if stderr == "" {

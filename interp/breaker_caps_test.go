@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// TestExhaustedCapOpensBreaker: seed 001's "per-phase cap → circuit
-// opens" for a gate's cap. The exhausted debug loop opens the breaker
+// TestExhaustedCapOpensBreaker: the orchestrator's "per-phase cap →
+// circuit opens" for a gate's cap. The exhausted debug loop opens the breaker
 // instead of failing the run outright; after the cooldown, resume goes on
 // at the on_exhausted goto, as the half-open trial.
 func TestExhaustedCapOpensBreaker(t *testing.T) {

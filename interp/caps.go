@@ -10,7 +10,7 @@ import (
 	"github.com/apl-lang/apl/lang"
 )
 
-// Circuit breaker states (seed 001, section 2).
+// Circuit breaker states (the orchestrator's breaker, spec/protocols.md#orchestrator).
 const (
 	BreakerClosed   = "closed"
 	BreakerOpen     = "open"

@@ -235,7 +235,7 @@ func (r *run) documentFailed(d *lang.Document, err error) {
 
 // archiveDocuments moves the documents that have an archive to it, once
 // the run has ended well (a failed run leaves its documents in place for
-// inspection, seed 001's lifecycle). It reports whether it added events.
+// inspection and resume). It reports whether it added events.
 func (r *run) archiveDocuments() bool {
 	if r.opts.DryRun != nil {
 		return false

@@ -296,8 +296,8 @@ func TestDocumentNotWrittenByDryRun(t *testing.T) {
 	}
 }
 
-// A document sees a running for_each step's items as they settle: seed
-// 002's task table.
+// A document sees a running for_each step's items as they settle: the
+// conductor's task table.
 func TestDocumentShowsItemsAsTheySettle(t *testing.T) {
 	pb := load(t, `
 playbook "conductor" {}

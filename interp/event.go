@@ -2,8 +2,8 @@ package interp
 
 import "time"
 
-// Event kinds, as they appear in the state file's event log (seed 001,
-// section 3) and in Observer calls.
+// Event kinds, as they appear in the state file's event log and in
+// Observer calls.
 const (
 	EventRunStarted     = "run_started"
 	EventRunResumed     = "run_resumed"

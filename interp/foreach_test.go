@@ -357,7 +357,7 @@ func (f *stepShell) overlaps(a, b string) int {
 
 // An item that reaches its release_slot step gives back its slot: with
 // concurrency 1, the next item implements while the first is reviewed
-// (seed 002: a task under review is no longer a running implementer).
+// (the conductor's rule: a task under review is no longer a running implementer).
 // Without release_slot the review holds the slot and nothing overlaps.
 func TestForEachReleaseSlot(t *testing.T) {
 	const src = `
@@ -498,8 +498,8 @@ func (w *waitShell) Run(ctx context.Context, spec builtins.ShellSpec) (builtins.
 }
 
 // Once an item waits for a person, no new item starts: a slot that frees
-// stays free until the run is resumed with the answer (seed 002: a high
-// severity stops new spawns and asks a person).
+// stays free until the run is resumed with the answer (the conductor's
+// rule: a high severity stops new spawns and asks a person).
 func TestForEachNoNewItemWhileWaiting(t *testing.T) {
 	pb := load(t, `
 playbook "wait" {}

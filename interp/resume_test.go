@@ -339,7 +339,11 @@ func TestResumeStopsTheStepAKilledRunLeft(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if b, _ := os.ReadFile(filepath.Join(work, "log.txt")); strings.Contains(string(b), "start") || time.Now().After(deadline) {
+		// Kill once the step's process has started and the run has
+		// recorded it (it records the process just after starting it).
+		b, _ := os.ReadFile(filepath.Join(work, "log.txt"))
+		p, _ := os.ReadFile(filepath.Join(work, ".apl", "runs", "killed", procsLog))
+		if strings.Contains(string(b), "start") && strings.Contains(string(p), "start") || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(2 * time.Millisecond)

@@ -159,8 +159,8 @@ func Start(ctx context.Context, pb *lang.Playbook, ref string, opts Options) (re
 	}
 	r.traceAttributes(&warnings)
 	if pb.StatePath != "" && opts.DryRun == nil {
-		// The playbook keeps its state where its protocol says (seed 001:
-		// .autopilot/state.json); the run directory points at it.
+		// The playbook keeps its state where its protocol says (the
+		// orchestrator's .autopilot/state.json); the run directory points at it.
 		if shared, err = r.statePath(&warnings); err != nil {
 			return nil, err
 		}
@@ -310,7 +310,7 @@ func (r *run) statePath(warnings *[]error) (string, error) {
 			return "", fmt.Errorf("state directory: %w", err)
 		}
 		// In a directory apl made for it, the state stays out of git
-		// (seed 001, "Git considerations"); a directory the project
+		// (state files are not committed); a directory the project
 		// already had is the project's to manage.
 		if err := ignoreStateFiles(filesFor(p)); err != nil {
 			*warnings = append(*warnings, err)

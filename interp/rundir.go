@@ -294,7 +294,7 @@ func (d *runDir) redactArtifact(rel, text string) error {
 // while the string is in use.
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// Span is one line of trace.jsonl (seed 001, section 6).
+// Span is one line of trace.jsonl.
 type Span struct {
 	Timestamp     time.Time `json:"timestamp"`
 	RunID         string    `json:"run_id"`
@@ -333,8 +333,8 @@ func (d *runDir) span(s Span) error {
 	return err
 }
 
-// summarize cuts s to 200 characters on one line, as seed 001 asks of
-// trace summaries.
+// summarize cuts s to 200 characters on one line, as the orchestrator
+// asks of trace summaries.
 func summarize(s string) string {
 	// Only the head can show: a long answer is cut before it is split,
 	// not turned into words and runes whole.

@@ -31,7 +31,7 @@ const (
 const stateVersion = 1
 
 // State is everything a run knows, as written to its state file after
-// every transition (seed 001, section 1).
+// every transition.
 type State struct {
 	Meta  Meta                   `json:"_meta"`
 	Steps map[string]*StepRecord `json:"steps"`
@@ -171,7 +171,7 @@ type Waiting struct {
 	Text bool `json:"text,omitempty"`
 }
 
-// Metrics aggregate the run (seed 001, section 8).
+// Metrics aggregate the run.
 type Metrics struct {
 	TotalTokens  int      `json:"total_tokens_used"`
 	TotalCostUSD *float64 `json:"total_cost_usd"`

@@ -468,8 +468,8 @@ func (r *run) serialTurn(s *lang.Step) Channel {
 	return turn
 }
 
-// trace records a span; trace failures never stop a run (seed 000: trace
-// failures must not block execution), but they are logged.
+// trace records a span; trace failures never stop a run (a trace failure
+// must not block execution), but they are logged.
 func (r *run) trace(sp Span, start time.Time, err error) {
 	sp.Timestamp = start
 	sp.RunID = r.st.Meta.RunID

@@ -408,7 +408,7 @@ func (s *store) markWritten(items map[[2]string]bool) {
 
 // lock takes the state file for run id, so that a second run cannot share
 // it: a playbook's state block puts one state file where every run of it
-// finds it (seed 001's .autopilot/state.json). The lock file holds the id
+// finds it (the orchestrator's .autopilot/state.json). The lock file holds the id
 // of the run that has it; the kernel releases it if the process dies.
 func (s *store) lock(id string) error {
 	p := s.f.state + ".lock"

@@ -21,8 +21,8 @@ var askSchema = &hcl.BodySchema{
 type Ask struct {
 	Question hcl.Expression
 	Options  hcl.Expression // list of strings; nil with Text
-	// Text asks for a free-text answer (seed 002: success metrics the
-	// user types) instead of a choice.
+	// Text asks for a free-text answer (the conductor's success metrics
+	// that the user types) instead of a choice.
 	Text      bool
 	Default   hcl.Expression // may be nil
 	DeclRange hcl.Range
@@ -33,7 +33,7 @@ func (a *Ask) Range() hcl.Range { return a.DeclRange }
 func (a *Ask) String() string   { return "ask" }
 
 // decodeAskBlock reads a human decision: a question and the options a
-// person chooses from (seed 002, "High-Severity Escalation"), or a
+// person chooses from (the conductor's high-severity escalation), or a
 // question a person answers in words (text = true).
 func (l *loader) decodeAskBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
 	content, diags := b.Body.Content(askSchema)

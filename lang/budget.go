@@ -15,7 +15,7 @@ var budgetSchema = &hcl.BodySchema{
 }
 
 // Budget is a context budget: how much of an agent's response the run
-// ingests (seed 000, "Context Budget Table").
+// ingests (the phase runner's context budget table).
 type Budget struct {
 	Name             string
 	MaxResponseLines int

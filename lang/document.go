@@ -19,8 +19,8 @@ var documentSchema = &hcl.BodySchema{
 	},
 }
 
-// A Document is a JSON file the playbook's protocol keeps (seed 001's
-// .autopilot/state.json, seed 002's task table): a projection of the
+// A Document is a JSON file the playbook's protocol keeps (the
+// orchestrator's .autopilot/state.json, the conductor's task table): a projection of the
 // run's records that the interpreter writes at every checkpoint. It is
 // never read back; apl's own state is what a run resumes from.
 type Document struct {

@@ -34,7 +34,7 @@ var stateSchema = &hcl.BodySchema{
 	},
 }
 
-// Limits are the run's caps (seed 001, section 2).
+// Limits are the run's caps.
 type Limits struct {
 	Timeout    time.Duration
 	MaxRetries int
@@ -58,7 +58,7 @@ type CircuitBreaker struct {
 }
 
 // decodeLimitsBlocks reads the run's caps: wall clock, total retries,
-// tokens and cost (seed 001, section 2).
+// tokens and cost.
 func (l *loader) decodeLimitsBlocks(blocks []*hcl.Block) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for i, b := range blocks {

@@ -52,7 +52,7 @@ func newHostile(t testing.TB) *hostile {
 	})
 	writeTree(t, h.repo, map[string]string{
 		"base/main.hcl":     "playbook \"base\" {}\nstep \"s\" {\n  shell { command = [\"true\"] }\n}\n",
-		"shared/p.md":       "A prompt shared in the repository.\n",
+		"common/p.md":       "A prompt shared in the repository.\n",
 		"pb/prompts/own.md": "Own prompt.\n",
 	})
 	for link, target := range map[string]string{
@@ -64,7 +64,7 @@ func newHostile(t testing.TB) *hostile {
 		"loop-a":           "loop-b",
 		"loop-b":           "loop-a",
 		"dangling.hcl":     filepath.Join(h.outside, "missing.hcl"),
-		"prompts/in.md":    "../../shared/p.md",
+		"prompts/in.md":    "../../common/p.md",
 		"up-link/main.hcl": "../../base/main.hcl",
 	} {
 		p := filepath.Join(h.pb, link)

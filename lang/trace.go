@@ -13,7 +13,7 @@ var traceSchema = &hcl.BodySchema{
 }
 
 // Trace holds what the playbook adds to every span apl writes to
-// trace.jsonl (seed 001, section 6: phase_id on every span).
+// trace.jsonl (the orchestrator asks for phase_id on every span).
 type Trace struct {
 	// Attributes are evaluated once, when the run starts, and written as
 	// top-level fields of every span.

@@ -36,8 +36,8 @@ type Budgeted struct {
 	Lines int
 }
 
-// EnforceBudget applies the context budget rule of seed 000 to an agent's
-// response text. The seed states it as:
+// EnforceBudget applies the phase runner's context budget rule to an
+// agent's response text (spec/protocols.md#phase-runner). The rule is:
 //
 //	"Every step agent has a declared line budget. The phase-runner reads ONLY
 //	the JSON/SUMMARY from each agent's response. If an agent's response

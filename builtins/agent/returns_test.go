@@ -10,7 +10,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// rateType is the returns type of the seed's rating step, roughly.
+// rateType is the returns type of the phase runner's rating step, roughly.
 var rateType = cty.ObjectWithOptionalAttrs(map[string]cty.Type{
 	"alignment_score": cty.Number,
 	"verdict":         cty.String,

@@ -54,6 +54,7 @@ type cli struct {
 	Doctor     doctorCmd     `cmd:"" help:"Check the agent drivers a playbook uses (default: every preset): installed, version, key or login; --call tries one."`
 	Completion completionCmd `cmd:"" help:"Print a shell completion script: source <(apl completion bash), or zsh, or fish."`
 	Worker     workerCmd     `cmd:"" help:"Serve runs started with apl run --engine temporal: run their steps, commands and agents here."`
+	Cancel     cancelCmd     `cmd:"" help:"Stop a run on Temporal (--engine temporal), as Ctrl-C stops a local run; --terminate ends its workflow at once."`
 	Version    versionCmd    `cmd:"" help:"Print apl's version."`
 	Help       helpCmd       `cmd:"" help:"Show the help of apl or of a command: apl help run PLAYBOOK lists a playbook's inputs."`
 

@@ -20,6 +20,8 @@ type logsCmd struct {
 	Prompts bool   `help:"Also print the prompts sent to agents."`
 	RunsDir string `help:"Where run directories are (default: .apl/runs)." placeholder:"DIR"`
 	JSON    bool   `name:"json" help:"Print the artifacts as a JSON array, each with its content."`
+
+	temporalFlags `embed:""`
 }
 
 // logEntry is one artifact with its content, for --json.
@@ -29,9 +31,12 @@ type logEntry struct {
 }
 
 func (c *logsCmd) Run(e *env) error {
+	if c.Engine == engineTemporal {
+		return temporalLogs(e, c.temporalFlags, c.RunRef)
+	}
 	dir, st, err := openRun(c.RunsDir, c.RunRef)
 	if err != nil {
-		return err
+		return hintTemporal(err, c.RunRef)
 	}
 	arts := runArtifacts(dir, stepOrder(st, stepsTaken(st)))
 	keep := func(artifact) bool { return true }

@@ -12,7 +12,7 @@ import (
 	"github.com/apl-lang/apl/lang"
 )
 
-// progress prints a run's events on stderr in seed 000's format:
+// progress prints a run's events on stderr in the phase runner's format:
 //
 //	[Phase 6.3] Step: PLAN (4/9)
 //	[Phase 6.3] Step: PLAN complete. (2.1s · 1,234 tokens · $0.0123)

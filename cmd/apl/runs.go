@@ -20,6 +20,8 @@ import (
 type runsCmd struct {
 	RunsDir string `help:"Where run directories are (default: .apl/runs)." placeholder:"DIR"`
 	JSON    bool   `name:"json" help:"Print the runs as a JSON array."`
+
+	temporalFlags `embed:""`
 }
 
 // runSummary is one run as apl runs lists it, and the head of apl show.
@@ -55,6 +57,9 @@ func summarize(dir string, st *interp.State) runSummary {
 }
 
 func (c *runsCmd) Run(e *env) error {
+	if c.Engine == engineTemporal {
+		return temporalRunsList(e, c.temporalFlags, c.JSON)
+	}
 	runsDir := cmp.Or(c.RunsDir, interp.RunsDir("."))
 	entries, err := os.ReadDir(runsDir)
 	if err != nil && !os.IsNotExist(err) {

@@ -16,6 +16,8 @@ type showCmd struct {
 	RunRef  string `arg:"" name:"run" optional:"" help:"The run: a run id, a run directory, or latest (default)."`
 	RunsDir string `help:"Where run directories are (default: .apl/runs)." placeholder:"DIR"`
 	JSON    bool   `name:"json" help:"Print the run as JSON."`
+
+	temporalFlags `embed:""`
 }
 
 // runShow is apl show's account of a run.
@@ -46,9 +48,12 @@ type stepShow struct {
 }
 
 func (c *showCmd) Run(e *env) error {
+	if c.Engine == engineTemporal {
+		return temporalShow(e, c.temporalFlags, c.RunRef, c.JSON)
+	}
 	dir, st, err := openRun(c.RunsDir, c.RunRef)
 	if err != nil {
-		return err
+		return hintTemporal(err, c.RunRef)
 	}
 	s := showRun(dir, st)
 	if c.JSON {

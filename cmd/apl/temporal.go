@@ -19,6 +19,7 @@ import (
 	"github.com/apl-lang/apl/lang"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -46,13 +47,8 @@ type temporalRuns interface {
 	Close()
 }
 
-// openRuns connects to the cluster f names, which must be named.
-func openRuns(f temporalFlags) (temporalRuns, error) {
-	if f.TemporalAddress == "" {
-		return nil, exitWith(exitUsage, fmt.Errorf("--engine temporal needs --temporal-address HOST:PORT"))
-	}
-	return dialRuns(f)
-}
+// openRuns connects to the cluster f names.
+func openRuns(f temporalFlags) (temporalRuns, error) { return dialRuns(f) }
 
 // dialRuns connects to the cluster f names.
 var dialRuns = func(f temporalFlags) (temporalRuns, error) {
@@ -108,6 +104,12 @@ func (c *runCmd) runTemporal(e *env, inputs map[string]cty.Value, agentCmd []str
 	if opts.Record != "" || opts.RecordMissing != "" {
 		return exitWith(exitUsage, errors.New("--record and --record-missing do not go with --engine temporal: record a run locally, then replay it on the cluster with --replay"))
 	}
+	if opts.Workdir != "" || opts.RunsDir != "" || opts.NoSync {
+		return exitWith(exitUsage, errors.New("--workdir, --runs-dir and --no-sync do not go with --engine temporal: the run works in the checkout of the worker that takes it (apl worker --workdir)"))
+	}
+	if opts.Verbose {
+		return exitWith(exitUsage, errors.New("--verbose does not go with --engine temporal: a command's output stays on its worker; apl show and apl logs print the steps' results"))
+	}
 	var with []temporal.StartOption
 	if opts.Replay != "" {
 		data, err := os.ReadFile(opts.Replay)
@@ -128,8 +130,12 @@ func (c *runCmd) runTemporal(e *env, inputs map[string]cty.Value, agentCmd []str
 	defer stop()
 	ropts := interp.Options{RunID: opts.RunID, Inputs: inputs, Mode: opts.Mode, AgentCommand: agentCmd}
 	id, err := runs.Start(ctx, c.pb, c.Playbook, ropts, with...)
-	if err != nil {
-		return exitWith(exitInternal, err)
+	var dup *serviceerror.WorkflowExecutionAlreadyStarted
+	switch {
+	case errors.As(err, &dup):
+		return exitWith(exitUsage, fmt.Errorf("run %s already exists on Temporal at %s (namespace %s); choose another --run-id", ropts.RunID, opts.TemporalAddress, opts.Namespace))
+	case err != nil:
+		return temporalError(opts.TemporalAddress, opts.Namespace, err)
 	}
 	return followTemporal(ctx, e, runs, c.pb, id, 0, opts.temporalFlags, opts.progressOptions, opts.JSON)
 }
@@ -148,6 +154,15 @@ func followTemporal(ctx context.Context, e *env, runs temporalRuns, pb *lang.Pla
 		return exitWith(exitInternal, err)
 	}
 	res.Dir = "temporal workflow " + res.RunID
+	if res.Status == interp.StatusInterrupted {
+		// Cancelled on the cluster (apl cancel): it ended; nothing
+		// continues it.
+		if asJSON {
+			fmt.Fprintf(e.stdout, "%s\n", resultJSON(res))
+		}
+		fmt.Fprintf(e.stderr, "apl: run %s was cancelled on the cluster: it ended interrupted\n", res.RunID)
+		return exitWith(exitInterrupted, nil)
+	}
 	return reportResume(e, pb, res, nil, asJSON, resume)
 }
 
@@ -159,7 +174,9 @@ func (c *resumeCmd) resumeTemporal(e *env) error {
 	if id == "" || id == "latest" {
 		return exitWith(exitUsage, errors.New("apl resume --engine temporal needs the run's id, as apl run printed it"))
 	}
-	if c.From != "" || c.Force || c.Playbook != "" || c.AgentCmd != "" || c.Record != "" || c.RecordMissing != "" || c.Replay != "" {
+	// APL_AGENT_CMD in the environment is not a flag given.
+	agentCmd := c.AgentCmd != "" && c.AgentCmd != os.Getenv("APL_AGENT_CMD")
+	if c.From != "" || c.Force || c.Playbook != "" || agentCmd || c.Record != "" || c.RecordMissing != "" || c.Replay != "" {
 		return exitWith(exitUsage, errors.New("--from, --force, --playbook, --agent-cmd, --record, --record-missing and --replay do not go with --engine temporal: the run goes on with the playbook and agents it started with"))
 	}
 	answers, err := parseAnswers(c.Answer)
@@ -213,22 +230,60 @@ func (c *resumeCmd) resumeTemporal(e *env) error {
 }
 
 func (c *workerCmd) Run(e *env) error {
+	if c.Guard {
+		temporal.RunGuard(os.Stdin)
+		return nil
+	}
 	if c.MaxSteps < 0 {
 		return exitWith(exitUsage, fmt.Errorf("--max-steps %d: want a number of steps, 1 or more", c.MaxSteps))
+	}
+	cfg := temporal.Config{Loader: e.loader, Workdir: c.Workdir, BlobDir: c.BlobDir, Name: c.Name,
+		Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, "apl worker: "+format+"\n", args...) }}
+	// Refused before connecting: a worker in a checkout that is not there
+	// would take runs and fail them.
+	cfg, err := temporal.CheckConfig(cfg)
+	if err != nil {
+		return exitWith(exitUsage, fmt.Errorf("--workdir: %w", err))
 	}
 	cl, err := dialTemporal(c.TemporalAddress, c.Namespace)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	w, err := temporal.NewWorker(cl, c.TaskQueue, temporal.Config{Loader: e.loader, Workdir: c.Workdir, BlobDir: c.BlobDir},
-		worker.Options{MaxConcurrentActivityExecutionSize: c.MaxSteps})
+	if cfg.Guard, err = startGuard(); err != nil {
+		return exitWith(exitInternal, err)
+	}
+	defer cfg.Guard.Close()
+	w, err := temporal.NewWorker(cl, c.TaskQueue, cfg,
+		worker.Options{MaxConcurrentActivityExecutionSize: c.MaxSteps, WorkerStopTimeout: c.StopTimeout})
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
-	fmt.Fprintf(e.stderr, "apl worker: serving task queue %s at %s\n", c.TaskQueue, c.TemporalAddress)
+	fmt.Fprintf(e.stderr, "apl worker: %s serving task queue %s at %s (namespace %s); runs it takes work in %s\n",
+		cfg.Name, c.TaskQueue, c.TemporalAddress, c.Namespace, cfg.Workdir)
 	if err := w.Run(worker.InterruptCh()); err != nil {
-		return exitWith(exitInternal, err)
+		return temporalError(c.TemporalAddress, c.Namespace, err)
 	}
 	return nil
+}
+
+// startGuard starts this worker's guard (apl worker --guard), which stops
+// the worker's commands if it dies.
+func startGuard() (*temporal.Guard, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return temporal.StartGuard(exe, []string{os.Args[0], "worker", "--guard"})
+}
+
+// temporalError is err from the cluster at address as apl reports it: a
+// namespace the cluster does not have is a usage error, which names
+// where it was looked for.
+func temporalError(address, namespace string, err error) error {
+	var nf *serviceerror.NamespaceNotFound
+	if errors.As(err, &nf) {
+		return exitWith(exitUsage, fmt.Errorf("temporal %s: no namespace %q there (--temporal-namespace, APL_TEMPORAL_NAMESPACE)", address, namespace))
+	}
+	return exitWith(exitInternal, fmt.Errorf("temporal %s: %w", address, err))
 }

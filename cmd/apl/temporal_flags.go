@@ -4,23 +4,52 @@ package main
 // build, so that a build without Temporal (-tags notemporal) reads the
 // same command lines and refuses only what needs a cluster.
 
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
 const engineTemporal = "temporal"
 
 // temporalFlags choose where apl run runs the walk: here, or as a
 // workflow on a Temporal cluster's workers (apl worker).
 type temporalFlags struct {
 	Engine          string `enum:"local,temporal" default:"local" help:"Where the run's steps run: local (this process) or temporal (the workers of a Temporal cluster; see apl worker). apl resume RUN --engine temporal follows such a run and signals its --answer."`
-	TemporalAddress string `name:"temporal-address" placeholder:"HOST:PORT" help:"The Temporal frontend for --engine temporal."`
-	TaskQueue       string `name:"task-queue" placeholder:"QUEUE" default:"apl" help:"The task queue apl worker serves (--engine temporal)."`
-	Namespace       string `name:"temporal-namespace" placeholder:"NS" default:"default" help:"The Temporal namespace (--engine temporal)."`
+	TemporalAddress string `name:"temporal-address" placeholder:"HOST:PORT" default:"localhost:7233" env:"APL_TEMPORAL_ADDRESS" help:"The Temporal frontend for --engine temporal (default: ${default})."`
+	TaskQueue       string `name:"task-queue" placeholder:"QUEUE" default:"apl" env:"APL_TASK_QUEUE" help:"The task queue apl worker serves (--engine temporal; default: ${default})."`
+	Namespace       string `name:"temporal-namespace" placeholder:"NS" default:"default" env:"APL_TEMPORAL_NAMESPACE" help:"The Temporal namespace (--engine temporal; default: ${default})."`
 }
 
 // workerCmd serves runs started with apl run --engine temporal.
 type workerCmd struct {
-	TemporalAddress string `name:"temporal-address" required:"" placeholder:"HOST:PORT" help:"The Temporal frontend."`
-	TaskQueue       string `name:"task-queue" placeholder:"QUEUE" default:"apl" help:"The task queue to serve."`
-	Namespace       string `name:"temporal-namespace" placeholder:"NS" default:"default" help:"The Temporal namespace."`
-	Workdir         string `placeholder:"DIR" help:"Project root where this worker runs commands and agents (default: the current directory)."`
-	BlobDir         string `name:"blob-dir" placeholder:"DIR" help:"The blob store the workers share, for step results too large for the history (default: WORKDIR/.apl/blobs)."`
-	MaxSteps        int    `name:"max-steps" placeholder:"N" help:"At most N steps (commands, agent calls, builtin calls) at once on this worker; the others wait for this or another worker (default: Temporal's, 1000)."`
+	TemporalAddress string        `name:"temporal-address" placeholder:"HOST:PORT" default:"localhost:7233" env:"APL_TEMPORAL_ADDRESS" help:"The Temporal frontend (default: ${default})."`
+	TaskQueue       string        `name:"task-queue" placeholder:"QUEUE" default:"apl" env:"APL_TASK_QUEUE" help:"The task queue to serve (default: ${default})."`
+	Namespace       string        `name:"temporal-namespace" placeholder:"NS" default:"default" env:"APL_TEMPORAL_NAMESPACE" help:"The Temporal namespace (default: ${default})."`
+	Workdir         string        `placeholder:"DIR" help:"Project root where this worker runs commands and agents: the checkout of the runs it is home to (default: the current directory)."`
+	Name            string        `placeholder:"NAME" help:"This worker's name. A run works in the checkout of the worker that took it, and waits for a worker of that name when that one is gone: restart it with the same name (default: HOST:WORKDIR)."`
+	Guard           bool          `hidden:"" help:"Be a worker's guard: stop the process groups named on stdin when it closes."`
+	StopTimeout     time.Duration `name:"stop-timeout" placeholder:"DURATION" default:"30s" help:"On SIGTERM or Ctrl-C, how long the steps in flight may take to finish before they are stopped and handed back, to run again when this worker serves again (default: ${default})."`
+	BlobDir         string        `name:"blob-dir" placeholder:"DIR" help:"The blob store the workers share, for step results too large for the history (default: WORKDIR/.apl/blobs)."`
+	MaxSteps        int           `name:"max-steps" placeholder:"N" help:"At most N steps (commands, agent calls, builtin calls) at once on this worker; the others wait for this or another worker (default: Temporal's, 1000)."`
+}
+
+// cancelCmd stops a run on Temporal.
+type cancelCmd struct {
+	RunRef    string `arg:"" name:"run" help:"The run's id, as apl run printed it."`
+	Terminate bool   `help:"End the workflow at once, without letting the walk stop: nothing more runs and no result is kept. For a run whose workers are gone for good."`
+	Reason    string `placeholder:"TEXT" default:"cancelled with apl cancel" help:"Why, for the workflow's history."`
+
+	temporalFlags `embed:""`
+}
+
+// hintTemporal adds to a local run that is not there that it may be a
+// run on Temporal.
+func hintTemporal(err error, ref string) error {
+	var ee *exitError
+	if ref == "" || ref == "latest" || !errors.As(err, &ee) || ee.err == nil || !strings.HasPrefix(ee.err.Error(), "no run ") {
+		return err
+	}
+	return exitWith(ee.code, fmt.Errorf("%w; a run on Temporal is shown with --engine temporal", ee.err))
 }

@@ -21,3 +21,11 @@ func (c *runCmd) runTemporal(e *env, inputs map[string]cty.Value, agentCmd []str
 func (c *resumeCmd) resumeTemporal(e *env) error { return errNoTemporal }
 
 func (c *workerCmd) Run(e *env) error { return errNoTemporal }
+
+func (c *cancelCmd) Run(e *env) error { return errNoTemporal }
+
+func temporalRunsList(e *env, f temporalFlags, asJSON bool) error { return errNoTemporal }
+
+func temporalShow(e *env, f temporalFlags, id string, asJSON bool) error { return errNoTemporal }
+
+func temporalLogs(e *env, f temporalFlags, id string) error { return errNoTemporal }

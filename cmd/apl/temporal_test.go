@@ -186,7 +186,6 @@ func TestResumeTemporalRefuses(t *testing.T) {
 		{"resume", "--engine", "temporal", "--temporal-address", "tc:7233"},
 		{"resume", "r1", "--engine", "temporal", "--temporal-address", "tc:7233", "--from", "approve"},
 		{"resume", "r1", "--engine", "temporal", "--temporal-address", "tc:7233", "--record-missing", "c.jsonl"},
-		{"resume", "r1", "--engine", "temporal"},
 	} {
 		if code, _, errs := runApl(args...); code != exitUsage {
 			t.Errorf("%q: exit %d, want %d\n%s", args, code, exitUsage, errs)

@@ -1,5 +1,5 @@
 playbook "conductor" {
-  description = "Seed 002: a task DAG, per-model limits, a serial review queue and escalation."
+  description = "Conductor: a task DAG, per-model limits, a serial review queue and escalation."
 }
 
 input "tasks_file" {

@@ -1,4 +1,4 @@
-# Seed 000's phase-runner control flow, as apl runs it:
+# The phase runner's control flow (spec/protocols.md#phase-runner), as apl runs it:
 #
 #   PREFLIGHT -> RESEARCH -> PLAN <-> PLAN CHECK (max 3) -> EXECUTE
 #     -> VERIFY -> JUDGE -> RATE -> GATE
@@ -11,7 +11,7 @@
 #   apl run examples/phase-gates --phase 6.3 --agent-cmd examples/phase-gates/agent.sh
 
 playbook "phase-gates" {
-  description = "Seed 000 phase runner: plan-check loop, verify/judge/rate, the STEP 5 decision tree."
+  description = "Phase runner: plan-check loop, verify/judge/rate, the STEP 5 decision tree."
   version     = "0.1.0"
   label       = "Phase ${inputs.phase_id}"
   exit_codes  = { completed = 0, failed = 1 }
@@ -70,7 +70,7 @@ mode "quality" {
   inputs      = { pass_threshold = 9.5 }
 }
 
-# The context budget table (seed 000, Section 2).
+# The phase runner's context budget table.
 budget "research" {
   max_response_lines = 200
   max_summary_lines  = 10
@@ -212,7 +212,7 @@ step "execute" {
   agent "executor" {
     prompt = prompt.execute
   }
-  # Seed 000: an executor that ran nothing has no evidence; ask again once.
+  # An executor that ran nothing has no evidence; ask again once.
   check "evidence" {
     condition = "len(steps.execute.output.commands_run) > 0"
     message   = "commands_run is empty: list the compile, lint and test commands you ran, with their results."
@@ -254,7 +254,7 @@ step "rate" {
   agent "rater" {
     prompt = prompt.rate
   }
-  # Seed 000, STEP 4.6: scores use decimal precision; an integer is rejected.
+  # STEP 4.6: scores use decimal precision; an integer is rejected.
   check "decimal" {
     condition = "steps.rate.output.alignment_score != floor(steps.rate.output.alignment_score)"
     message   = "Scores use decimal precision (x.x/10); ${steps.rate.output.alignment_score} is an integer."
@@ -376,7 +376,7 @@ output {
   checkpoint_sha  = try(trimspace(steps.result.output), null)
 }
 
-# Seed 000, "Post-Mortem Generation": every failed phase leaves a
+# Post-mortem generation: every failed phase leaves a
 # post-mortem and a prevention rule for later phases.
 on_failure {
   step "postmortem" {

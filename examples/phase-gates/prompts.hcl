@@ -1,4 +1,4 @@
-# Prompt templates, shortened from seed 000. Each names the JSON it wants.
+# Prompt templates, shortened from the phase runner's. Each names the JSON it wants.
 
 prompt "research" {
   template = <<-EOT

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apl-lang/apl/builtins"
@@ -173,10 +174,16 @@ type builtinResult struct {
 // activities are what workers do for the walk: run a command, call an
 // agent, call a builtin. Each runs in the worker's project directory.
 type activities struct {
-	workdir string
-	blobs   blobs
-	shell   ShellRunner
-	funcs   builtins.Registry
+	home  Home
+	guard *Guard
+	// inFlight counts the steps running now; stopping is set once the
+	// worker stops, and handedBack counts the steps it stopped then.
+	inFlight, handedBack, finished atomic.Int64
+	stopping                       atomic.Bool
+	workdir                        string
+	blobs                          blobs
+	shell                          ShellRunner
+	funcs                          builtins.Registry
 
 	mu      sync.Mutex
 	drivers map[string]agent.Driver
@@ -187,9 +194,30 @@ type ShellRunner interface {
 	Run(ctx context.Context, spec builtins.ShellSpec) (builtins.ShellResult, error)
 }
 
-// beat records a heartbeat every few seconds until stop is called, so
-// that the server notices a worker that died mid-step and gives the step
-// to another.
+// step runs a step's action: it beats (beat), counts the step in
+// flight, and hands a step stopped by its context (the worker stops, or
+// the server gave up on this attempt) back to the server as the
+// activity's error, to run again, rather than as the step's failure.
+func (a *activities) step(ctx context.Context, fn func() (payload, error)) (payload, error) {
+	a.inFlight.Add(1)
+	defer a.inFlight.Add(-1)
+	defer beat(ctx)()
+	p, err := fn()
+	if cerr := ctx.Err(); cerr != nil {
+		if a.stopping.Load() {
+			a.handedBack.Add(1)
+		}
+		return payload{}, fmt.Errorf("step stopped on worker %s: %w", a.home.Worker, cerr)
+	}
+	if a.stopping.Load() {
+		a.finished.Add(1)
+	}
+	return p, err
+}
+
+// beat records a heartbeat every second until stop is called, so that
+// the server notices a worker that died mid-step and schedules the step
+// again.
 func beat(ctx context.Context) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -211,10 +239,18 @@ func beat(ctx context.Context) (stop func()) {
 }
 
 func (a *activities) Shell(ctx context.Context, in shellSpec) (payload, error) {
-	defer beat(ctx)()
+	return a.step(ctx, func() (payload, error) { return a.runShell(ctx, in) })
+}
+
+func (a *activities) runShell(ctx context.Context, in shellSpec) (payload, error) {
+	var pid int
 	spec := builtins.ShellSpec{Step: in.Step, Command: in.Command, Script: in.Script, Dir: in.Dir, Env: in.Env,
-		Stdin: in.Stdin, Timeout: in.Timeout, MaxOutput: in.MaxOutput, Parse: in.Parse}
+		Stdin: in.Stdin, Timeout: in.Timeout, MaxOutput: in.MaxOutput, Parse: in.Parse,
+		Started: func(p int) { pid = p; a.guard.line("start", p) }}
 	res, err := a.shell.Run(ctx, spec)
+	if pid > 0 {
+		a.guard.line("end", pid)
+	}
 	out, verr := encodeValue(res.Output)
 	if verr != nil {
 		return payload{}, verr
@@ -225,7 +261,10 @@ func (a *activities) Shell(ctx context.Context, in shellSpec) (payload, error) {
 }
 
 func (a *activities) Agent(ctx context.Context, in agentCall) (payload, error) {
-	defer beat(ctx)()
+	return a.step(ctx, func() (payload, error) { return a.callAgent(ctx, in) })
+}
+
+func (a *activities) callAgent(ctx context.Context, in agentCall) (payload, error) {
 	drv, err := a.driver(in.Config)
 	if err != nil {
 		return a.blobs.wrap(agentResult{Failure: failureOf(err)})
@@ -258,7 +297,10 @@ func (a *activities) driver(cfg agentConfig) (agent.Driver, error) {
 }
 
 func (a *activities) Builtin(ctx context.Context, in builtinCall) (payload, error) {
-	defer beat(ctx)()
+	return a.step(ctx, func() (payload, error) { return a.callBuiltin(ctx, in) })
+}
+
+func (a *activities) callBuiltin(ctx context.Context, in builtinCall) (payload, error) {
 	args, err := in.Args.decode()
 	if err != nil {
 		return payload{}, err

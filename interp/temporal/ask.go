@@ -122,7 +122,8 @@ func (a *signalAsker) Ask(ctx context.Context, q interp.Question) (string, error
 	pq := &question{Question: Question{N: a.asked, Waiting: interp.Waiting{Step: q.Step, Item: q.Item, Question: q.Question, Options: q.Options, Text: q.Text}}}
 	a.pending = append(a.pending, pq)
 	defer func() { a.pending = slices.DeleteFunc(a.pending, func(p *question) bool { return p == pq }) }()
-	answered := func() bool { return pq.answer != nil }
+	// A cancelled run stops waiting (cancel.go).
+	answered := func() bool { return pq.answer != nil || ctx.Err() != nil }
 	if d, ok := ctx.Deadline(); ok {
 		left := d.Sub(workflow.Now(c))
 		if left <= 0 {
@@ -140,6 +141,9 @@ func (a *signalAsker) Ask(ctx context.Context, q interp.Question) (string, error
 		}
 	} else if err := workflow.Await(c, answered); err != nil {
 		return "", err
+	}
+	if pq.answer == nil {
+		return "", ctx.Err()
 	}
 	return *pq.answer, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -43,11 +44,70 @@ func NewWorker(c client.Client, queue string, cfg Config, opts worker.Options) (
 		opts.DeadlockDetectionTimeout = time.Minute
 	}
 	opts.WorkflowPanicPolicy = worker.FailWorkflow
+	acts := &activities{workdir: cfg.Workdir, blobs: blobs(cfg.BlobDir), shell: cfg.Shell,
+		funcs: cfg.Funcs, drivers: map[string]agent.Driver{}, guard: cfg.Guard,
+		home: Home{Worker: cfg.Name, Queue: HomeQueue(queue, cfg.Name), Workdir: cfg.Workdir}}
 	w := worker.New(c, queue, opts)
 	w.RegisterWorkflowWithOptions((&runner{cfg: cfg}).Run, workflowOptions)
-	w.RegisterActivityWithOptions(&activities{workdir: cfg.Workdir, blobs: blobs(cfg.BlobDir), shell: cfg.Shell,
-		funcs: cfg.Funcs, drivers: map[string]agent.Driver{}}, activityOptions)
-	return w, nil
+	w.RegisterActivityWithOptions(acts, activityOptions)
+	// The home queue takes only steps; the workflow's tasks, which touch
+	// no file, go to any worker.
+	hopts := opts
+	hopts.DisableWorkflowWorker = true
+	h := worker.New(c, acts.home.Queue, hopts)
+	h.RegisterActivityWithOptions(acts, activityOptions)
+	return &homeWorker{Worker: w, home: h, acts: acts, logf: cfg.Logf, stopTimeout: opts.WorkerStopTimeout}, nil
+}
+
+// homeWorker serves the shared queue and its own (home.go).
+type homeWorker struct {
+	worker.Worker
+	home        worker.Worker
+	acts        *activities
+	logf        func(string, ...any)
+	stopTimeout time.Duration
+}
+
+func (w *homeWorker) Start() error {
+	if err := w.home.Start(); err != nil {
+		return err
+	}
+	if err := w.Worker.Start(); err != nil {
+		w.home.Stop()
+		return err
+	}
+	return nil
+}
+
+// Run serves until interruptCh receives; then it stops taking steps,
+// lets the steps in flight finish for the worker's WorkerStopTimeout,
+// stops the others and hands them back to the server (they run again
+// when a worker of this name serves again), and logs what it did.
+func (w *homeWorker) Run(interruptCh <-chan any) error {
+	if err := w.home.Start(); err != nil {
+		return err
+	}
+	relay := make(chan any)
+	go func() {
+		<-interruptCh
+		w.acts.stopping.Store(true)
+		if n := w.acts.inFlight.Load(); n > 0 && w.logf != nil {
+			w.logf("stopping: %d steps in flight; waiting up to %s for them to finish", n, w.stopTimeout)
+		}
+		close(relay)
+	}()
+	err := w.Worker.Run(relay)
+	w.home.Stop()
+	if w.acts.stopping.Load() && w.logf != nil {
+		w.logf("stopped: %d steps in flight finished, %d handed back to run again when worker %s serves again",
+			w.acts.finished.Load(), w.acts.handedBack.Load(), w.acts.home.Worker)
+	}
+	return err
+}
+
+func (w *homeWorker) Stop() {
+	w.Worker.Stop()
+	w.home.Stop()
 }
 
 // Run runs pb on the workers of queue and follows it (Watch from its
@@ -84,6 +144,13 @@ func Start(ctx context.Context, c client.Client, queue string, pb *lang.Playbook
 	}
 	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: in.RunID, TaskQueue: queue, WorkflowTaskTimeout: time.Minute,
+		// A run id names one run, as a local run's directory does: not a
+		// run going on, nor one that ended.
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		Memo:                     map[string]any{memoPlaybook: ref},
+		// Else the SDK hands back the run going on under that id.
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
 	}, WorkflowName, in)
 	if err != nil {
 		return "", fmt.Errorf("starting run %s on Temporal: %w", in.RunID, err)

@@ -54,7 +54,11 @@
 // is deterministic. Recording is not offered: the workflow cannot write
 // the client's file.
 //
-// Not yet: interrupting a run (cancelling the workflow) and a run
-// directory on the client. A document's content goes into the history at
-// each change (no blob: the workflow cannot write one).
+// A run keeps to the checkout of the worker that took it (home.go): its
+// activities and its sub-runs' go to that worker's own task queue. A
+// worker's commands do not outlive it (guard.go). Cancelling the workflow
+// interrupts the run as Ctrl-C interrupts a local one (cancel.go).
+//
+// Not yet: a run directory on the client. A document's content goes into
+// the history at each change (no blob: the workflow cannot write one).
 package temporal

@@ -17,6 +17,10 @@ import (
 // remembers cur and puts it back when it returns.
 type engine struct {
 	cur workflow.Context
+	// stops cancel the activities and child workflows under way when the
+	// run is cancelled (cancel.go), by their key.
+	stops map[int]workflow.CancelFunc
+	nstop int
 }
 
 var _ interp.Engine = (*engine)(nil)
@@ -35,7 +39,12 @@ func (e *engine) Sleep(ctx context.Context, d time.Duration) error {
 	}
 	c := e.cur
 	defer func() { e.cur = c }()
-	return workflow.Sleep(c, d)
+	// Not workflow.Sleep: the run's cancellation reaches the walk through
+	// ctx (cancel.go).
+	if _, err := workflow.AwaitWithTimeout(c, d, func() bool { return ctx.Err() != nil }); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // WithTimeout's context expires on the workflow's clock: its Err is

@@ -49,7 +49,7 @@ func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Resu
 	defer func() { e.cur = c }()
 	in := RunInput{Ref: sub.Playbook.Ref, Dir: sub.Playbook.Playbook.Dir, Files: e.in.Files, Hash: sub.Playbook.Playbook.Hash,
 		RunID: sub.ID, Mode: sub.Playbook.Mode, AgentCommand: e.in.AgentCommand,
-		Cassette: e.in.Cassette, CassetteName: e.in.CassetteName, Answers: sub.Answers, Caps: sub.Caps}
+		Cassette: e.in.Cassette, CassetteName: e.in.CassetteName, Answers: sub.Answers, Caps: sub.Caps, Home: e.in.Home}
 	var err error
 	if in.Inputs, err = encodeInputs(sub.Inputs); err != nil {
 		return nil, err
@@ -69,7 +69,9 @@ func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Resu
 		opts.WorkflowExecutionTimeout = max(d.Sub(workflow.Now(c)), time.Second)
 	}
 	var out RunOutput
-	err = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(c, opts), WorkflowName, in).Get(c, &out)
+	cc, done := e.stoppable(c)
+	defer done()
+	err = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(cc, opts), WorkflowName, in).Get(c, &out)
 	if err != nil {
 		var te *temporal.TimeoutError
 		if errors.As(err, &te) {

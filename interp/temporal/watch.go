@@ -57,10 +57,16 @@ func Watch(ctx context.Context, c client.Client, id string, from int, obs interp
 	}()
 	tick := time.NewTicker(PollInterval)
 	defer tick.Stop()
+	notes := make(chan string, 8)
+	go watchStalls(wctx, c, id, notes)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil, f.path, ctx.Err()
+		case n := <-notes:
+			if obs != nil {
+				obs.Event(interp.Event{Type: interp.EventLog, Message: n})
+			}
 		case end := <-done:
 			if end.err != nil {
 				if ctx.Err() != nil {
@@ -82,6 +88,65 @@ func Watch(ctx context.Context, c client.Client, id string, from int, obs interp
 				OutputJSON: json.RawMessage("{}")}, f.path, nil
 		}
 	}
+}
+
+// StallCheck is how often a client following a run asks the cluster
+// whether the run waits for a worker.
+var StallCheck = 3 * time.Second
+
+// watchStalls says, on notes, when run id waits for a worker: when no
+// worker polls its task queue, and when a step's worker went silent and
+// the step waits for it to serve again. Each is said once.
+func watchStalls(ctx context.Context, c client.Client, id string, notes chan<- string) {
+	said := map[string]bool{}
+	t := time.NewTicker(StallCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, n := range Stalled(ctx, c, id) {
+			if said[n] {
+				continue
+			}
+			said[n] = true
+			select {
+			case notes <- n:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// Stalled says why run id waits for a worker, if it does: no worker
+// polls the task queue it was started on, or a step's worker went
+// silent (the step waits on its home worker's queue for that worker to
+// serve again: home.go).
+func Stalled(ctx context.Context, c client.Client, id string) []string {
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return nil
+	}
+	var out []string
+	queue := d.GetExecutionConfig().GetTaskQueue().GetName()
+	if tq, err := c.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW); err == nil && len(tq.GetPollers()) == 0 {
+		out = append(out, fmt.Sprintf("no worker polls task queue %s: run %s waits for one (apl worker --task-queue %s)", queue, id, queue))
+	}
+	for _, pa := range d.GetPendingActivities() {
+		if pa.GetState() != enumspb.PENDING_ACTIVITY_STATE_SCHEDULED || pa.GetAttempt() < 2 || pa.GetLastFailure() == nil {
+			continue
+		}
+		home, ok := strings.CutPrefix(pa.GetActivityOptions().GetTaskQueue().GetName(), queue+"@")
+		if !ok {
+			continue
+		}
+		out = append(out, fmt.Sprintf("a step waits for worker %s, the run's home (%s): it runs again when that worker serves again; if it is gone, restart it in its checkout (apl worker --name %s)",
+			home, pa.GetLastFailure().GetMessage(), home))
+	}
+	return out
 }
 
 // follower reads a run's events and questions.

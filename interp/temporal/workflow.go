@@ -3,8 +3,10 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/apl-lang/apl/builtins"
@@ -55,6 +57,10 @@ type RunInput struct {
 	// Caps are what the run that runs this one (a sub-run's parent)
 	// leaves it of its caps; nil: none (interp.Options.OuterCaps).
 	Caps *interp.Caps
+	// Home is the worker whose checkout the run works in: set for a
+	// sub-run, which keeps to its parent's; a run claims one when it
+	// starts (home.go).
+	Home *Home `json:",omitempty"`
 }
 
 // RunOutput is how the run ended.
@@ -76,6 +82,8 @@ type RunOutput struct {
 	// Path is the steps the run took, in order: "STEP", or
 	// "STEP[ITEM]/BODYSTEP" inside a for_each, each with how it ended.
 	Path []string
+	// Home is the worker whose checkout the run worked in.
+	Home Home
 }
 
 // Config is what a worker needs to run the workflow and its activities.
@@ -93,19 +101,35 @@ type Config struct {
 	// default policy); Funcs are the builtins (default builtins.Funcs()).
 	Shell ShellRunner
 	Funcs builtins.Registry
+	// Guard, when set, stops the worker's commands when it dies
+	// (guard.go).
+	Guard *Guard
+	// Logf, when set, is told what the worker does when it stops.
+	Logf func(format string, args ...any)
+	// Name is this worker's name, which a run it is home to waits for
+	// when the worker is gone (home.go). Default: DefaultWorkerName.
+	Name string
 	// HeartbeatTimeout is how long a worker may go silent in a step
-	// before the step is given to another worker. Default: 20s.
+	// before the step is scheduled again. Default: 5s (a step beats
+	// every second).
 	HeartbeatTimeout time.Duration
 }
 
 func (c Config) withDefaults() (Config, error) {
 	if c.Workdir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return c, err
-		}
-		c.Workdir = wd
+		c.Workdir = "."
 	}
+	wd, err := filepath.Abs(c.Workdir)
+	if err != nil {
+		return c, err
+	}
+	if fi, err := os.Stat(wd); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = fmt.Errorf("not a directory")
+		}
+		return c, fmt.Errorf("workdir %s: %w", c.Workdir, err)
+	}
+	c.Workdir = wd
 	if c.BlobDir == "" {
 		c.BlobDir = BlobDir(c.Workdir)
 	}
@@ -115,11 +139,18 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Funcs == nil {
 		c.Funcs = builtins.Funcs()
 	}
+	if c.Name == "" {
+		c.Name = DefaultWorkerName(c.Workdir)
+	}
 	if c.HeartbeatTimeout == 0 {
-		c.HeartbeatTimeout = 20 * time.Second
+		c.HeartbeatTimeout = 5 * time.Second
 	}
 	return c, nil
 }
+
+// CheckConfig checks a worker's configuration before it connects, and
+// returns it with its defaults set (its absolute checkout, its name).
+func CheckConfig(c Config) (Config, error) { return c.withDefaults() }
 
 // BlobDir is the default blob store of a project at workdir.
 func BlobDir(workdir string) string { return workdir + "/.apl/blobs" }
@@ -157,6 +188,16 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		}
 		inputs[name] = cv
 	}
+	if in.Home == nil {
+		h, err := claimHome(ctx)
+		if err != nil {
+			return RunOutput{}, err
+		}
+		in.Home = &h
+	}
+	if err := setHomeQuery(ctx, in.Home); err != nil {
+		return RunOutput{}, err
+	}
 	// The run directory receives artifacts; the engine's history, not
 	// the directory, is the run's durable state.
 	tmp, err := os.MkdirTemp("", "apl-temporal-*")
@@ -164,8 +205,9 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		return RunOutput{}, err
 	}
 	defer os.RemoveAll(tmp)
-	e := &engine{cur: ctx}
-	acts := &actions{e: e, cfg: w.cfg, agentCmd: in.AgentCommand}
+	wctx, stop := interruptible(ctx)
+	e := &engine{cur: wctx}
+	acts := &actions{e: e, cfg: w.cfg, agentCmd: in.AgentCommand, queue: in.Home.Queue}
 	var path pathObserver
 	drivers := acts.driver
 	if len(in.Cassette) > 0 {
@@ -179,15 +221,22 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	if err := setQueries(ctx, events, asker); err != nil {
 		return RunOutput{}, err
 	}
+	if workflow.GetInfo(ctx).ParentWorkflowExecution == nil {
+		events.Event(interp.Event{Type: interp.EventLog, Message: fmt.Sprintf(
+			"run %s works in the checkout of %s, with that worker's environment", in.RunID, in.Home)})
+	}
 	opts := interp.Options{
-		Workdir: w.cfg.Workdir, RunsDir: tmp, RunID: in.RunID, Inputs: inputs, Mode: in.Mode,
+		Workdir: in.Home.Workdir, RunsDir: tmp, RunID: in.RunID, Inputs: inputs, Mode: in.Mode,
 		AgentCommand: in.AgentCommand, NoSync: true,
 		Engine:   &runEngine{engine: e, acts: acts, events: events, in: in, path: &path},
 		Observer: interp.ObserverFunc(func(ev interp.Event) { path.Event(ev); events.Event(ev) }),
 		Shell:    acts, Funcs: acts.funcs(), Drivers: drivers, Asker: asker, Answers: in.Answers,
 		OuterCaps: in.Caps,
 	}
-	res, err := interp.Start(context.Background(), pb, in.Ref, opts)
+	res, err := interp.Start(stop(e), pb, in.Ref, opts)
+	if errors.Is(err, interp.ErrInterrupted) {
+		err = nil
+	}
 	if err != nil {
 		return RunOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), "run", nil)
 	}
@@ -196,7 +245,8 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		return RunOutput{}, err
 	}
 	return RunOutput{RunID: res.RunID, Status: res.Status, Recommendation: res.Recommendation, Reason: res.Reason,
-		ErrorKind: res.ErrorKind, Output: out, OutputJSON: res.OutputJSON, Waiting: res.Waiting, Metrics: res.Metrics, CapTrip: res.CapTrip, Spent: res.Spent, Path: path}, nil
+		ErrorKind: res.ErrorKind, Output: out, OutputJSON: res.OutputJSON, Waiting: res.Waiting, Metrics: res.Metrics, CapTrip: res.CapTrip, Spent: res.Spent, Path: path,
+		Home: *in.Home}, nil
 }
 
 // pathObserver records the steps a run took, as RunOutput.Path.
@@ -224,6 +274,8 @@ type actions struct {
 	e        *engine
 	cfg      Config
 	agentCmd []string
+	// queue is the run's home worker's (home.go).
+	queue string
 }
 
 // activity runs an activity from the coroutine that runs now, with the
@@ -239,6 +291,7 @@ func (a *actions) activity(ctx context.Context, name string, in any, out any) er
 		limit = max(d.Sub(workflow.Now(c)), time.Second)
 	}
 	opts := workflow.ActivityOptions{
+		TaskQueue:           a.queue,
 		StartToCloseTimeout: limit + time.Minute,
 		HeartbeatTimeout:    a.cfg.HeartbeatTimeout,
 		RetryPolicy: &temporal.RetryPolicy{
@@ -246,7 +299,9 @@ func (a *actions) activity(ctx context.Context, name string, in any, out any) er
 		},
 	}
 	var p payload
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(c, opts), activityPrefix+name, in).Get(c, &p); err != nil {
+	ac, done := a.e.stoppable(c)
+	defer done()
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ac, opts), activityPrefix+name, in).Get(c, &p); err != nil {
 		return err
 	}
 	return blobs(a.cfg.BlobDir).unwrap(p, out)

@@ -1,7 +1,7 @@
-# The seed's state.json ("State Management"), written at every checkpoint:
+# The conductor's state.json (spec/protocols.md#conductor), written at every checkpoint:
 # the tasks with their status, attempts, times and feedback,
 # parallel_state, skill_log and config. apl keeps its own state in its run
-# directory; this is the projection the seed's readers expect (jq
+# directory; this is the projection the protocol's readers expect (jq
 # '.tasks[] | select(.status != "completed")' state.json). It is never
 # read back: resume writes it again from apl's state.
 
@@ -59,7 +59,7 @@ document "state" {
     skill_log  = try(vars.skill_log, [])
     created_at = try(vars.created_at, null)
     updated_at = timestamp()
-    # The seed's config: the limits are inputs, which steps.hcl's
+    # The protocol's config: the limits are inputs, which steps.hcl's
     # concurrency, limit "model" and timeout read when the run starts.
     config = {
       timeout_minutes                 = inputs.timeout_minutes

@@ -48,7 +48,7 @@ locals {
     } if !contains(local.done, s.id)]])
   )
 
-  # Each task's status as the seed's state names it: completed, skipped,
+  # Each task's status as the protocol's state names it: completed, skipped,
   # escalated, validation_error, return_to_planning, failed (a step failed
   # for good), blocked (a task it waits for did not complete), in_progress
   # or pending. A parent is completed once all its subtasks are.

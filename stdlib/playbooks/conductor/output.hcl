@@ -1,4 +1,4 @@
-# apl run --json: every task with its final status, as the seed's
+# apl run --json: every task with its final status, as the protocol's
 # state.json lists them (a parent with its subtasks), and the phase the
 # workflow goes to next.
 

@@ -1,5 +1,5 @@
-# stdlib:conductor -- seed 002, the parallel conductor of the implementation
-# phase, as apl runs it:
+# stdlib:conductor -- the parallel conductor of the implementation phase
+# (spec/protocols.md#conductor), as apl runs it:
 #
 #   preflight (a clean git tree) -> load_tasks (tasks_file)
 #   tasks: one item per task (a parent's subtasks instead of the parent),
@@ -19,7 +19,7 @@
 # in README.md; tests are in tests/.
 
 playbook "conductor" {
-  description = "Seed 002: run a task DAG from tasks.json with parallel implementers under per-model limits, serial reviews, a retry queue behind fresh tasks, model escalation, and a person for high-severity failures."
+  description = "Run a task DAG from tasks.json with parallel implementers under per-model limits, serial reviews, a retry queue behind fresh tasks, model escalation, and a person for high-severity failures."
   version     = "0.1.0"
 }
 
@@ -32,7 +32,7 @@ input "tasks_file" {
 input "state_file" {
   type        = string
   default     = "state.json"
-  description = "The seed's state.json, rewritten at every checkpoint (document.hcl); keep it out of git (.gitignore)."
+  description = "The conductor's state.json, rewritten at every checkpoint (document.hcl); keep it out of git (.gitignore)."
 }
 
 input "technical_design" {
@@ -83,7 +83,7 @@ input "timeout_minutes" {
   }
 }
 
-# The seed's agents. Implementers run the task's model (escalated_model ||
+# The protocol's agents. Implementers run the task's model (escalated_model ||
 # model || sonnet, computed per call in steps.hcl); reviews always sonnet.
 # They run Claude Code; apl run --agent-cmd sends them elsewhere.
 

@@ -1,5 +1,5 @@
-# The seed's prompt templates ("Implementer Prompt Template", "Reviewer
-# Prompt Template"). Each agent step passes its JSON input as vars.input,
+# The protocol's prompt templates, the implementer's and the reviewer's.
+# Each agent step passes its JSON input as vars.input,
 # built as buildImplementerInput and buildReviewerInput build it.
 
 prompt "implement" {

@@ -12,7 +12,7 @@
 #   started_at, completed_at, trace (traceability errors and warnings),
 #   stage       implementing or pending_review (for parallel_state)
 # and skill_log, blocked_by_failure, failure_severity and created_at as in
-# the seed's state.json (document.hcl).
+# the protocol's state.json (document.hcl).
 
 step "preflight" {
   description = "Pre-Spawn Verification: the working tree is clean before any agent is spawned."

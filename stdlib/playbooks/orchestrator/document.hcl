@@ -1,11 +1,11 @@
-# Seed 001 §1: .autopilot/state.json, projected from apl's own state at
+# The orchestrator's .autopilot/state.json, projected from apl's own state at
 # every checkpoint; the previous version goes to state.json.backup, and a
 # run that completes moves it to .autopilot/archive/. A failed run leaves
 # it for inspection; apl resume continues the run from apl's state and
 # writes the document again.
 
 locals {
-  # Seed 001 _meta.status: running, completed, failed or paused.
+  # _meta.status: running, completed, failed or paused.
   meta_status = (run.status == "running" || run.status == "completed" || run.status == "failed" ? run.status
   : run.status == "interrupted" || run.status == "waiting" ? "paused" : "completed")
 

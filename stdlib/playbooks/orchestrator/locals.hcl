@@ -28,7 +28,7 @@ locals {
   records = vars.records
   scores  = [for k, r in local.records : r.alignment_score if try(r.alignment_score, null) != null]
 
-  # Seed 001 §8 (MTRC-01).
+  # The run's metrics.
   phases_attempted = length([for k, r in local.records : k if try(r.started_at, null) != null])
   phases_succeeded = length([for k, r in local.records : k if try(r.status, "") == "completed" && try(r.alignment_score, 0) >= 7])
   phases_failed    = length([for k, r in local.records : k if try(r.status, "") == "failed"])
@@ -55,7 +55,7 @@ locals {
     estimated_tokens = null
     duration_minutes = try(local.records[p.id].duration_minutes, null)
   } if try(local.records[p.id].started_at, null) != null]
-  # The §8 aggregates, compared by the tests (output.aggregates).
+  # The metrics' aggregates, compared by the tests (output.aggregates).
   aggregates = {
     phases_attempted           = local.phases_attempted
     phases_succeeded           = local.phases_succeeded
@@ -77,7 +77,7 @@ locals {
   })
 
   # The earlier runs' entries (metrics.json is a JSON array), and the
-  # trend over them and this run (MTRC-03).
+  # trend over them and this run.
   metrics_history = try(tolist(jsondecode(steps.metrics_file.output.content)), [])
   metrics_all     = concat(local.metrics_history, [local.metrics_entry])
   previous_run    = try(element(local.metrics_history, length(local.metrics_history) - 1), null)

@@ -1,6 +1,6 @@
-# stdlib:orchestrator -- the autopilot orchestrator that seed 000 reports
-# to ("Inputs From Orchestrator", remediation, modes), keeping seed 001's
-# schemas: .autopilot/state.json, the circuit breaker, events, traces,
+# stdlib:orchestrator -- the autopilot orchestrator that the phase runner
+# reports to (its inputs, remediation, modes), keeping the orchestrator's
+# schemas (spec/protocols.md#orchestrator): .autopilot/state.json, the circuit breaker, events, traces,
 # learnings, metrics and the completion report.
 #
 #   learnings reset -> roadmap -> spec lock
@@ -16,7 +16,7 @@
 # tests/.
 
 playbook "orchestrator" {
-  description = "Seeds 000/001: run a roadmap's phases through stdlib:phase-runner in dependency order, with remediation cycles, .autopilot/state.json, the circuit breaker, metrics and a completion report."
+  description = "Run a roadmap's phases through stdlib:phase-runner in dependency order, with remediation cycles, .autopilot/state.json, the circuit breaker, metrics and a completion report."
   version     = "0.1.0"
   label       = "Autopilot"
   exit_codes  = { completed = 0, failed = 1 }
@@ -43,7 +43,7 @@ input "phases" {
 input "complete" {
   type        = bool
   default     = false
-  description = "Seed 001 --complete: keep running the phases that do not depend on a failed one, instead of halting at the first failure."
+  description = "Keep running the phases that do not depend on a failed one, instead of halting at the first failure."
 }
 
 input "pass_threshold" {
@@ -65,7 +65,7 @@ input "skip_research" {
 input "max_debug_attempts" {
   type        = number
   default     = 3
-  description = "Per phase (seed 001 §2 max_debug_attempts_per_phase), at most 3."
+  description = "Per phase (max_debug_attempts_per_phase), at most 3."
   validation {
     condition = "value >= 0 && value <= 3"
     message   = "max_debug_attempts is between 0 and 3: the phase runner's debug cap is 3."
@@ -75,7 +75,7 @@ input "max_debug_attempts" {
 input "max_replan_attempts" {
   type        = number
   default     = 1
-  description = "Per phase (seed 001 §2 max_replan_attempts_per_phase), 0 or 1."
+  description = "Per phase (max_replan_attempts_per_phase), 0 or 1."
   validation {
     condition = "value >= 0 && value <= 1"
     message   = "max_replan_attempts is 0 or 1: the phase runner's re-plan cap is 1."
@@ -85,7 +85,7 @@ input "max_replan_attempts" {
 input "max_remediation_cycles" {
   type        = number
   default     = 2
-  description = "Orchestrator Section 5.1: remediation cycles of a phase completed below pass_threshold before it passes force_incomplete (2; 3 with --mode quality)."
+  description = "Remediation cycles of a phase completed below pass_threshold before it passes force_incomplete (2; 3 with --mode quality)."
   validation {
     condition = "value >= 1 && value <= 5 && value == floor(value)"
     message   = "max_remediation_cycles is a whole number from 1 to 5."
@@ -102,7 +102,7 @@ mode "quality" {
   inputs      = { pass_threshold = 9.5, max_remediation_cycles = 3 }
 }
 
-# Seed 001 §2, the run-wide rows. The per-phase rows are on the playbook
+# The orchestrator's run-wide caps. The per-phase caps are on the playbook
 # step (steps.hcl): max_tokens 500K and a 120 minute timeout.
 limits {
   timeout     = "24h"
@@ -116,7 +116,7 @@ circuit_breaker {
   cooldown    = "5m"
 }
 
-# Seed 001 §6: phase_id on every span. The orchestrator's own spans carry
+# phase_id on every span. The orchestrator's own spans carry
 # the run's phase selection; each phase runner's sub-run has its own trace.
 trace {
   attributes = {

@@ -1,6 +1,6 @@
 # The completion protocol, on every ending (finally): the completion
-# report (seed 001 §10) and this run's entry appended to
-# .autopilot/archive/metrics.json (§8, MTRC-01, with the MTRC-03 trend).
+# report and this run's entry appended to
+# .autopilot/archive/metrics.json (with the trend over earlier runs).
 # A write that fails does not change how the run ended.
 
 locals {
@@ -33,7 +33,7 @@ locals {
 finally {
   # Phases blocked by a failed one never start, so the skip is recorded
   # here, once the others have ended: phase_skipped with the blocking
-  # phase (seed 001, --complete).
+  # phase (--complete).
   step "blocked" {
     when     = "len(local.blocked_phases) > 0"
     for_each = "local.blocked_phases"

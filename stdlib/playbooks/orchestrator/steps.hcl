@@ -1,6 +1,6 @@
 # The run: learnings reset, the roadmap, the spec lock, then every phase
-# through stdlib:phase-runner. Each gate outcome that is a seed 001 §3/§12
-# event names it (`event` with `details`): apl's event log records it, and
+# through stdlib:phase-runner. Each gate outcome that is one of the
+# orchestrator's domain events names it (`event` with `details`): apl's event log records it, and
 # the event_log of .autopilot/state.json reads it back as run.events. The
 # per-phase record it changes is vars.records[PHASE].
 
@@ -22,7 +22,7 @@ var "halted" {
   description = "The phase whose failure halts the run (unless --complete)."
 }
 
-# LRNG-03: the learnings file is scoped to one run.
+# The learnings file is scoped to one run.
 step "learnings_reset" {
   shell {
     command = ["rm", "-f", ".autopilot/learnings.md"]
@@ -53,7 +53,7 @@ step "roadmap" {
   }
 }
 
-# The spec lock (seed 001 §1 "spec"): hashed once; every phase runner
+# The spec lock (the state file's "spec"): hashed once; every phase runner
 # checks the spec against it in its pre-flight.
 step "spec_lock" {
   call "file.sha256" {
@@ -107,10 +107,10 @@ step "phases" {
     call "git.head" {}
   }
 
-  # Seed 000, one phase. Its pass_threshold carries the mode down; a
+  # The phase runner, one phase. Its pass_threshold carries the mode down; a
   # remediation cycle passes the scorecard's deficiencies.
   step "run" {
-    description       = "Seed 000's phase runner for this phase."
+    description       = "The phase runner for this phase."
     continue_on_error = true
     timeout           = "120m"
     max_tokens        = 500000
@@ -140,7 +140,7 @@ step "phases" {
     }
   }
 
-  # The circuit breaker counts the phases' work (seed 001 §2): a phase run
+  # The circuit breaker counts the phases' work: a phase run
   # that ended completed, needs_human_verification or split_request made
   # progress, a failed one did not. This is the only step with
   # progress_when, so the orchestrator's own bookkeeping steps around it
@@ -192,7 +192,7 @@ step "phases" {
     }
   }
 
-  # Orchestrator Section 5.1: a phase the runner completed below the
+  # Remediation: a phase the runner completed below the
   # threshold gets up to max_remediation_cycles remediation cycles (2; 3
   # in quality mode), fed the scorecard's
   # deductions and the judge's concerns; then it passes force_incomplete.
@@ -256,7 +256,7 @@ step "phases" {
     }
   }
 
-  # CENF-03: remediation ran out below the threshold; the phase passes,
+  # Remediation ran out below the threshold; the phase passes,
   # marked.
   step "force_incomplete" {
     gate {
@@ -271,8 +271,8 @@ step "phases" {
     }
   }
 
-  # CENF-02/05: every phase completed below 9.0 gets a confidence
-  # diagnostic (seed 001 §12).
+  # Every phase completed below 9.0 gets a confidence
+  # diagnostic.
   step "diagnostic" {
     when              = "(steps.run.output?.alignment_score ?? 10) < 9.0"
     continue_on_error = true

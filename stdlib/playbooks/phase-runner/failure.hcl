@@ -1,10 +1,9 @@
-# Section 3, Post-Mortem Generation (OBSV-03, OBSV-04) and the learnings
-# file (LRNG-01): every failed phase leaves both (autopilot-schemas.md
-# Sections 6 and 7). A write that fails is in the return issues, and the
+# The post-mortem and the learnings file (spec/protocols.md#failure-outcomes):
+# every failed phase leaves both. A write that fails is in the return issues, and the
 # run still fails with its own reason.
 
 locals {
-  # The steps in the seed's order, and the failures recorded in them.
+  # The steps in the protocol's order, and the failures recorded in them.
   pipeline = ["preflight", "triage", "research", "plan", "plan_check", "execute", "execute_batch", "verify", "judge", "rate", "debug"]
   failures = [for e in local.history : e if e.status != "success"]
 
@@ -50,7 +49,7 @@ locals {
   )
 }
 
-# Context Exhaustion Handoff (CTXE-01): an agent step of the phase that
+# Context exhaustion handoff: an agent step of the phase that
 # failed as kind "budget" (its budget block could not cut the answer
 # down, or a token or cost cap was reached) leaves HANDOFF.md in the phase
 # directory, so that the orchestrator resumes from the tasks remaining.

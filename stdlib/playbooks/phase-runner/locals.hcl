@@ -8,7 +8,7 @@ locals {
   # Phase Directory Resolution: Glob('.planning/phases/*{phase_id}*').
   phase_dir = try(steps.locate.output.matches[0], ".planning/phases/${inputs.phase_id}")
 
-  # The seed's {ui|protocol|data|mixed}: no input says it, so the agents
+  # The protocol's {ui|protocol|data|mixed}: no input says it, so the agents
   # classify the phase.
   phase_type = "ui, protocol, data or mixed: classify the phase from its goal and description"
 
@@ -143,7 +143,7 @@ locals {
     estimated_complexity = g.complexity
   }]
 
-  # The alignment score as the seed writes it, x.x (9.0, not 9).
+  # The alignment score as the protocol writes it, x.x (9.0, not 9).
   score_text = try(floor(steps.rate.output.alignment_score) == steps.rate.output.alignment_score ? format("%.1f", steps.rate.output.alignment_score) : tostring(steps.rate.output.alignment_score), "n/a")
 
   # STEP 4 and STEP 5: whether the automated checks pass ("n/a" and a

@@ -1,5 +1,5 @@
-# Section 4: the return contract (orchestrator Section 4, in the shape of
-# the seed's split request), printed by apl run --json.
+# The return contract (spec/protocols.md#result, in the shape of the
+# protocol's split request), printed by apl run --json.
 
 output {
   phase = inputs.phase_id

@@ -1,4 +1,4 @@
-# stdlib:phase-runner -- seed 000, the autopilot phase runner, as apl runs it:
+# stdlib:phase-runner -- the autopilot phase runner (spec/protocols.md#phase-runner), as apl runs it:
 #
 #   PREFLIGHT -> TRIAGE -> [RESEARCH -> PLAN <-> PLAN CHECK (3 checks)
 #     -> EXECUTE (per task: executor, mini-verify, task debug x2)]
@@ -10,17 +10,17 @@
 #                  retries exceeded -> ROLLBACK -> failed (halt)
 #   on failure: a post-mortem and a learnings entry.
 #
-# Steps are named after the seed's pipeline_steps keys. What the language
+# Steps are named after the protocol's pipeline_steps keys. What the language
 # cannot say yet is listed in README.md; tests are in tests/.
 
 playbook "phase-runner" {
-  description = "Seed 000: run one phase through preflight, triage, research, plan, plan check, per-task execute, verify, judge, rate and the STEP 5 gate."
+  description = "Run one phase through preflight, triage, research, plan, plan check, per-task execute, verify, judge, rate and the STEP 5 gate."
   version     = "0.1.0"
   label       = "Phase ${inputs.phase_id}"
   exit_codes  = { completed = 0, failed = 1, split_request = 0, needs_human_verification = 0 }
 }
 
-# Section 1: Inputs From Orchestrator, in the seed's order.
+# The inputs from the orchestrator, in the protocol's order (spec/protocols.md#inputs).
 
 input "phase_id" {
   type        = string
@@ -124,7 +124,7 @@ input "skip_research" {
 input "remediation_feedback" {
   type        = list(string)
   default     = []
-  description = "Specific deficiencies from judge/verifier in remediation cycles (CENF-01); present means remediation mode."
+  description = "Specific deficiencies from judge/verifier in remediation cycles; present means remediation mode."
 }
 
 input "remediation_cycle" {
@@ -159,11 +159,11 @@ mode "quality" {
   inputs      = { pass_threshold = 9.5 }
 }
 
-# Section 2: the Context Budget Table, row by row. "JSON return only" and
+# The context budget table, row by row. "JSON return only" and
 # "Read JSON return only" keep the JSON block; "Read SUMMARY only" keeps
 # the last max_summary_lines lines.
 
-# 0 - Pre-flight, general-purpose: 15 / 5, JSON return only. The seed
+# 0 - Pre-flight, general-purpose: 15 / 5, JSON return only. The protocol
 # lets the phase runner "perform these checks directly since they are
 # quick", and its split-request example reports preflight with
 # agent_spawned false: steps spec_hash, dependencies, debug_files and
@@ -236,7 +236,7 @@ budget "mini_verify" {
   enforcement        = "json"
 }
 
-# The agent types of the seed's Agent Spawn Table.
+# The agent types of the protocol's agent spawn table.
 
 agent "researcher" {
   type   = "gsd-phase-researcher"

@@ -1,5 +1,5 @@
-# Every prompt template of seed 000 but STEP 0's (the phase runner does
-# the pre-flight checks itself), one file each in prompts/. The seed's
+# Every prompt template of the phase runner but STEP 0's (the playbook does
+# the pre-flight checks itself), one file each in prompts/. The templates'
 # {placeholders} are the inputs, and vars the steps pass.
 
 prompt "research" {

@@ -1,4 +1,4 @@
-# Section 2: the pipeline, in the seed's order. Each agent step declares
+# The pipeline, in the protocol's order (spec/protocols.md#the-pipeline). Each agent step declares
 # the JSON its prompt asks for (returns) and the answer a dry run gives it
 # (example): the happy path. What the steps read out of files is in
 # locals.hcl.
@@ -304,7 +304,7 @@ step "scope" {
   }
 }
 
-# STEP 3: EXECUTE, one task at a time (PVRF-01): executor, mini-verifier,
+# STEP 3: EXECUTE, one task at a time: executor, mini-verifier,
 # at most 2 debug attempts (autopilot-debugger, gsd-debugger when it is
 # unavailable), then FAILED and on to the next task. APL_ITEM_KEY is the
 # task id.
@@ -458,7 +458,7 @@ step "execute" {
   }
 
   # The mini_verification section of the task's EXECUTION-LOG.md entry
-  # (autopilot-schemas.md Section 5, PVRF-01), after the executor's own.
+  # (the entry's mini_verification section), after the executor's own.
   step "task_log" {
     call "file.append" {
       path    = "${local.phase_dir}/EXECUTION-LOG.md"
@@ -471,7 +471,7 @@ step "execute" {
           - **Debug attempts:** ${steps.task_debug.attempts}
       EOT
     }
-    # Seed 001's task_completed {task, commit}: the executor's commit, and
+    # The orchestrator's task_completed {task, commit}: the executor's commit, and
     # the debuggers' after it.
     gate {
       otherwise {

@@ -1,8 +1,8 @@
-# Trace Aggregation (OBSV-02) and STEP 6's final pass, on every ending:
+# Trace aggregation and STEP 6's final pass, on every ending:
 # each step agent's {step}-trace.jsonl in the phase directory is appended
 # to TRACE.jsonl (unless TRACE.jsonl holds it already), a minimal entry
 # stands in for a step that wrote none, and the phase runner adds its own
-# spans (autopilot-schemas.md Section 6). Trace failures never block.
+# spans. Trace failures never block.
 
 locals {
   trace_path  = "${local.phase_dir}/TRACE.jsonl"

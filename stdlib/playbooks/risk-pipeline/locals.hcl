@@ -1,4 +1,4 @@
-# Risk routing (seed 003, "Risk Routing Reasoning"): assess_risk's keyword
+# Risk routing (spec/protocols.md#risk-pipeline): assess_risk's keyword
 # lists, case-insensitive substrings, first list that matches wins, no
 # match is HIGH (fail-safe, and said so in the report).
 

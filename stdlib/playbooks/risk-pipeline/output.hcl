@@ -1,4 +1,4 @@
-# PipelineResult (section 3.C), printed by apl run --json.
+# PipelineResult, printed by apl run --json.
 
 output {
   version     = "1.0.0"

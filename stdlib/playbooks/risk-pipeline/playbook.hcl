@@ -1,5 +1,5 @@
-# stdlib:risk-pipeline -- seed 003, the GAP-09 pipeline orchestrator, as apl
-# runs it:
+# stdlib:risk-pipeline -- the risk pipeline (spec/protocols.md#risk-pipeline),
+# as apl runs it:
 #
 #   assess (risk from the task's keywords, or --risk; --stage overrides)
 #     HIGH   -> discovery -> planning -> execution -> pre_verify -> verification -> ship
@@ -10,11 +10,11 @@
 #   a stage fails -> exit 1; its model is unavailable -> exit 3; empty task -> exit 5
 #   finally: .factory/reports/<run_id>/report.json and .factory/reports/latest
 #
-# Step names are the seed's stage names (APL_STEP for an agent). What the
+# Step names are the protocol's stage names (APL_STEP for an agent). What the
 # language cannot say yet is listed in README.md; tests are in tests/.
 
 playbook "risk-pipeline" {
-  description = "Seed 003: route a task by risk through discovery, planning, execution, mandatory pre-verify gates, verification (max 2) and ship, with a report for every outcome."
+  description = "Route a task by risk through discovery, planning, execution, mandatory pre-verify gates, verification (max 2) and ship, with a report for every outcome."
   version     = "0.1.0"
   exit_codes = {
     completed              = 0
@@ -27,7 +27,7 @@ playbook "risk-pipeline" {
   }
 }
 
-# Section 3.A, the CLI contract. TASK is the argument after the playbook
+# The CLI contract. TASK is the argument after the playbook
 # (or --task); --cwd is apl's --workdir and --json apl's own.
 
 input "task" {
@@ -66,10 +66,10 @@ input "gate_commands" {
   }
 }
 
-# The agents of the seed's stages (section 8, Duplication Avoidance). They
-# run Claude Code, whose sessions carry the seed's session table (planning
+# The agents of the protocol's stages, one per stage. They
+# run Claude Code, whose sessions carry the protocol's session table (planning
 # resumes discovery's); apl run --agent-cmd sends them elsewhere. The
-# seed's models (swe-1-5 for execution, gpt-5.3-codex for verification,
+# protocol's models (swe-1-5 for execution, gpt-5.3-codex for verification,
 # haiku 4.5 for docs) are not set: a model is a constant, and names differ
 # per backend. Fork the playbook and set model where you know yours.
 

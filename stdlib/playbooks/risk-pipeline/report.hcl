@@ -3,7 +3,7 @@
 # directory, or latest.txt holding the run id where no symlink can be made.
 
 locals {
-  # StageResult (section 3.C) of each stage that ran, in stage order.
+  # StageResult of each stage that ran, in stage order.
   stage_results = [for s in local.stage_names : {
     stage       = s
     status      = steps[s].status == "completed" && try(steps[s].output.success, steps[s].output.approved, false) ? "pass" : "fail"
@@ -81,7 +81,7 @@ finally {
     }
   }
 
-  # The seed's fallback where symlinks cannot be made (Windows).
+  # The protocol's fallback where symlinks cannot be made (Windows).
   step "latest_txt" {
     when        = "steps.latest.status == 'failed'"
     skip_reason = "latest is a symlink"

@@ -1,4 +1,4 @@
-# The pipeline: section 3.B's state machine. Each stage's agent fails
+# The pipeline: the protocol's state machine. Each stage's agent fails
 # softly (continue_on_error) so that its gate can tell an unavailable
 # model (exit 3) from any other failure of the stage (exit 1). Every
 # failure sets failed_stage for the report's errors.

@@ -1,4 +1,4 @@
-# The seed's domain events as the orchestrator records them (output
+# The protocol's domain events as the orchestrator records them (output
 # events: the event log of .autopilot/state.json without timestamps), and
 # the circuit breaker counting the phases' work.
 
@@ -113,7 +113,7 @@ test "complete mode records phase_skipped for a phase blocked by a failed one" {
   }
 }
 
-# Seed 001 §2: three consecutive phases without progress open the
+# Three consecutive phases without progress open the
 # breaker; the orchestrator's own steps between them do not count.
 test "three failed phases in a row open the circuit breaker" {
   inputs = { complete = true, phases = ["1", "3", "4", "5"] }

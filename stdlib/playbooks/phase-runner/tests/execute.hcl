@@ -1,4 +1,4 @@
-# Tests of triage routing, the per-task execute loop (PVRF-01), the scope
+# Tests of triage routing, the per-task execute loop, the scope
 # split and the human-verify checkpoint. The top-level mocks are the happy
 # path, as in pipeline.hcl; PLAN.md and the roadmap are mocked reads.
 
@@ -385,9 +385,9 @@ test "a plan of checkpoints only needs a person, with no score" {
   }
 }
 
-# Context exhaustion (CTXE-01): the verifier's answer could not be cut
+# Context exhaustion: the verifier's answer could not be cut
 # down to its budget (kind "budget"): HANDOFF.md is written before the
-# post-mortem, and the phase halts with the seed's issue.
+# post-mortem, and the phase halts with the protocol's issue.
 test "context exhaustion writes HANDOFF.md and halts" {
   inputs = { phase_id = "6.3" }
   mock "plan_tasks" {

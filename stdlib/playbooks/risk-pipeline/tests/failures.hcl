@@ -1,4 +1,4 @@
-# Seed 003's failure matrix (section 5), one test per row, with the exit
+# The protocol's failure matrix, one test per row, with the exit
 # code each status maps to in exit_codes; and the re-verify loop.
 
 mock "discovery" {

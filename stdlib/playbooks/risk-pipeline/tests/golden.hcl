@@ -1,4 +1,4 @@
-# Seed 003's two golden paths (section 4): apl test stdlib:risk-pipeline.
+# The protocol's two golden paths: apl test stdlib:risk-pipeline.
 #
 # The mocks at the top level of each file are the happy path; each test
 # mocks what it changes. The gate commands are mocked to pass; the report

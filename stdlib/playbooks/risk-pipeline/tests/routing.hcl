@@ -1,4 +1,4 @@
-# Risk routing (seed 003, "Risk Routing Reasoning" and section 3.B): the
+# Risk routing (spec/protocols.md#risk-pipeline): the
 # keyword lists, case-insensitive, first list wins, unknown is HIGH; and
 # the --risk and --stage overrides.
 

@@ -1,0 +1,130 @@
+//go:build !notemporal
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apl-lang/apl/interp/temporal"
+	"go.temporal.io/api/serviceerror"
+)
+
+// apl runs, show, logs and cancel with --engine temporal: the runs of a
+// namespace on the cluster, as the local commands give a project's.
+
+func (c *cancelCmd) Run(e *env) error {
+	if c.Engine != engineTemporal {
+		return exitWith(exitUsage, errors.New("apl cancel stops a run on Temporal (--engine temporal); a local run stops with Ctrl-C where it runs, and apl resume continues it"))
+	}
+	cl, err := dialTemporal(c.TemporalAddress, c.Namespace)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	if c.Terminate {
+		err = cl.TerminateWorkflow(ctx, c.RunRef, "", c.Reason)
+	} else {
+		err = cl.CancelWorkflow(ctx, c.RunRef, "")
+	}
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		return exitWith(exitUsage, fmt.Errorf("no run %q going on at %s (namespace %s)", c.RunRef, c.TemporalAddress, c.Namespace))
+	case err != nil:
+		return temporalError(c.TemporalAddress, c.Namespace, err)
+	}
+	if c.Terminate {
+		fmt.Fprintf(e.stderr, "run %s terminated\n", c.RunRef)
+		return nil
+	}
+	fmt.Fprintf(e.stderr, "run %s: cancel requested; its steps under way stop and it ends interrupted (no on_failure or finally steps), as a local run stopped with Ctrl-C\n", c.RunRef)
+	return nil
+}
+
+// temporalRunsList is apl runs --engine temporal: the namespace's runs,
+// newest first.
+func temporalRunsList(e *env, f temporalFlags, asJSON bool) error {
+	cl, err := dialTemporal(f.TemporalAddress, f.Namespace)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	runs, err := temporal.List(context.Background(), cl, 1000)
+	if err != nil {
+		return temporalError(f.TemporalAddress, f.Namespace, err)
+	}
+	if asJSON {
+		return printJSON(e.stdout, runs)
+	}
+	for _, r := range runs {
+		fmt.Fprintf(e.stdout, "%-24s %-12s %-24s %s\n", r.RunID, r.Status, r.Playbook, r.StartedAt.Local().Format(time.DateTime))
+	}
+	return nil
+}
+
+// temporalShow is apl show --engine temporal: how a run on the cluster
+// went, or goes.
+func temporalShow(e *env, f temporalFlags, id string, asJSON bool) error {
+	cl, err := dialTemporal(f.TemporalAddress, f.Namespace)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	s, err := temporal.Show(context.Background(), cl, id)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	if asJSON {
+		return printJSON(e.stdout, s)
+	}
+	fmt.Fprintf(e.stdout, "run %s · %s · %s (temporal, namespace %s)\n", s.RunID, s.Playbook, s.Status, f.Namespace)
+	if s.Reason != "" {
+		fmt.Fprintf(e.stdout, "reason: %s\n", s.Reason)
+	}
+	if s.Home != nil {
+		fmt.Fprintf(e.stdout, "works in: %s\n", s.Home)
+	}
+	fmt.Fprintln(e.stdout, "path:")
+	for _, p := range s.Path {
+		fmt.Fprintf(e.stdout, "  %s\n", p)
+	}
+	if len(s.Output) > 0 && string(s.Output) != "{}" {
+		fmt.Fprintf(e.stdout, "output: %s\n", s.Output)
+	}
+	return nil
+}
+
+// temporalLogs is apl logs --engine temporal: the run's events, as apl
+// run printed them (the workflow keeps the last ones).
+func temporalLogs(e *env, f temporalFlags, id string) error {
+	cl, err := dialTemporal(f.TemporalAddress, f.Namespace)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	in, err := temporal.StartedWith(context.Background(), cl, id)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	pb, diags := e.loader.Load(in.Ref)
+	if len(in.Sources) > 0 {
+		pb, diags = e.loader.LoadRef(in.Ref, in.Sources, in.Dir)
+	}
+	if diags.HasErrors() {
+		return exitWith(exitUsage, fmt.Errorf("run %s: its playbook %s: %s", id, in.Ref, countDiags(diags)))
+	}
+	prog := newProgress(e.stdout, progressOptions{}, pb)
+	defer prog.close()
+	evs, err := temporal.AllEvents(context.Background(), cl, id)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	for _, ev := range evs {
+		prog.Event(ev)
+	}
+	return nil
+}
