@@ -4,6 +4,7 @@ package temporal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,8 +36,6 @@ type ending struct {
 	// stops is set for an ending that stops the whole run: nothing runs
 	// after it, not even the main step "later" after the place.
 	stops bool
-	// skip is why Temporal cannot run this ending yet ("" when it can).
-	skip string
 }
 
 var endings = []ending{
@@ -83,8 +82,10 @@ var endings = []ending{
     question = "Go on?"
     options  = ["yes", "no"]
   }`},
-	{name: "interrupt", stops: true,
-		skip: "interrupting a run (cancelling its workflow) is not offered on Temporal yet (see the package doc)"},
+	// The run is interrupted (locally its context is cancelled, on
+	// Temporal its workflow) when the trigger starts.
+	{name: "interrupt", stops: true, body: `
+  shell { command = ["sleep", "10"] }`},
 }
 
 // A place is where a step can stand. It builds the playbooks of a run
@@ -290,9 +291,6 @@ func TestEveryEndingEverywhereOnTemporal(t *testing.T) {
 		for _, p := range places {
 			for _, e := range endings {
 				t.Run(p.name+"/"+e.name, func(t *testing.T) {
-					if e.skip != "" {
-						t.Skip(e.skip)
-					}
 					t.Parallel()
 					if e.name == "timeout" && (p.name == "on_failure" || p.name == "finally") {
 						// on_failure and finally steps run without the
@@ -326,8 +324,14 @@ func TestEveryEndingEverywhereOnTemporal(t *testing.T) {
 
 					var lrec events
 					began := time.Now()
-					local, err := interp.Start(context.Background(), pb, ref, interp.Options{Workdir: t.TempDir(), NoSync: true, Observer: &lrec})
-					if err != nil {
+					lctx, lcancel := context.WithCancel(context.Background())
+					defer lcancel()
+					var lobs interp.Observer = &lrec
+					if e.name == "interrupt" {
+						lobs = interruptOn(&lrec, "trigger", lcancel)
+					}
+					local, err := interp.Start(lctx, pb, ref, interp.Options{Workdir: t.TempDir(), NoSync: true, Observer: lobs})
+					if err != nil && !(e.name == "interrupt" && errors.Is(err, interp.ErrInterrupted)) {
 						t.Fatalf("local run: %v", err)
 					}
 					lcalls := calls(t, log)
@@ -342,7 +346,22 @@ func TestEveryEndingEverywhereOnTemporal(t *testing.T) {
 						t.Fatal(err)
 					}
 					var rrec events
-					remote, _, err := Watch(ctx, c, id, 0, &rrec)
+					var robs interp.Observer = &rrec
+					if e.name == "interrupt" {
+						// A child workflow's events are not the parent's:
+						// a Temporal sub-run is interrupted when the step
+						// that runs it starts.
+						at := "trigger"
+						if strings.HasPrefix(p.name, "sub-playbook") {
+							at = "phase"
+						}
+						robs = interruptOn(&rrec, at, func() {
+							if err := c.CancelWorkflow(ctx, id, ""); err != nil {
+								t.Errorf("cancelling %s: %v", id, err)
+							}
+						})
+					}
+					remote, _, err := Watch(ctx, c, id, 0, robs)
 					if err != nil {
 						t.Fatalf("Temporal run: %v", err)
 					}
@@ -381,6 +400,18 @@ func TestEveryEndingEverywhereOnTemporal(t *testing.T) {
 					}
 				})
 			}
+		}
+	})
+}
+
+// interruptOn records the events, and interrupts the run (once) when
+// the step named at starts.
+func interruptOn(rec *events, at string, interrupt func()) interp.Observer {
+	var once sync.Once
+	return interp.ObserverFunc(func(e interp.Event) {
+		rec.Event(e)
+		if e.Type == interp.EventStepStarted && strings.HasSuffix(e.Step, at) {
+			once.Do(interrupt)
 		}
 	})
 }
