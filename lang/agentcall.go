@@ -256,11 +256,7 @@ func (l *loader) sessionType(expr hcl.Expression, body *Step) (cty.Type, string)
 		if attrs[1] != "output" {
 			return cty.NilType, ""
 		}
-		t, attrs = st.Returns, attrs[2:]
-		if t == cty.NilType {
-			// An agent's or a shell's text.
-			t = cty.DynamicPseudoType
-		}
+		t, attrs = l.outputType(st), attrs[2:]
 	case RootInputs:
 		if len(attrs) == 0 {
 			return cty.EmptyObject, what

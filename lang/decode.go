@@ -45,7 +45,9 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 	l.gotoRanges = map[*Outcome]hcl.Range{}
 	l.badMax = map[*Outcome]bool{}
 	l.usedInputs = map[string]bool{}
-	l.envs = map[*Step]*condEnv{}
+	l.stepContents = map[*Step]*hcl.BodyContent{}
+	l.condEnvs = map[Scope]*condEnv{}
+	l.sections = map[*Step]map[string]rootType{}
 	byType := map[string][]*hcl.Block{}
 	for _, c := range bodies {
 		for _, b := range c.Blocks {
@@ -105,15 +107,18 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 			diags = append(diags, l.declareSection(b, sec.sec)...)
 		}
 	}
+	for _, s := range l.pb.AllSteps() {
+		diags = append(diags, l.decodeStepAction(s)...)
+	}
 	diags = append(diags, l.declareLocals(byType["locals"])...)
 	// Bodies of for_each steps come after their for_each step in
 	// AllSteps, whose list expression fixes the item type their
 	// environment needs.
 	for _, s := range l.pb.AllSteps() {
-		diags = append(diags, l.decodeStepBody(s, l.stepBlocks[s], l.envFor(s.Parent))...)
+		diags = append(diags, l.decodeStepBody(s, l.condEnv(Scope{Body: s.Parent}))...)
 	}
 	for _, in := range l.pb.Inputs {
-		diags = append(diags, l.compileValidations(in, l.envFor(nil))...)
+		diags = append(diags, l.compileValidations(in)...)
 	}
 
 	if b, d := singleBlock("output", byType["output"], ""); b != nil {

@@ -91,7 +91,7 @@ func (l *loader) decodeForEach(s *Step, content *hcl.BodyContent, outer *condEnv
 			}
 		}
 	}
-	body := l.envFor(s)
+	body := l.condEnv(Scope{Body: s})
 	for name, dst := range map[string]**Condition{"key": &fe.Key, "depends_on": &fe.DependsOn, "priority": &fe.Priority} {
 		if a := content.Attributes[name]; a != nil {
 			c, d := l.decodeExpr(a, body)
@@ -221,10 +221,13 @@ func (l *loader) staticType(n ast.Node, body *Step) cty.Type {
 		t, path = in.Type, path[2:]
 	case path[0] == RootSteps && len(path) >= 3 && path[2] == "output":
 		s := l.pb.steps[path[1]]
-		if s == nil || s.Returns == cty.NilType || (s.Parent != nil && s.Parent != body) {
+		if s == nil || (s.Parent != nil && s.Parent != body) {
 			return cty.NilType
 		}
-		t, path = s.Returns, path[3:]
+		t, path = l.outputType(s), path[3:]
+		if t == cty.DynamicPseudoType {
+			return cty.NilType
+		}
 	default:
 		return cty.NilType
 	}
