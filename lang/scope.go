@@ -197,6 +197,27 @@ func (l *loader) varsKnown() *varNames {
 	return l.vars
 }
 
+// pathType is the type of what path (a root, then attribute names)
+// reads in sc, as far as it is known before the run; cty.NilType when sc
+// has no such name.
+func (l *loader) pathType(sc Scope, path []string) cty.Type {
+	rt, ok := l.rootTypes(sc.normal())[path[0]]
+	if !ok {
+		return cty.NilType
+	}
+	t := rt.hcl
+	for _, a := range path[1:] {
+		if t == cty.DynamicPseudoType {
+			return t
+		}
+		if !t.IsObjectType() || !t.HasAttribute(a) {
+			return cty.NilType
+		}
+		t = t.AttributeType(a)
+	}
+	return t
+}
+
 // condEnv is the typed environment conditions in sc are compiled
 // against.
 func (l *loader) condEnv(sc Scope) *condEnv {

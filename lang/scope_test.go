@@ -95,6 +95,27 @@ step "each" {
 			summary: "Unsupported attribute",
 		},
 		{
+			// A for_each item was typed only from an input's or a
+			// step's returns, not from a local.
+			name: "item of a local's list read with a typo",
+			src: `
+locals {
+  tasks = [for f in steps.list.output : { id = f, size = 0 }]
+}
+
+step "each" {
+  for_each = "local.tasks"
+  key      = "item.id"
+  step "one" {
+    shell {
+      command = ["echo", item.nmae]
+    }
+  }
+}`,
+			summary: "Unsupported attribute",
+			detail:  `It has "id" and "size".`,
+		},
+		{
 			// A session was typed only from a declared returns.
 			name: "session from a command's lines",
 			src: `
