@@ -377,6 +377,24 @@ func (r *run) exprEnv(f *frame, conds ...*lang.Condition) map[string]any {
 	return env
 }
 
+// validationEnv is what input in's validation conditions see (lang's
+// Scope of the validation): value, the input's own value, and inputs, as
+// conditions see them.
+func validationEnv(in *lang.Input, value cty.Value, inputs any) map[string]any {
+	env := map[string]any{}
+	for _, root := range (lang.Scope{Input: in}).Roots() {
+		switch root {
+		case lang.RootValue:
+			env[root] = lang.ExprValue(value)
+		case lang.RootInputs:
+			env[root] = inputs
+		default:
+			panic(fmt.Sprintf("interp: lang's validation scope has a root %q that the run does not build", root))
+		}
+	}
+	return env
+}
+
 // inputsGo is inputs as conditions see them; inputs never change during
 // a run, so they are converted once.
 func (r *run) inputsGo() any {
