@@ -40,13 +40,14 @@ type stepsView func(f *frame, refs stepRefs) cty.Value
 // evalCtxIn is evalCtx with steps, and the locals the expressions read,
 // seen through view.
 func (r *run) evalCtxIn(view stepsView, f *frame, extra map[string]cty.Value, exprs ...hcl.Expression) *hcl.EvalContext {
-	rd := reads{all: len(exprs) == 0, need: map[string]bool{}}
+	rd := reads{all: len(exprs) == 0}
+	need := map[string]bool{} // on the stack: rootValue does not see it
 	for _, e := range exprs {
 		if e == nil {
 			continue
 		}
 		for _, tr := range e.Variables() {
-			rd.need[tr.RootName()] = true
+			need[tr.RootName()] = true
 			switch tr.RootName() {
 			case lang.RootSteps:
 				rd.steps.addTraversal(tr)
@@ -56,10 +57,10 @@ func (r *run) evalCtxIn(view stepsView, f *frame, extra map[string]cty.Value, ex
 		}
 	}
 	rd.steps.all = rd.steps.all || rd.all
-	rd.events = rd.all || rd.need[lang.RootRun] && readsEvents(exprs)
+	rd.events = rd.all || need[lang.RootRun] && readsEvents(exprs)
 	vars := map[string]cty.Value{}
 	for _, root := range scopeOf(f).Roots() {
-		if _, given := extra[root]; !given && (rd.all || rd.need[root]) {
+		if _, given := extra[root]; !given && (rd.all || need[root]) {
 			vars[root] = r.rootValue(root, view, f, rd)
 		}
 	}
@@ -81,8 +82,7 @@ func scopeOf(f *frame) lang.Scope {
 
 // reads is what some expressions read, so that only that is built.
 type reads struct {
-	all    bool            // everything (no expressions given)
-	need   map[string]bool // the roots read
+	all    bool // everything (no expressions given)
 	steps  stepRefs
 	locals []string // the locals read by name; "" for local[expr]
 	events bool     // run.events
