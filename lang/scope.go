@@ -65,12 +65,14 @@ func (sc Scope) normal() Scope {
 // rootType is the type of a name as each language sees it: value
 // expressions are checked against unknown values of hcl, conditions are
 // compiled against cond. Both are made together, from one cty type, so
-// they cannot disagree; cond only adds that some numbers are whole (int).
+// they cannot disagree: cond only adds that some numbers are whole (int),
+// and that vars may hold any name (varsType).
 type rootType struct {
 	hcl  cty.Type
 	cond types.Type
 }
 
+// rootTypeOf is t in both languages; an unknown type is any.
 func rootTypeOf(t cty.Type) rootType {
 	if t == cty.NilType {
 		t = cty.DynamicPseudoType
@@ -90,6 +92,7 @@ func objectOf(attrs map[string]rootType) rootType {
 	return rootType{cty.Object(h), c}
 }
 
+// withFields is an object of fields (StepFields, RunFields) and extra.
 func withFields(fields map[string]Field, extra map[string]rootType) rootType {
 	m := make(map[string]rootType, len(fields)+len(extra))
 	for name, f := range fields {
@@ -143,6 +146,8 @@ func (l *loader) section(body *Step) map[string]rootType {
 			m[root] = rootTypeOf(body.ForEach.ItemType)
 		case RootItemAttempt:
 			m[root] = Field{Type: cty.Number, Whole: true}.rootType()
+		case RootLocal, RootVars:
+			// Per scope (rootTypes).
 		}
 	}
 	l.sections[body] = m
