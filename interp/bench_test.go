@@ -170,11 +170,13 @@ func BenchmarkAgentAnswer50MB(b *testing.B) {
 	b.Run("write", func(b *testing.B) {
 		dir := b.TempDir()
 		b.SetBytes(int64(len(text)))
+		done := reportCPU(b)
 		for b.Loop() {
 			if err := os.WriteFile(filepath.Join(dir, "answer"), []byte(text), 0o644); err != nil {
 				b.Fatal(err)
 			}
 		}
+		done()
 	})
 	b.Run("run", func(b *testing.B) {
 		pb := load(b, `
@@ -187,12 +189,14 @@ step "ask" {
 `)
 		b.SetBytes(int64(len(text)))
 		b.ReportAllocs()
+		done := reportCPU(b)
 		for b.Loop() {
 			res, err := Start(context.Background(), pb, "big", Options{Workdir: b.TempDir(), NoSync: true, Drivers: drivers(bigAnswer{text})})
 			if err != nil || res.Status != StatusCompleted {
 				b.Fatal(err, res)
 			}
 		}
+		done()
 	})
 	// The same answer printed by a command driver's process (cat), which
 	// apl streams to the response artifact.
@@ -211,12 +215,14 @@ step "ask" {
 		}
 		b.SetBytes(int64(len(text)))
 		b.ReportAllocs()
+		done := reportCPU(b)
 		for b.Loop() {
 			res, err := Start(context.Background(), pb, "big", Options{Workdir: b.TempDir(), NoSync: true, AgentCommand: []string{"cat", src}})
 			if err != nil || res.Status != StatusCompleted {
 				b.Fatal(err, res)
 			}
 		}
+		done()
 	})
 }
 
