@@ -17,7 +17,8 @@ import (
 
 // A run's state is kept as a snapshot (state.json) plus a journal
 // (state.journal): every transition appends one line holding what changed,
-// and every compactEvery transitions the whole state is written as a new
+// and after compactEvery transitions or more, once the journal has grown
+// to snapRatio times the snapshot, the whole state is written as a new
 // snapshot. A transition then costs one small append (and one fsync when
 // durable), not a rewrite of a state that grows with its event log.
 //
