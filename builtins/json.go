@@ -226,6 +226,15 @@ func writeJSONString(w io.Writer, s string, piece int) error {
 	return err
 }
 
+// AppendJSONString appends s to dst as a JSON string, as an encoding/json
+// Encoder with SetEscapeHTML(false) writes it.
+func AppendJSONString(dst []byte, s string) []byte {
+	if dst == nil {
+		dst = []byte{}
+	}
+	return appendJSONString(dst, s)
+}
+
 // appendJSONString appends s as a JSON string, exactly as an
 // encoding/json Encoder with SetEscapeHTML(false) writes it: invalid UTF-8
 // becomes U+FFFD, and U+2028 and U+2029 are escaped.
