@@ -51,6 +51,7 @@ var StepFields = map[string]Field{
 	"tokens":     {Type: cty.Number, Whole: true},
 	"cost_usd":   {Type: cty.Number},
 	"model":      {Type: cty.String},
+	"agent":      {Type: cty.String},
 	"raw":        {Type: cty.String},
 }
 
@@ -291,7 +292,7 @@ func checkFunctions(expr hcl.Expression) hcl.Diagnostics {
 		if _, ok := functions[call.Name]; ok {
 			return nil
 		}
-		detail := fmt.Sprintf("There is no function named %q.%s", call.Name, didYouMean(call.Name, slices.Sorted(maps.Keys(functions))))
+		detail := fmt.Sprintf("There is no function named %q.%s", call.Name, valueFunctionHint(call.Name))
 		if call.Name == "file" {
 			detail = "file() is read when the playbook loads and may only be the whole template of a prompt: template = file(\"prompts/x.md\")."
 		}
