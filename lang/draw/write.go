@@ -204,10 +204,7 @@ func stepHTML(s *lang.Step, badge string) string {
 		}
 	}
 	if s.Gate != nil {
-		rules := append([]*lang.Rule(nil), s.Gate.Rules...)
-		if s.Gate.Otherwise != nil {
-			rules = append(rules, s.Gate.Otherwise)
-		}
+		rules := s.Gate.Tried()
 		if len(rules) > 1 {
 			rows = append(rows, "<i>"+small("◆ first match of:")+"</i>")
 		} else {
@@ -243,11 +240,7 @@ func stepHTML(s *lang.Step, badge string) string {
 // rowIsRule says whether row i of a gate step's label lists a rule: the
 // rules are its last rows.
 func rowIsRule(s *lang.Step, i, n int) bool {
-	rules := len(s.Gate.Rules)
-	if s.Gate.Otherwise != nil {
-		rules++
-	}
-	return i >= n-rules
+	return i >= n-len(s.Gate.Tried())
 }
 
 // stepTooltip is everything about a step a node has no room for.
