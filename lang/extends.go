@@ -173,7 +173,7 @@ func (l *loader) merge(up, own *hclsyntax.Body, addr string, top bool) *hclsynta
 	blocks := slices.Clone(ups)
 	seen := map[string]int{} // unlabelled blocks of own by type, for matching by position
 	for _, ob := range own.Blocks {
-		baddr := blockAddr(addr, ob)
+		baddr := BlockAddress(addr, ob.Type, ob.Labels...)
 		removed := l.removedFlag(ob)
 		if top && ob.Type == "locals" {
 			l.overrideLocals(blocks, ob)
@@ -279,14 +279,4 @@ func (l *loader) removedFlag(b *hclsyntax.Block) bool {
 		return false
 	}
 	return v.True()
-}
-
-// blockAddr is a block's address under its parent's: step.verify.gate.
-func blockAddr(parent string, b *hclsyntax.Block) string {
-	parts := append([]string{b.Type}, b.Labels...)
-	a := strings.Join(parts, ".")
-	if parent == "" {
-		return a
-	}
-	return parent + "." + a
 }

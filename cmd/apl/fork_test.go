@@ -110,7 +110,7 @@ func TestForkDiffRoundTrip(t *testing.T) {
 	want := `Your changes:
 --- stdlib:review as forked (apl dev)
 +++ ` + dir + `
-~ prompt "review": template
+~ prompt.review: template
     @@ -1,3 +1,3 @@
      file("prompts/review.md"):
     -Review the change.
@@ -183,7 +183,7 @@ func TestForkDiffUpstreamChanged(t *testing.T) {
 	want := `Your changes:
 --- stdlib:review as forked (apl dev)
 +++ ` + dir + `
-+ step "notify"
++ step.notify
 budgets:
    budget  max_response_lines
 -  review  100
@@ -192,14 +192,14 @@ budgets:
 Upstream's changes since the fork:
 --- stdlib:review as forked (apl dev)
 +++ ` + up + `
-~ playbook "review": description = "Review a change." → "Review a change for bugs."
+~ playbook.review: description = "Review a change." → "Review a change for bugs."
 budgets:
    budget  max_response_lines
 -  review  100
 +  review  150
 
 Changed on both sides; merge these by hand:
-  budget "review": max_response_lines (yours: changed it; upstream: changed it)
+  budget.review: max_response_lines (yours: changed it; upstream: changed it)
 `
 	if out.String() != want {
 		t.Errorf("diff:\n%s\nwant:\n%s", out, want)

@@ -32,8 +32,9 @@ type Change struct {
 // Block is a block of a playbook, flattened: its attributes' normalized
 // texts, in source order, and the labels of its ordered children.
 type Block struct {
-	Addr  string // its address, as lang.Address writes it
-	Kind  string // the block type
+	Addr   string // its address (lang.BlockAddress)
+	Parent string // the address of the block it is in; "" at the top
+	Kind   string // the block type
 	Name  string // its first label
 	Attrs []Attr
 	// Rules are a gate's rule names in order.
@@ -55,20 +56,14 @@ func Blocks(pb *lang.Playbook) []*Block {
 
 func flatten(pb *lang.Playbook, body *hclsyntax.Body, prefix string, out *[]*Block, seen map[string]bool) {
 	for _, b := range body.Blocks {
-		addr := b.Type
-		for _, l := range b.Labels {
-			addr += fmt.Sprintf(" %q", l)
-		}
-		if prefix != "" {
-			addr = prefix + "." + addr
-		}
+		addr := lang.BlockAddress(prefix, b.Type, b.Labels...)
 		// Unlabelled blocks that repeat (two on_exhausted, which the loader
 		// rejects) keep apart by their place.
 		for i := 2; seen[addr]; i++ {
 			addr = fmt.Sprintf("%s#%d", strings.TrimSuffix(addr, fmt.Sprintf("#%d", i-1)), i)
 		}
 		seen[addr] = true
-		bl := &Block{Addr: addr, Kind: b.Type}
+		bl := &Block{Addr: addr, Parent: prefix, Kind: b.Type}
 		if len(b.Labels) > 0 {
 			bl.Name = b.Labels[0]
 		}
@@ -138,9 +133,9 @@ func Compare(a, b []*Block) []Change {
 		inA[bl.Addr] = bl
 	}
 	// A block under a removed or added one is said with it.
-	under := func(addr string, m map[string]*Block) bool {
-		for i := strings.LastIndex(addr, "."); i > 0; i = strings.LastIndex(addr[:i], ".") {
-			if m[addr[:i]] == nil {
+	under := func(bl *Block, own, other map[string]*Block) bool {
+		for p := bl.Parent; p != ""; p = own[p].Parent {
+			if other[p] == nil {
 				return true
 			}
 		}
@@ -149,7 +144,7 @@ func Compare(a, b []*Block) []Change {
 	for _, x := range a {
 		y := inB[x.Addr]
 		if y == nil {
-			if !under(x.Addr, inB) {
+			if !under(x, inA, inB) {
 				changes = append(changes, Change{Kind: "removed", Block: x.Addr})
 			}
 			continue
@@ -160,7 +155,7 @@ func Compare(a, b []*Block) []Change {
 		}
 	}
 	for _, y := range b {
-		if inA[y.Addr] == nil && !under(y.Addr, inA) {
+		if inA[y.Addr] == nil && !under(y, inB, inA) {
 			changes = append(changes, Change{Kind: "added", Block: y.Addr})
 		}
 	}
@@ -229,8 +224,7 @@ func Write(w io.Writer, nameA, nameB string, changes []Change, a, b []*Block) {
 	fmt.Fprintf(w, "--- %s\n+++ %s\n", nameA, nameB)
 	tables := map[string]bool{}
 	for _, c := range changes {
-		k := kindOf(c.Block)
-		if (k == "budget" || k == "mode") && !strings.Contains(c.Block, ".") {
+		if k := tableOf(c, a, b); k != "" {
 			tables[k] = true
 			continue
 		}
@@ -262,10 +256,15 @@ func Write(w io.Writer, nameA, nameB string, changes []Change, a, b []*Block) {
 	}
 }
 
-// kindOf is the type of an address's first block.
-func kindOf(addr string) string {
-	k, _, _ := strings.Cut(addr, " ")
-	return k
+// tableOf is the type of the block c changes when it is a top-level
+// budget or mode, which Write shows in a table; else "".
+func tableOf(c Change, a, b []*Block) string {
+	for _, bl := range append(slices.Clip(a), b...) {
+		if bl.Addr == c.Block && bl.Parent == "" && (bl.Kind == "budget" || bl.Kind == "mode") {
+			return bl.Kind
+		}
+	}
+	return ""
 }
 
 // writeTable prints the budgets or modes that differ as a table: a row
@@ -283,7 +282,7 @@ func writeTable(w io.Writer, kind string, changes []Change, a, b []*Block) {
 		return nil
 	}
 	for _, c := range changes {
-		if kindOf(c.Block) != kind || strings.Contains(c.Block, ".") {
+		if tableOf(c, a, b) != kind {
 			continue
 		}
 		if _, ok := rows[c.Block]; !ok {
