@@ -35,8 +35,8 @@ type Block struct {
 	Addr   string // its address (lang.BlockAddress)
 	Parent string // the address of the block it is in; "" at the top
 	Kind   string // the block type
-	Name  string // its first label
-	Attrs []Attr
+	Name   string // its first label
+	Attrs  []Attr
 	// Rules are a gate's rule names in order.
 	Rules []string
 }
