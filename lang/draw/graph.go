@@ -219,20 +219,8 @@ func New(pb *lang.Playbook) *Graph {
 	v.start = v.node(&vnode{id: v.newID("start"), kind: nodeStart, label: "start", cluster: main})
 	v.addSteps(pb.Steps, main)
 	v.addBodies(pb.Steps)
-	var onFailure *cluster
-	if len(pb.OnFailure) > 0 {
-		onFailure = &cluster{id: v.newID("on_failure"), title: "on_failure: runs once the run failed", onFailure: true}
-		v.clusters = append(v.clusters, onFailure)
-		v.addSteps(pb.OnFailure, onFailure)
-		v.addBodies(pb.OnFailure)
-	}
-	var finally *cluster
-	if len(pb.Finally) > 0 {
-		finally = &cluster{id: v.newID("finally"), title: "finally: runs after every ending", finally: true}
-		v.clusters = append(v.clusters, finally)
-		v.addSteps(pb.Finally, finally)
-		v.addBodies(pb.Finally)
-	}
+	onFailure := v.addSection(pb.OnFailure, &cluster{id: "on_failure", title: "on_failure: runs once the run failed", onFailure: true})
+	finally := v.addSection(pb.Finally, &cluster{id: "finally", title: "finally: runs after every ending", finally: true})
 	// Routes in declared order: the main steps, each body, on_failure,
 	// finally.
 	if len(pb.Steps) > 0 {
@@ -269,6 +257,19 @@ func New(pb *lang.Playbook) *Graph {
 	}
 	v.mergeEdges()
 	return v
+}
+
+// addSection adds c, the cluster of the on_failure or the finally steps,
+// when there are any, with its id made unique; nil when there are none.
+func (v *Graph) addSection(steps []*lang.Step, c *cluster) *cluster {
+	if len(steps) == 0 {
+		return nil
+	}
+	c.id = v.newID(c.id)
+	v.clusters = append(v.clusters, c)
+	v.addSteps(steps, c)
+	v.addBodies(steps)
+	return c
 }
 
 func (v *Graph) node(n *vnode) *vnode {

@@ -408,18 +408,11 @@ func (v *Graph) WriteMermaid(w io.Writer) {
 			gates = append(gates, mermaidID(n))
 		}
 	}
-	for _, cl := range []struct {
-		name, style string
-		ids         []string
-	}{
+	writeClasses(w, []mermaidClass{
 		{"decision", "fill:" + colorDecision + ",stroke:#b59b00", gates},
 		{"completed", "fill:" + colorCompleted + ",stroke:#2e7d32", completed},
 		{"failed", "fill:" + colorFailed + ",stroke:" + colorFail, failed},
-	} {
-		if len(cl.ids) > 0 {
-			fmt.Fprintf(w, "  classDef %s %s\n  class %s %s\n", cl.name, cl.style, strings.Join(cl.ids, ","), cl.name)
-		}
-	}
+	})
 	if len(taken) > 0 {
 		fmt.Fprintf(w, "  linkStyle %s stroke:%s,stroke-width:3px\n", strings.Join(taken, ","), colorVisited)
 	}
@@ -437,17 +430,26 @@ func (v *Graph) WriteMermaid(w io.Writer) {
 				visited = append(visited, mermaidID(n))
 			}
 		}
-		for _, cl := range []struct {
-			name, style string
-			ids         []string
-		}{
+		writeClasses(w, []mermaidClass{
 			{"visited", "stroke:" + colorVisited + ",stroke-width:3px", visited},
 			{"stopped", "stroke:" + colorFail + ",stroke-width:3px", failedSteps},
 			{"unseen", "stroke:" + colorUnseen + ",color:" + colorUnseen, unseen},
-		} {
-			if len(cl.ids) > 0 {
-				fmt.Fprintf(w, "  classDef %s %s\n  class %s %s\n", cl.name, cl.style, strings.Join(cl.ids, ","), cl.name)
-			}
+		})
+	}
+}
+
+// mermaidClass is a Mermaid class: its name, its style and the nodes it
+// styles.
+type mermaidClass struct {
+	name, style string
+	ids         []string
+}
+
+// writeClasses declares each class that styles a node, and its nodes.
+func writeClasses(w io.Writer, classes []mermaidClass) {
+	for _, cl := range classes {
+		if len(cl.ids) > 0 {
+			fmt.Fprintf(w, "  classDef %s %s\n  class %s %s\n", cl.name, cl.style, strings.Join(cl.ids, ","), cl.name)
 		}
 	}
 }
