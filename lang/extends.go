@@ -184,7 +184,7 @@ func (l *loader) merge(up, own *hclsyntax.Body, addr string, top bool) *hclsynta
 		if i < 0 || blocks[i] == nil {
 			if removed {
 				l.diags = append(l.diags, errDiag("Nothing to remove",
-					fmt.Sprintf("The upstream playbook has no %s to remove.", strings.TrimPrefix(baddr, ".")), ob.DefRange()))
+					fmt.Sprintf("The upstream playbook has no %s to remove.", baddr), ob.DefRange()))
 				continue
 			}
 			blocks = append(blocks, withBody(ob, l.merge(nil, ob.Body, baddr, false)))
