@@ -2,7 +2,7 @@
 // the record of a fork so that a fork can be compared three ways.
 //
 // Blocks flattens a loaded playbook into its blocks, each named by its
-// address (lang.Address), and Compare lists the Changes from one to
+// address (lang.BlockAddress), and Compare lists the Changes from one to
 // another: blocks added and removed, attributes added, removed and
 // changed (compared as apl fmt writes them, so comments and layout are no
 // differences; a prompt file that file() reads is compared by its text),
