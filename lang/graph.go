@@ -28,25 +28,6 @@ type Edge struct {
 	Range    hcl.Range
 }
 
-// Label describes the edge for graphs: its condition and cap.
-func (e *Edge) Label() string {
-	var parts []string
-	if e.Rule != nil {
-		if e.Rule.When != nil {
-			parts = append(parts, e.Rule.When.Source)
-		} else {
-			parts = append(parts, "otherwise")
-		}
-	}
-	if e.Kind == EdgeExhausted {
-		parts = append(parts, "exhausted")
-	}
-	if e.Max > 0 {
-		parts = append(parts, fmt.Sprintf("max %d", e.Max))
-	}
-	return strings.Join(parts, ", ")
-}
-
 func (e *Edge) String() string {
 	kind := map[EdgeKind]string{EdgeNext: "next", EdgeGoto: "goto", EdgeExhausted: "exhausted"}[e.Kind]
 	s := fmt.Sprintf("-> %s (%s", e.To.Name, kind)
