@@ -101,19 +101,13 @@ func (p *Playbook) Branches() []Branch {
 // Steps that only decide and record fail only on a broken expression,
 // which is not a branch a test should take.
 func (fe *ForEach) canFail() bool {
-	var fails func(o *Outcome) bool
-	fails = func(o *Outcome) bool {
-		return o != nil && (o.Fail != nil || fails(o.Exhausted))
-	}
 	for _, s := range fe.Steps {
 		if s.Action != nil {
 			return true
 		}
-		if g := s.Gate; g != nil {
-			for _, r := range append(slices.Clone(g.Rules), g.Otherwise) {
-				if r != nil && fails(r.Outcome) {
-					return true
-				}
+		for _, x := range s.Successors() {
+			if x.End == EndFail {
+				return true
 			}
 		}
 	}
