@@ -9,21 +9,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// retryPlaybook loops from check back to build at most twice.
 const retryPlaybook = `
 playbook "p" {}
-
-step "build" {
-  shell { command = ["true"] }
-}
-
+step "build" { shell { command = ["true"] } }
 step "check" {
   shell { command = ["true"] }
   gate {
     rule "retry" {
-      when = "steps.check.exit_code != 0"
-      goto = "build"
-      max  = 2
       on_exhausted { fail = "halt" }
+      max  = 2
+      goto = "build"
+      when = "steps.check.exit_code != 0"
     }
   }
 }
