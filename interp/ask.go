@@ -47,12 +47,12 @@ type Question struct {
 // STEP=CHOICE, or STEP[ITEM]=CHOICE inside a for_each), else the Asker,
 // else the run pauses as waiting. The choice is the step's output and is
 // recorded in the event log and the trace.
-func (r *run) askAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) result {
+func (r *run) askAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) outcome {
 	out, w, err := r.ask(ctx, f, s, a)
 	if w != nil {
-		return stopWith(outcome{kind: outWait, waiting: w})
+		return waitFor(w)
 	}
-	return result{out: out, err: err}
+	return done(out, err)
 }
 
 // ask gets the decision, or says what the run must wait for.

@@ -26,15 +26,15 @@ import (
 // sub-run here spends from this run's budget as it goes; one on an
 // engine is given what is left of it (Caps), and what it spent is
 // charged when it ends.
-func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *lang.SubPlaybook, rec *StepRecord) result {
+func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *lang.SubPlaybook, rec *StepRecord) outcome {
 	inputs := map[string]cty.Value{}
 	if a.Inputs != nil {
 		v, diags := a.Inputs.Value(r.evalCtx(f, nil, a.Inputs))
 		if diags.HasErrors() {
-			return result{err: diagsError(diags)}
+			return failWith(diagsError(diags))
 		}
 		if v.IsNull() || !v.CanIterateElements() {
-			return result{err: fmt.Errorf("%s: inputs must be an object", a.Inputs.Range())}
+			return failWith(fmt.Errorf("%s: inputs must be an object", a.Inputs.Range()))
 		}
 		for it := v.ElementIterator(); it.Next(); {
 			k, ev := it.Element()
@@ -43,7 +43,7 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	}
 	if r.playbooks != nil {
 		if out, ok, err := r.playbooks(ctx, s.Name); ok {
-			return result{out: out, err: err}
+			return done(out, err)
 		}
 	}
 	id := fmt.Sprintf("%s-%d", s.Name, rec.Runs)
@@ -75,26 +75,26 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 			// It ended before this run stopped: what it spent is counted.
 			out, err := r.subResult(a, res)
 			if t := r.budget().stopped(); t != nil {
-				return result{out: out, trip: t}
+				return tripWith(t).withOut(out)
 			}
-			return result{out: out, err: err}
+			return done(out, err)
 		}
 	}
 	r.trace(Span{Step: s.Name, Item: f.key(), Action: "agent_spawn", Attempt: rec.Runs,
 		InputSummary: "playbook " + a.Source, OutputSummary: resultSummary(res, err)}, start, err)
 	if errors.Is(err, ErrInterrupted) {
-		return stopWith(interrupted)
+		return interrupted
 	}
 	if err != nil {
 		// The sub-run's bad inputs, or its refusal to resume, are this
 		// step's failure, not a usage error of this run: %v drops the type.
-		return result{err: fmt.Errorf("playbook %s: %v", a.Source, err)}
+		return failWith(fmt.Errorf("playbook %s: %v", a.Source, err))
 	}
 	if res.Status == StatusWaiting && res.Waiting != nil {
 		// The decision the sub-run waits for is this run's to wait for.
 		w := *res.Waiting
 		w.Step = s.Name + "/" + w.Step
-		return stopWith(outcome{kind: outWait, waiting: &w})
+		return waitFor(&w)
 	}
 	// What the sub-run spent counts toward this step's and this run's
 	// metrics and caps. A sub-run here charged this run's budget as it
@@ -114,11 +114,11 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 		r.budget().charge(res.Metrics.TotalTokens, cost, res.Metrics.Retries)
 		r.budget().learn(res.Spent)
 	}
-	if spent := r.checkSpend(s, rec); spent.spent() {
+	if spent := r.checkSpend(s, rec); spent.kind != outNext {
 		return spent
 	}
 	out, err := r.subResult(a, res)
-	return result{out: out, err: err}
+	return done(out, err)
 }
 
 // subRunHere runs a sub-playbook step's run in this process, under this
