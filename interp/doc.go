@@ -62,10 +62,11 @@
 // same path. localHost is the process's clock, goroutines and a baton
 // mutex, and the run's store; a test runs the walk on a fake clock
 // (host_test.go), and a durable-execution engine runs it as a workflow:
-// Options.Engine (an Engine: clock, timers, coroutines and channels)
-// replaces the local host's time and scheduling, and Options' Shell,
-// Funcs and Drivers send the actions to the engine's workers
-// (interp/temporal). The walk's coroutines hand each other values only
+// Options.Engine (an Engine: clock, timers, coroutines and channels, and
+// every way to the world: the actions, documents and sub-runs) replaces
+// the local host's time and scheduling and sends the actions to the
+// engine's workers (interp/temporal). The engine supplies all of them or
+// the run does not start: none falls back to a local one. The walk's coroutines hand each other values only
 // through the host's channels, never Go's, so an engine can schedule
 // them.
 //

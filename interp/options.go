@@ -89,8 +89,9 @@ type Options struct {
 	From string
 
 	// Engine, when set, runs the walk on a durable-execution engine
-	// instead of this process's goroutines (see Engine); the engine
-	// supplies Shell, Funcs and Drivers that reach its workers.
+	// instead of this process's goroutines (see Engine). The engine
+	// supplies Shell, Funcs and Drivers that reach its workers: a run
+	// that sets them beside it does not start.
 	Engine Engine
 
 	// OuterCaps are what the runs that run this one leave it of their

@@ -19,8 +19,7 @@ import (
 // under this run's directory (subruns/STEP-ATTEMPT, plus the item key in a
 // for_each). If this run is resumed while the sub-run was unfinished, the
 // sub-run is resumed too, so its completed steps are not run again. On
-// an engine that runs sub-runs itself (SubRunner), the sub-run is a run
-// on the engine. The sub-run's output object is the step's output; its
+// an engine, the sub-run is a run on the engine (Engine.SubRun). The sub-run's output object is the step's output; its
 // failure fails the step. This run's caps (tokens, cost, retries, time)
 // hold during the sub-run, beside the sub-playbook's own limits: a
 // sub-run here spends from this run's budget as it goes; one on an
@@ -64,9 +63,9 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	start := r.now()
 	var res *Result
 	var err error
-	if sr, ok := r.opts.Engine.(SubRunner); ok {
+	if e := r.opts.Engine; e != nil {
 		r.host.block(func() {
-			res, err = sr.SubRun(ctx, SubRun{ID: id, Parent: r.st.Meta.RunID, Step: s.Name, Item: f.key(), Attempt: rec.Runs,
+			res, err = e.SubRun(ctx, SubRun{ID: id, Parent: r.st.Meta.RunID, Step: s.Name, Item: f.key(), Attempt: rec.Runs,
 				Playbook: a, Inputs: inputs, Answers: answers, Caps: r.budget().left()})
 		})
 	} else {
@@ -101,7 +100,7 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	// spent; one on an engine is charged now.
 	r.st.Metrics.AgentCalls += res.Metrics.AgentCalls
 	r.account(rec, agent.Response{Usage: agent.Usage{InputTokens: res.Metrics.TotalTokens}, CostUSD: res.Metrics.TotalCostUSD})
-	if _, ok := r.opts.Engine.(SubRunner); ok {
+	if r.opts.Engine != nil {
 		if res.CapTrip != "" {
 			// The sub-run stopped at a cap of this run, in the copy of
 			// this run's budget it was given: this run stops too.
@@ -162,16 +161,7 @@ func (r *run) subRunHere(ctx context.Context, s *lang.Step, a *lang.SubPlaybook,
 	return res, false, err
 }
 
-// SubRunner is an Engine that runs sub-playbook steps itself, each as a
-// run on the engine (a child workflow), instead of in the process that
-// runs the walk.
-type SubRunner interface {
-	// SubRun runs sub and returns how it ended, with its output, the
-	// decision it waits for and its metrics, as Start's result does.
-	SubRun(ctx context.Context, sub SubRun) (*Result, error)
-}
-
-// SubRun is a sub-playbook step's run, for SubRunner.
+// SubRun is a sub-playbook step's run on an engine (Engine.SubRun).
 type SubRun struct {
 	// ID is the sub-run's run id, as a local sub-run's (STEP-ATTEMPT,
 	// STEP-ITEMKEY-ATTEMPT in a for_each); Parent is the id of the run

@@ -228,9 +228,9 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	opts := interp.Options{
 		Workdir: in.Home.Workdir, RunsDir: tmp, RunID: in.RunID, Inputs: inputs, Mode: in.Mode,
 		AgentCommand: in.AgentCommand, NoSync: true,
-		Engine:   &runEngine{engine: e, acts: acts, events: events, in: in, path: &path},
+		Engine:   &runEngine{engine: e, acts: acts, funcs: acts.funcs(), drivers: drivers, events: events, in: in, path: &path},
 		Observer: interp.ObserverFunc(func(ev interp.Event) { path.Event(ev); events.Event(ev) }),
-		Shell:    acts, Funcs: acts.funcs(), Drivers: drivers, Asker: asker, Answers: in.Answers,
+		Asker:    asker, Answers: in.Answers,
 		OuterCaps: in.Caps,
 	}
 	res, err := interp.Start(stop(e), pb, in.Ref, opts)
@@ -257,10 +257,7 @@ func (p *pathObserver) Event(e interp.Event) { *p = append(*p, PathEntry(e)...) 
 // PathEntry is what an event adds to a run's path: a step's or an
 // item's end.
 func PathEntry(e interp.Event) []string {
-	name := e.Step
-	if e.Item != "" {
-		name += "[" + e.Item + "]"
-	}
+	name := interp.StepKey(e.Step, e.Item)
 	switch e.Type {
 	case interp.EventStepCompleted, interp.EventStepFailed, interp.EventStepSkipped,
 		interp.EventItemCompleted, interp.EventItemFailed, interp.EventItemBlocked:
@@ -284,8 +281,8 @@ type actions struct {
 // it only when its worker went silent: an action's error comes back as
 // its result, and apl's own retry decides on it.
 func (a *actions) activity(ctx context.Context, name string, in any, out any) error {
-	c := a.e.cur
-	defer func() { a.e.cur = c }()
+	c, back := a.e.hold()
+	defer back()
 	limit := 24 * time.Hour
 	if d, ok := ctx.Deadline(); ok {
 		limit = max(d.Sub(workflow.Now(c)), time.Second)
