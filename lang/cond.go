@@ -137,18 +137,23 @@ func compileExpr(src string, holder hcl.Expression, env *condEnv, asBool bool) (
 		}
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: &rng}}
 	}
-	tree, err := parser.Parse(src)
+	code := renameContainsCalls(src)
+	tree, err := parser.Parse(code)
 	if err != nil {
 		return nil, hcl.Diagnostics{exprDiag("Invalid condition", src, err, holder, env, nil)}
+	}
+	if msg := splitOrderError(tree.Node); msg != "" {
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid condition",
+			Detail: fmt.Sprintf("In the condition %q: %s.", strings.Join(strings.Fields(src), " "), msg), Subject: &rng}}
 	}
 	// now() would make routing depend on when a run happens to take a
 	// step, and a resumed run could take another path: conditions read
 	// time only through the run's records (steps.NAME.started_at).
-	opts := []expr.Option{env.option(), expr.DisableBuiltin("now")}
+	opts := append([]expr.Option{env.option(), expr.DisableBuiltin("now")}, condFunctionOptions...)
 	if asBool {
 		opts = append(opts, expr.AsBool())
 	}
-	prog, err := expr.Compile(src, opts...)
+	prog, err := expr.Compile(code, opts...)
 	if err != nil {
 		return nil, hcl.Diagnostics{exprDiag("Invalid condition", src, err, holder, env, tree)}
 	}
@@ -267,6 +272,9 @@ func exprDiag(summary, src string, err error, holder hcl.Expression, env *condEn
 		msg = ferr.Message
 		if sub, ok := refineRange(src, holder, ferr); ok {
 			rng = sub
+		}
+		if name, ok := strings.CutPrefix(ferr.Message, "unknown name "); ok && tree != nil && calls(tree.Node, name) {
+			msg = fmt.Sprintf("there is no function named %q.%s", name, conditionFunctionHint(name))
 		}
 		if tree != nil && strings.HasPrefix(ferr.Message, "unknown field ") {
 			name := strings.TrimPrefix(ferr.Message, "unknown field ")
@@ -394,4 +402,16 @@ func upperFirst(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// calls reports whether the expression calls a function by this name.
+func calls(root ast.Node, name string) bool {
+	return ast.Find(root, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallNode)
+		if !ok {
+			return false
+		}
+		id, ok := call.Callee.(*ast.IdentifierNode)
+		return ok && id.Value == name
+	}) != nil
 }

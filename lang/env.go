@@ -291,7 +291,7 @@ func checkFunctions(expr hcl.Expression) hcl.Diagnostics {
 		if _, ok := functions[call.Name]; ok {
 			return nil
 		}
-		detail := fmt.Sprintf("There is no function named %q.%s", call.Name, didYouMean(call.Name, slices.Sorted(maps.Keys(functions))))
+		detail := fmt.Sprintf("There is no function named %q.%s", call.Name, valueFunctionHint(call.Name))
 		if call.Name == "file" {
 			detail = "file() is read when the playbook loads and may only be the whole template of a prompt: template = file(\"prompts/x.md\")."
 		}

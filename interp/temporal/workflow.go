@@ -280,17 +280,25 @@ type actions struct {
 // action's own time limit reports first) as its limit. Temporal retries
 // it only when its worker went silent: an action's error comes back as
 // its result, and apl's own retry decides on it.
+//
+// When ctx's deadline passes first (the run's or the step's time limit,
+// on the workflow's clock), the activity is cancelled and the walk waits
+// until its worker has stopped the step's commands, as a local run's
+// context stops them: nothing a step started goes on after the run has
+// decided to end. The walk then sees ctx's error, as a local walk does.
 func (a *actions) activity(ctx context.Context, name string, in any, out any) error {
 	c, back := a.e.hold()
 	defer back()
 	limit := 24 * time.Hour
-	if d, ok := ctx.Deadline(); ok {
-		limit = max(d.Sub(workflow.Now(c)), time.Second)
+	deadline, timed := ctx.Deadline()
+	if timed {
+		limit = max(deadline.Sub(workflow.Now(c)), time.Second)
 	}
 	opts := workflow.ActivityOptions{
 		TaskQueue:           a.queue,
 		StartToCloseTimeout: limit + time.Minute,
 		HeartbeatTimeout:    a.cfg.HeartbeatTimeout,
+		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: time.Second, MaximumAttempts: 10,
 		},
@@ -298,10 +306,34 @@ func (a *actions) activity(ctx context.Context, name string, in any, out any) er
 	var p payload
 	ac, done := a.e.stoppable(c)
 	defer done()
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ac, opts), activityPrefix+name, in).Get(c, &p); err != nil {
+	ac, cancel := workflow.WithCancel(ac)
+	defer cancel()
+	f := workflow.ExecuteActivity(workflow.WithActivityOptions(ac, opts), activityPrefix+name, in)
+	if timed {
+		cancelAt(c, f, deadline, cancel)
+	}
+	if err := f.Get(c, &p); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
 		return err
 	}
 	return blobs(a.cfg.BlobDir).unwrap(p, out)
+}
+
+// cancelAt waits until f is ready or the workflow's clock reaches
+// deadline, whichever comes first, and calls cancel in the second case.
+func cancelAt(c workflow.Context, f workflow.Future, deadline time.Time, cancel func()) {
+	tc, stop := workflow.WithCancel(c)
+	defer stop()
+	sel := workflow.NewSelector(c)
+	sel.AddFuture(f, func(workflow.Future) {})
+	sel.AddFuture(workflow.NewTimer(tc, deadline.Sub(workflow.Now(c))), func(t workflow.Future) {
+		if t.Get(c, nil) == nil {
+			cancel()
+		}
+	})
+	sel.Select(c)
 }
 
 // Run implements interp.ShellRunner.
