@@ -280,6 +280,9 @@ func (sc *scheduler) settle(d itemDone, ran bool) {
 	case outAbort:
 		rec.Status = StepPending
 		sc.halt(o)
+	default:
+		rec.Status = StepPending
+		sc.halt(abort(fmt.Errorf("internal error: item %q of step %q came to %s", rec.Key, sc.step.Name, o.kind)))
 	}
 	r.changes.item(sc.step.Name, rec.Key)
 }
