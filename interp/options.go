@@ -27,6 +27,8 @@ type Options struct {
 	Mode string
 
 	// Shell runs shell actions. Default: builtins.Shell at Workdir.
+	// Shell, Funcs and Drivers are left unset with an Engine, which
+	// supplies its own.
 	Shell ShellRunner
 	// Funcs are the builtins `call` blocks reach. Default: builtins.Funcs().
 	Funcs builtins.Registry
