@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,26 @@ import (
 // that does not match is sent back once with the problems listed; a second
 // mismatch fails the step.
 func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.AgentCall, rec *StepRecord, feedback string) outcome {
+	res := r.askAgent(ctx, f, s, a, rec, feedback)
+	for _, fb := range a.Fallback {
+		kind := errorKind(res.err)
+		if res.err == nil || !slices.Contains(a.FallbackOn, kind) || ctx.Err() != nil {
+			break
+		}
+		r.event(r.stepEvent(f, s, Event{Type: EventLog,
+			Message: fmt.Sprintf("agent %s failed (%s: %v); falling back to agent %s", rec.Agent, kind, res.err, fb.Name),
+			Details: map[string]any{"agent": rec.Agent, "fallback": fb.Name, "error_kind": kind}}))
+		// The fallback starts its own session: the first agent's is
+		// another CLI's.
+		rec.newSession = true
+		res = r.askAgent(ctx, f, s, a.WithAgent(fb), rec, feedback)
+	}
+	return res
+}
+
+// askAgent asks one agent: the action's own, or a fallback.
+func (r *run) askAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.AgentCall, rec *StepRecord, feedback string) outcome {
+	rec.Agent = a.Agent.Name
 	drv, err := r.drivers(a.Agent)
 	if err != nil {
 		return failWith(fmt.Errorf("agent %q: %w", a.Agent.Name, err))

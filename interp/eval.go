@@ -275,6 +275,7 @@ func stepValue(rec *StepRecord, out, raw cty.Value) cty.Value {
 		"tokens":     cty.NumberIntVal(int64(rec.Tokens)),
 		"cost_usd":   cost,
 		"model":      cty.StringVal(rec.Model),
+		"agent":      cty.StringVal(rec.Agent),
 		"raw":        raw,
 		"output":     out,
 	})

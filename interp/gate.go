@@ -80,7 +80,7 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 				Details: map[string]any{"rule": rule.Name, "max": max}}))
 			// The capped outcome's set still holds (the last feedback, a
 			// count); the on_exhausted outcome's own set comes after it.
-			if err := r.assign(f, o.Set); err != nil {
+			if err := r.assign(f, o); err != nil {
 				return failWith(err)
 			}
 			eo := r.apply(f, s, rule, o.Exhausted, next)
@@ -103,7 +103,7 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 			}
 		}
 	}
-	if err := r.assign(f, o.Set); err != nil {
+	if err := r.assign(f, o); err != nil {
 		return failWith(err)
 	}
 	ctx := r.evalCtx(f, nil, o.Log, o.Reason, o.Finish, o.Fail)
@@ -165,7 +165,16 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 }
 
 // assign carries out a set: each attribute of the object becomes a var.
-func (r *run) assign(f *frame, set hcl.Expression) error {
+func (r *run) assign(f *frame, o *lang.Outcome) error {
+	if err := r.assignVars(f, "set", o.Set); err != nil {
+		return err
+	}
+	return r.assignVars(f, "append", o.Append)
+}
+
+// assignVars carries out a set (the vars take the object's values) or an
+// append (the values are added to the vars: appended).
+func (r *run) assignVars(f *frame, verb string, set hcl.Expression) error {
 	if set == nil {
 		return nil
 	}
@@ -174,14 +183,27 @@ func (r *run) assign(f *frame, set hcl.Expression) error {
 		return diagsError(diags)
 	}
 	if v.IsNull() || !v.CanIterateElements() {
-		return fmt.Errorf("%s: set needs an object", set.Range())
+		return fmt.Errorf("%s: %s needs an object", set.Range(), verb)
 	}
 	for it := v.ElementIterator(); it.Next(); {
 		k, ev := it.Element()
 		name := k.AsString()
+		if verb == "append" {
+			cur := r.vars[name]
+			if cur == cty.NilVal {
+				cur = cty.NullVal(cty.DynamicPseudoType)
+			}
+			var err error
+			if t := ev.Type(); !ev.IsNull() && !(t.IsListType() || t.IsTupleType() || t.IsSetType() || t.IsObjectType() || t.IsMapType()) {
+				return fmt.Errorf("%s: append %s: append adds a list or an object; use set to replace a value", set.Range(), name)
+			}
+			if ev, err = appended(cur, ev, "vars."+name); err != nil {
+				return fmt.Errorf("%s: append %s: %w", set.Range(), name, err)
+			}
+		}
 		ev, err := r.varValue(name, ev)
 		if err != nil {
-			return fmt.Errorf("%s: set %s: %w", set.Range(), name, err)
+			return fmt.Errorf("%s: %s %s: %w", set.Range(), verb, name, err)
 		}
 		r.vars[name] = ev
 		b, err := builtins.CtyToJSON(ev)
@@ -250,4 +272,57 @@ func (r *run) varValue(name string, v cty.Value) (cty.Value, error) {
 		return v, fmt.Errorf("var %q is declared %s: %v", name, dv.Type.FriendlyNameForConstraint(), err)
 	}
 	return cv, nil
+}
+
+// appended is cur with v added: a list's elements after cur's (a list,
+// or null), an object's attributes into cur (an object or map, or null),
+// each by the same rule where both hold a list or an object under one
+// name; any other value replaces what cur held there.
+func appended(cur, v cty.Value, path string) (cty.Value, error) {
+	if v.IsNull() || !v.IsKnown() {
+		return cur, nil
+	}
+	seq := func(t cty.Type) bool { return t.IsListType() || t.IsTupleType() || t.IsSetType() }
+	obj := func(t cty.Type) bool { return t.IsObjectType() || t.IsMapType() }
+	empty := cur.IsNull() || !cur.IsKnown()
+	switch t := v.Type(); {
+	case seq(t):
+		if !empty && !seq(cur.Type()) {
+			return cty.NilVal, fmt.Errorf("%s is %s; append adds a list only to a list", path, cur.Type().FriendlyName())
+		}
+		var elems []cty.Value
+		if !empty {
+			elems = cur.AsValueSlice()
+		}
+		elems = append(elems, v.AsValueSlice()...)
+		if len(elems) == 0 {
+			return cty.EmptyTupleVal, nil
+		}
+		return cty.TupleVal(elems), nil
+	case obj(t):
+		if !empty && !obj(cur.Type()) {
+			return cty.NilVal, fmt.Errorf("%s is %s; append adds an object only to an object or a map", path, cur.Type().FriendlyName())
+		}
+		out := map[string]cty.Value{}
+		if !empty {
+			for it := cur.ElementIterator(); it.Next(); {
+				k, e := it.Element()
+				out[k.AsString()] = e
+			}
+		}
+		for it := v.ElementIterator(); it.Next(); {
+			k, e := it.Element()
+			prev, ok := out[k.AsString()]
+			if !ok {
+				prev = cty.NullVal(cty.DynamicPseudoType)
+			}
+			ne, err := appended(prev, e, path+"."+k.AsString())
+			if err != nil {
+				return cty.NilVal, err
+			}
+			out[k.AsString()] = ne
+		}
+		return cty.ObjectVal(out), nil
+	}
+	return v, nil
 }

@@ -155,6 +155,9 @@ type StepRecord struct {
 	// Model is the model the last agent call used: as its driver reported
 	// it, else as the step asked for it.
 	Model string `json:"model,omitempty"`
+	// Agent is the agent block the last agent call asked: the action's
+	// own, or the fallback it fell back to.
+	Agent string `json:"agent,omitempty"`
 	// RawFile is the artifact holding the last agent answer's whole text
 	// (steps.NAME.raw). The text itself stays out of the state, which is
 	// rewritten after every transition; a run keeps it in memory.

@@ -20,8 +20,15 @@ var agentActionSchema = &hcl.BodySchema{
 		{Name: "model"},
 		{Name: "session"},
 		{Name: "optional"},
+		{Name: "fallback"},
+		{Name: "fallback_on"},
 	},
 }
+
+// DefaultFallbackOn are the error kinds that send a call to the next
+// fallback agent when the action does not list them: the agent could not
+// be reached, or would not take more calls now.
+var DefaultFallbackOn = []string{"unavailable", "rate_limited"}
 
 // AgentCall asks an agent: the prompt (a prompt block or an inline
 // template) is rendered with Vars and sent through the agent's driver.
@@ -45,8 +52,27 @@ type AgentCall struct {
 	Session hcl.Expression
 	// Optional names the values the prompt may render empty: the prompt
 	// block's optional and the action's own.
-	Optional  []hcl.Traversal
-	DeclRange hcl.Range
+	Optional []hcl.Traversal
+	// Fallback are the agents asked in turn, with the same prompt and
+	// returns, when the call fails with an error kind in FallbackOn. Each
+	// uses its own model and driver, and starts its own session.
+	Fallback   []*Agent
+	FallbackOn []string
+	DeclRange  hcl.Range
+}
+
+// Agents are the agents the call may ask: its own, then its fallbacks.
+func (a *AgentCall) Agents() []*Agent {
+	return append([]*Agent{a.Agent}, a.Fallback...)
+}
+
+// WithAgent is the call made with another agent, as a fallback: the
+// agent's own model and budget (unless the step named one), and no
+// session of the first agent's.
+func (a *AgentCall) WithAgent(ag *Agent) *AgentCall {
+	c := *a
+	c.Agent, c.Model, c.ModelExpr, c.Session, c.Fallback = ag, ag.Model, nil, nil, nil
+	return &c
 }
 
 func (*AgentCall) action()            {}
@@ -59,6 +85,14 @@ func (a *AgentCall) String() string {
 	}
 	if a.Budget != nil {
 		s += " budget=" + a.Budget.Name
+	}
+	for i, fb := range a.Fallback {
+		if i == 0 {
+			s += " fallback="
+		} else {
+			s += ","
+		}
+		s += fb.Name
 	}
 	return s
 }
@@ -131,7 +165,52 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 		call.Session = a.Expr
 		l.deferRefs(a.Expr, refScope{body: s.Parent, step: s, what: "an agent's session"})
 	}
+	diags = append(diags, l.decodeFallback(s, call, content)...)
 	return call, diags
+}
+
+// decodeFallback reads an agent action's fallback agents and the error
+// kinds that send a call to them.
+func (l *loader) decodeFallback(s *Step, call *AgentCall, content *hcl.BodyContent) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	a := content.Attributes["fallback"]
+	on := content.Attributes["fallback_on"]
+	if a == nil {
+		if on != nil {
+			diags = append(diags, errDiag("fallback_on without fallback",
+				"fallback_on lists the error kinds that send the call to a fallback agent; name the agents with fallback = [\"other_agent\"].", on.NameRange))
+		}
+		return diags
+	}
+	names, d := constStrings(a)
+	diags = append(diags, d...)
+	seen := map[string]bool{call.Agent.Name: true}
+	for _, name := range names {
+		ag := l.pb.Agents[name]
+		switch {
+		case ag == nil:
+			diags = append(diags, errDiag("Reference to undeclared agent",
+				fmt.Sprintf("Step %q falls back to agent %q, but no agent block has that name.%s", s.Name, name, didYouMean(name, slices.Sorted(maps.Keys(l.pb.Agents)))), a.Expr.Range()))
+		case seen[name]:
+			diags = append(diags, errDiag("Repeated fallback agent",
+				fmt.Sprintf("Step %q already asks agent %q; a fallback is another agent.", s.Name, name), a.Expr.Range()))
+		default:
+			l.used["agent."+name] = true
+			call.Fallback = append(call.Fallback, ag)
+		}
+		seen[name] = true
+	}
+	call.FallbackOn = DefaultFallbackOn
+	if on != nil {
+		kinds, d := decodeErrorKinds(on)
+		diags = append(diags, d...)
+		if slices.Contains(kinds, "interrupted") {
+			diags = append(diags, errDiag("Invalid fallback_on",
+				"An interrupted run stops; it does not fall back to another agent.", on.Expr.Range()))
+		}
+		call.FallbackOn = kinds
+	}
+	return diags
 }
 
 // checkAgentModels checks that every computed model gives what the

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -127,7 +128,7 @@ func (l *loader) checkContracts() hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, s := range l.pb.AllSteps() {
 		a, ok := s.Action.(*AgentCall)
-		if !ok || a.Template == nil || s.Returns == cty.NilType || l.sendsSchema(a.Agent) {
+		if !ok || a.Template == nil || s.Returns == cty.NilType || !slices.ContainsFunc(a.Agents(), func(ag *Agent) bool { return !l.sendsSchema(ag) }) {
 			continue
 		}
 		text := promptText(a.Template)

@@ -51,6 +51,7 @@ var StepFields = map[string]Field{
 	"tokens":     {Type: cty.Number, Whole: true},
 	"cost_usd":   {Type: cty.Number},
 	"model":      {Type: cty.String},
+	"agent":      {Type: cty.String},
 	"raw":        {Type: cty.String},
 }
 

@@ -22,6 +22,7 @@ var outcomeAttributes = []hcl.AttributeSchema{
 	{Name: "event"},
 	{Name: "details"},
 	{Name: "set"},
+	{Name: "append"},
 	{Name: "goto"},
 	{Name: "requeue"},
 	{Name: "max"},
@@ -51,6 +52,9 @@ type Gate struct {
 	Rules     []*Rule
 	Otherwise *Rule // nil when the gate has none
 	DeclRange hcl.Range
+	// Implicit is set for a step's own set, log, event and details
+	// written without a gate: the gate is their otherwise alone.
+	Implicit bool
 }
 
 // Rule is one branch of a gate.
@@ -69,7 +73,11 @@ type Outcome struct {
 	// Details is an object written into the event's details; nil: none.
 	Details hcl.Expression
 	Set     hcl.Expression // an object whose attributes are assigned to vars
-	Goto    *Step
+	// Append is an object whose attributes are added to vars, after Set:
+	// a list's elements at the end of the var's list, an object's
+	// attributes into the var's map, by the same rule inside them.
+	Append hcl.Expression
+	Goto   *Step
 	// Requeue, in a for_each body, sends the item to the back of the ready
 	// queue instead of going to Goto at once: the item gives up its slot
 	// and restarts at Goto after the items that never started. Goto is
@@ -182,6 +190,15 @@ func (l *loader) decodeOutcome(s *Step, rule string, c *hcl.BodyContent, rng hcl
 		if _, d := hcl.ExprMap(a.Expr); d.HasErrors() {
 			diags = append(diags, errDiag("Invalid set", "set is an object of values to assign, e.g. set = { recommendation = \"halt\" }.", a.Expr.Range()))
 		}
+	}
+	if a := c.Attributes["append"]; a != nil {
+		o.Append = a.Expr
+		l.deferRefs(a.Expr, scope)
+		pairs, d := hcl.ExprMap(a.Expr)
+		if d.HasErrors() {
+			diags = append(diags, errDiag("Invalid append", "append is an object of values to add to vars, e.g. append = { notes = [steps.verify.output.summary] }.", a.Expr.Range()))
+		}
+		diags = append(diags, setAndAppended(c.Attributes["set"], pairs)...)
 	}
 	for name, dst := range map[string]*hcl.Expression{"finish": &o.Finish, "fail": &o.Fail, "reason": &o.Reason} {
 		if a := c.Attributes[name]; a != nil {
@@ -367,3 +384,29 @@ func IsAplEvent(name string) bool { return slices.Contains(AplEvents, name) }
 // Routes reports whether the outcome moves control somewhere other than
 // the step's next.
 func (o *Outcome) Routes() bool { return o.Goto != nil || o.Finish != nil || o.Fail != nil }
+
+// setAndAppended refuses a var that one outcome both sets and appends to:
+// which would come first is not obvious from the text.
+func setAndAppended(set *hcl.Attribute, appended []hcl.KeyValuePair) hcl.Diagnostics {
+	if set == nil {
+		return nil
+	}
+	pairs, d := hcl.ExprMap(set.Expr)
+	if d.HasErrors() {
+		return nil
+	}
+	names := map[string]bool{}
+	for _, p := range pairs {
+		if k, d := p.Key.Value(nil); !d.HasErrors() && k.Type() == cty.String && k.IsKnown() && !k.IsNull() {
+			names[k.AsString()] = true
+		}
+	}
+	var diags hcl.Diagnostics
+	for _, p := range appended {
+		if k, d := p.Key.Value(nil); !d.HasErrors() && k.Type() == cty.String && k.IsKnown() && !k.IsNull() && names[k.AsString()] {
+			diags = append(diags, errDiag("Var both set and appended",
+				fmt.Sprintf("This outcome sets var %q and appends to it; write the whole value in set, or only append.", k.AsString()), p.Key.Range()))
+		}
+	}
+	return diags
+}

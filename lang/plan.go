@@ -358,9 +358,14 @@ func (p *planner) visitCost(s *Step) {
 		if s.Returns != cty.NilType {
 			sp.CallsPerRun = 2 // the answer and one re-prompt
 		}
+		// Each fallback agent may be asked as the first was.
+		sp.CallsPerRun *= len(a.Agents())
 		calls := runs.Times(Exactly(float64(sp.CallsPerRun)))
 		v[figCalls] = calls
 		c := p.callCost(s, a)
+		for _, fb := range a.Fallback {
+			c = c.worst(p.callCost(s, a.WithAgent(fb)))
+		}
 		// What a call reserves before it starts: the step's cap, else the
 		// driver's ceiling.
 		for i, b := range map[int]Bound{figTokens: c.tokens, figCost: c.cost} {
@@ -496,6 +501,16 @@ func (p *planner) items(s *Step) Bound {
 
 // callBound is the worst of one agent call.
 type callBound struct{ tokens, cost, seconds Bound }
+
+// worst is the larger of two bounds, figure by figure.
+func (c callBound) worst(o callBound) callBound {
+	for _, f := range []struct{ mine, other *Bound }{{&c.tokens, &o.tokens}, {&c.cost, &o.cost}, {&c.seconds, &o.seconds}} {
+		if f.mine.Less(*f.other) {
+			*f.mine = *f.other
+		}
+	}
+	return c
+}
 
 // callCost reads an agent call's driver: its time limit, its cap on an
 // answer and the price of the call's model.

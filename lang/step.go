@@ -34,6 +34,12 @@ var stepSchema = &hcl.BodySchema{
 		{Name: "priority"},
 		{Name: "concurrency"},
 		{Name: "on_item_failure"},
+		// A step's own gate actions, without a gate (stepActions).
+		{Name: "set"},
+		{Name: "append"},
+		{Name: "log"},
+		{Name: "event"},
+		{Name: "details"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "shell"},
@@ -443,6 +449,7 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 			s.Action = a
 		}
 	}
+	diags = append(diags, l.decodeStepActions(s, content)...)
 	if a := content.Attributes["example"]; a != nil {
 		diags = append(diags, l.decodeExample(s, a)...)
 	} else if td := l.returnsDefs[s]; td != nil && td.Example != cty.NilVal && takesExample(s.Action) {
@@ -495,4 +502,34 @@ func sortedAttrs(attrs hcl.Attributes) []*hcl.Attribute {
 		}
 	}
 	return out
+}
+
+// stepActionNames are the gate actions a step may carry itself.
+var stepActionNames = []string{"set", "append", "log", "event", "details"}
+
+// decodeStepActions reads a step's own set, append, log, event and details: the
+// actions of a gate that only records, without writing the gate. They
+// are the gate's otherwise (Gate.Implicit), carried out when the step
+// succeeds, before control goes on; a step with a gate writes them in it.
+func (l *loader) decodeStepActions(s *Step, content *hcl.BodyContent) hcl.Diagnostics {
+	attrs := hcl.Attributes{}
+	var first *hcl.Attribute
+	for _, name := range stepActionNames {
+		if a := content.Attributes[name]; a != nil {
+			attrs[name] = a
+			if first == nil || a.Range.Start.Byte < first.Range.Start.Byte {
+				first = a
+			}
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	if s.Gate != nil {
+		return hcl.Diagnostics{errDiag("Step actions beside a gate",
+			fmt.Sprintf("Step %q has a gate; write %s in the gate's otherwise block (or a rule), where it is carried out, not beside the gate.", s.Name, first.Name), first.NameRange)}
+	}
+	o, diags := l.decodeOutcome(s, "otherwise", &hcl.BodyContent{Attributes: attrs}, first.Range, false)
+	s.Gate = &Gate{Otherwise: &Rule{Name: "otherwise", Outcome: o, DeclRange: first.Range}, DeclRange: first.Range, Implicit: true}
+	return diags
 }

@@ -57,6 +57,19 @@ func constString(attr *hcl.Attribute) (string, hcl.Diagnostics) {
 	return constOfType(attr, cty.String, func(v cty.Value) string { return v.AsString() })
 }
 
+func constStrings(attr *hcl.Attribute) ([]string, hcl.Diagnostics) {
+	return constOfType(attr, cty.List(cty.String), func(v cty.Value) []string {
+		var out []string
+		for it := v.ElementIterator(); it.Next(); {
+			_, ev := it.Element()
+			if !ev.IsNull() {
+				out = append(out, ev.AsString())
+			}
+		}
+		return out
+	})
+}
+
 func constInt(attr *hcl.Attribute) (int, hcl.Diagnostics) {
 	whole := true
 	n, diags := constOfType(attr, cty.Number, func(v cty.Value) int {

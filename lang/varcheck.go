@@ -46,6 +46,7 @@ func (l *loader) collectVarNames() *varNames {
 	outcome = func(o *Outcome) {
 		if o != nil {
 			add(o.Set, &v.set, &v.open)
+			add(o.Append, &v.set, &v.open)
 			outcome(o.Exhausted)
 		}
 	}

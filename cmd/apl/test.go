@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -24,6 +25,7 @@ type testCmd struct {
 	Filter string   `name:"run" placeholder:"REGEXP" help:"Run only the tests whose name matches REGEXP."`
 	JSON   bool     `name:"json" help:"Print the results as one JSON object instead of lines."`
 	NoExec bool     `name:"no-exec" help:"Run no program: a shell step or git.* call without a mock fails its test, naming the step. For playbooks nobody has reviewed, such as a pull request's in CI."`
+	Cover  bool     `name:"cover" help:"Report which branches of each playbook the tests went through: gate rules and otherwise blocks, on_exhausted outcomes, on_failure and finally steps, for_each items completed and failed; the uncovered ones by file:line."`
 }
 
 // testReport is what apl test --json prints.
@@ -32,6 +34,49 @@ type testReport struct {
 	Failed     int          `json:"failed"`
 	LoadErrors []string     `json:"load_errors,omitempty"`
 	Tests      []testResult `json:"tests"`
+	// Coverage is each playbook's, with --cover.
+	Coverage []coverage `json:"coverage,omitempty"`
+}
+
+// coverage is what one playbook's tests went through (lang.Branch).
+type coverage struct {
+	Playbook  string   `json:"playbook"`
+	Branches  int      `json:"branches"`
+	Covered   int      `json:"covered"`
+	Percent   float64  `json:"percent"`
+	Uncovered []branch `json:"uncovered"`
+}
+
+type branch struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	// At is FILE:LINE.
+	At string `json:"at"`
+}
+
+// coverageOf counts pb's branches that the runs went through.
+func coverageOf(ref string, pb *lang.Playbook, covered map[string]bool) coverage {
+	c := coverage{Playbook: ref, Uncovered: []branch{}}
+	for _, b := range pb.Branches() {
+		c.Branches++
+		if covered[b.ID] {
+			c.Covered++
+			continue
+		}
+		c.Uncovered = append(c.Uncovered, branch{ID: b.ID, Kind: b.Kind, At: fmt.Sprintf("%s:%d", b.Range.Filename, b.Range.Start.Line)})
+	}
+	c.Percent = 100
+	if c.Branches > 0 {
+		c.Percent = math.Round(1000*float64(c.Covered)/float64(c.Branches)) / 10
+	}
+	return c
+}
+
+func writeCoverage(w io.Writer, c coverage) {
+	fmt.Fprintf(w, "coverage: %d of %d branches (%.1f%%)\n", c.Covered, c.Branches, c.Percent)
+	for _, b := range c.Uncovered {
+		fmt.Fprintf(w, "  not covered: %s: %s (%s)\n", b.At, b.ID, b.Kind)
+	}
 }
 
 type testResult struct {
@@ -89,6 +134,7 @@ func (c *testCmd) Run(e *env) error {
 		}
 		header := len(refs) > 1 && !c.JSON
 		var tally emptyTally
+		covered := map[string]bool{}
 		for _, t := range tests {
 			if filter != nil && !filter.MatchString(t.Name) {
 				continue
@@ -105,6 +151,9 @@ func (c *testCmd) Run(e *env) error {
 				Status: res.Status, Recommendation: res.Recommendation, Reason: res.Reason, Path: res.Path, Mismatches: res.Mismatches,
 				EmptyValues: emptyValuesJSON(res.EmptyValues)}
 			rep.Tests = append(rep.Tests, tr)
+			for id := range res.Branches {
+				covered[id] = true
+			}
 			if tr.Passed {
 				rep.Passed++
 			} else {
@@ -117,6 +166,13 @@ func (c *testCmd) Run(e *env) error {
 		}
 		if !c.JSON {
 			tally.write(e.stdout)
+		}
+		if c.Cover {
+			cov := coverageOf(ref, pb, covered)
+			rep.Coverage = append(rep.Coverage, cov)
+			if !c.JSON {
+				writeCoverage(e.stdout, cov)
+			}
 		}
 	}
 	if c.JSON {

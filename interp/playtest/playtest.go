@@ -49,6 +49,9 @@ type Result struct {
 	// the prompts do not mark optional, each place once. They are not
 	// mismatches: apl test reports them beside the result.
 	EmptyValues []interp.EmptyValue
+	// Branches are the IDs of the playbook's branches the run went
+	// through (lang.Branch), for apl test --cover.
+	Branches map[string]bool
 }
 
 // Passed reports whether the run met every expectation.
@@ -81,7 +84,7 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 	if funcs == nil {
 		funcs = builtins.Funcs()
 	}
-	res := &Result{Test: t, Path: []string{}}
+	res := &Result{Test: t, Path: []string{}, Branches: map[string]bool{}}
 	var empty interp.EmptyValueSet
 	acts := Mocked(t.Mocks, interp.Actions{Shell: shell, Funcs: funcs})
 	ropts := interp.Options{
@@ -97,6 +100,9 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 		NoSync:     true,
 		EmptyValue: empty.Add,
 		Observer: interp.ObserverFunc(func(e interp.Event) {
+			if id := branchOf(e); id != "" {
+				res.Branches[id] = true
+			}
 			if e.Type == interp.EventStepStarted {
 				res.Path = append(res.Path, e.Step)
 				if e.Item != "" {
@@ -118,4 +124,27 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 	res.Status, res.Recommendation, res.Reason, res.Output = run.Status, run.Recommendation, run.Reason, run.Output
 	res.Mismatches = append(refused.mismatches(), compare(t.Expect, res)...)
 	return res, nil
+}
+
+// branchOf is the branch (lang.Branch) an event says the run went
+// through, or "".
+func branchOf(e interp.Event) string {
+	rule, _ := e.Details["rule"].(string)
+	switch e.Type {
+	case interp.EventGateDecision:
+		if rule != "" {
+			return lang.RuleBranch(e.Step, rule)
+		}
+	case interp.EventCapExhausted:
+		if rule != "" {
+			return lang.ExhaustedBranch(e.Step, rule)
+		}
+	case interp.EventStepStarted:
+		return lang.StepBranch(e.Step)
+	case interp.EventItemCompleted:
+		return lang.ItemBranch(e.Step, "completed")
+	case interp.EventItemFailed:
+		return lang.ItemBranch(e.Step, "failed")
+	}
+	return ""
 }
