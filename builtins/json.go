@@ -226,6 +226,15 @@ func writeJSONString(w io.Writer, s string, piece int) error {
 	return err
 }
 
+// AppendJSONString appends s to dst as a JSON string, as an encoding/json
+// Encoder with SetEscapeHTML(false) writes it.
+func AppendJSONString(dst []byte, s string) []byte {
+	if dst == nil {
+		dst = []byte{}
+	}
+	return appendJSONString(dst, s)
+}
+
 // appendJSONString appends s as a JSON string, exactly as an
 // encoding/json Encoder with SetEscapeHTML(false) writes it: invalid UTF-8
 // becomes U+FFFD, and U+2028 and U+2029 are escaped.
@@ -237,6 +246,14 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none needs a look of its own: a
+		// large answer is mostly plain ASCII.
+		for i+8 <= len(s) && !special8(load8(s, i)) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		if b := s[i]; b < utf8.RuneSelf {
 			if b >= 0x20 && b != '"' && b != '\\' {
 				i++
@@ -282,4 +299,23 @@ func appendJSONString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// load8 is the eight bytes of s from i on, the first in the lowest byte.
+func load8(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// special8 reports whether any of the eight bytes in x is one that
+// appendJSONString cannot copy as it is: a control character, '"', '\\'
+// or a byte of a multi-byte (or invalid) sequence. It may say yes for a
+// word that holds none (the byte loop then finds nothing), never no for
+// one that does.
+func special8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs } // high bit set in each zero byte (and maybe above one)
+	control := (x - 0x20*ones) & ^x & highs
+	return (control | zero(x^('"'*ones)) | zero(x^('\\'*ones)) | x&highs) != 0
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/zclconf/go-cty/cty"
 )
@@ -116,7 +117,8 @@ func TestJSONRoundTrip(t *testing.T) {
 // appendJSONString writes what encoding/json writes, so that a large text
 // answer's fast path changes nothing in the state.
 func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "plain", "quote\" back\\ nl\n tab\t", "\x00\x01\x1f\x7f", "<&>", "\u2028\u2029", "\xff\xfe", "é日本", "a\xc3"} {
+	for _, s := range []string{"", "plain", "quote\" back\\ nl\n tab\t", "\x00\x01\x1f\x7f", "<&>", "\u2028\u2029", "\xff\xfe", "é日本", "a\xc3",
+		"eight by", "sixteen bytes ok\"then a quote", "0123456789abcdef\\", "a longer plain line of text, then é and \x01 and \u2028 at the end"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -131,6 +133,33 @@ func FuzzAppendJSONString(f *testing.F) {
 			t.Errorf("%q: got %s, want %s", s, got, want)
 		}
 	})
+}
+
+// TestSpecial8 checks the eight-bytes-at-a-time test of appendJSONString
+// against every byte value at every place in a word of plain bytes, and
+// with a second special byte after it: it must never pass over a byte
+// that needs escaping or starts a multi-byte sequence.
+func TestSpecial8(t *testing.T) {
+	special := func(b byte) bool { return b < 0x20 || b == '"' || b == '\\' || b >= utf8.RuneSelf }
+	for pos := range 8 {
+		for v := range 256 {
+			w := []byte("abcdefgh")
+			w[pos] = byte(v)
+			if got := special8(load8(string(w), 0)); got != special(byte(v)) && special(byte(v)) {
+				t.Errorf("byte %#x at %d: special8 = %v", v, pos, got)
+			}
+			if !special(byte(v)) && special8(load8(string(w), 0)) {
+				t.Errorf("byte %#x at %d: a plain word counted as special", v, pos)
+			}
+			for _, other := range []byte{0, 0x1f, '"', '\\', 0x80, 0xff} {
+				w2 := append([]byte(nil), w...)
+				w2[(pos+3)%8] = other
+				if !special8(load8(string(w2), 0)) {
+					t.Errorf("%q: special8 missed %#x", w2, other)
+				}
+			}
+		}
+	}
 }
 
 // WriteJSONString writes what appendJSONString writes, however the string

@@ -8,11 +8,27 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/zclconf/go-cty/cty"
 )
+
+// reportCPU reports the CPU the benchmark process itself used per
+// operation (user + system, the children it spawned excluded): apl's own
+// cost, which the machine's load disturbs far less than wall time. Call
+// it before the loop and the function it returns after.
+func reportCPU(b *testing.B) func() {
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	start := cpu()
+	return func() { b.ReportMetric(float64(cpu()-start)/float64(b.N)/1e6, "cpu-ms/op") }
+}
 
 func truePlaybook(n int) string {
 	var b strings.Builder
@@ -32,12 +48,15 @@ func BenchmarkChain200(b *testing.B) {
 		b.Run("sync="+sync, func(b *testing.B) {
 			pb := load(b, truePlaybook(200))
 			dir := b.TempDir()
+			b.ReportAllocs()
+			done := reportCPU(b)
 			for b.Loop() {
 				res, err := Start(context.Background(), pb, "chain", Options{Workdir: dir, NoSync: sync == "off", SyncAlways: sync == "always"})
 				if err != nil || res.Status != StatusCompleted {
 					b.Fatal(err, res)
 				}
 			}
+			done()
 		})
 	}
 }
@@ -151,11 +170,13 @@ func BenchmarkAgentAnswer50MB(b *testing.B) {
 	b.Run("write", func(b *testing.B) {
 		dir := b.TempDir()
 		b.SetBytes(int64(len(text)))
+		done := reportCPU(b)
 		for b.Loop() {
 			if err := os.WriteFile(filepath.Join(dir, "answer"), []byte(text), 0o644); err != nil {
 				b.Fatal(err)
 			}
 		}
+		done()
 	})
 	b.Run("run", func(b *testing.B) {
 		pb := load(b, `
@@ -168,12 +189,14 @@ step "ask" {
 `)
 		b.SetBytes(int64(len(text)))
 		b.ReportAllocs()
+		done := reportCPU(b)
 		for b.Loop() {
 			res, err := Start(context.Background(), pb, "big", Options{Workdir: b.TempDir(), NoSync: true, Drivers: drivers(bigAnswer{text})})
 			if err != nil || res.Status != StatusCompleted {
 				b.Fatal(err, res)
 			}
 		}
+		done()
 	})
 	// The same answer printed by a command driver's process (cat), which
 	// apl streams to the response artifact.
@@ -192,12 +215,14 @@ step "ask" {
 		}
 		b.SetBytes(int64(len(text)))
 		b.ReportAllocs()
+		done := reportCPU(b)
 		for b.Loop() {
 			res, err := Start(context.Background(), pb, "big", Options{Workdir: b.TempDir(), NoSync: true, AgentCommand: []string{"cat", src}})
 			if err != nil || res.Status != StatusCompleted {
 				b.Fatal(err, res)
 			}
 		}
+		done()
 	})
 }
 
@@ -209,18 +234,23 @@ func BenchmarkChain500(b *testing.B) {
 		b.Run("sync="+sync, func(b *testing.B) {
 			pb := load(b, truePlaybook(500))
 			dir := b.TempDir()
+			b.ReportAllocs()
+			done := reportCPU(b)
 			for b.Loop() {
 				res, err := Start(context.Background(), pb, "chain", Options{Workdir: dir, NoSync: sync == "off", SyncAlways: sync == "always"})
 				if err != nil || res.Status != StatusCompleted {
 					b.Fatal(err, res)
 				}
 			}
+			done()
 		})
 	}
 }
 
 // BenchmarkSpawn500 is the floor: a Go loop running /bin/true 500 times.
 func BenchmarkSpawn500(b *testing.B) {
+	b.ReportAllocs()
+	done := reportCPU(b)
 	for b.Loop() {
 		for range 500 {
 			if err := exec.Command("/bin/true").Run(); err != nil {
@@ -228,6 +258,7 @@ func BenchmarkSpawn500(b *testing.B) {
 			}
 		}
 	}
+	done()
 }
 
 // BenchmarkDocumentForEach1000 is a 1,000-item for_each whose document

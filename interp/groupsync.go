@@ -19,10 +19,14 @@ const syncWindow = 10 * time.Millisecond
 // can lose the last transitions, which resume then runs again. A failed
 // fsync is reported by the next commit.
 type groupSyncer struct {
-	mu      sync.Mutex // held across an fsync, so the file stays open for it
-	f       *os.File   // the journal; nil between snapshots' journals
-	pending bool       // a commit was written since the last fsync
-	err     error      // the first fsync failure, not yet reported
+	// fileMu is held across an fsync, so that the file stays open for it;
+	// mu guards the rest, and is never held across an fsync: a commit
+	// that requests one while another runs does not wait for it.
+	fileMu  sync.Mutex
+	f       *os.File // the journal; nil between snapshots' journals
+	mu      sync.Mutex
+	pending bool  // a commit was written since the last fsync
+	err     error // the first fsync failure, not yet reported
 	fsync   func(*os.File) error
 
 	wake chan struct{}
@@ -53,19 +57,28 @@ func (g *groupSyncer) loop() {
 			t.Stop()
 			return
 		}
-		g.mu.Lock()
-		g.syncLocked()
-		g.mu.Unlock()
+		g.sync()
 	}
 }
 
-func (g *groupSyncer) syncLocked() {
-	if !g.pending || g.f == nil {
+// sync fsyncs the journal if a commit waits for it. What is written
+// while it runs waits for the next.
+func (g *groupSyncer) sync() {
+	g.fileMu.Lock()
+	defer g.fileMu.Unlock()
+	g.mu.Lock()
+	pending := g.pending && g.f != nil
+	g.pending = false
+	g.mu.Unlock()
+	if !pending {
 		return
 	}
-	g.pending = false
-	if err := g.fsync(g.f); err != nil && g.err == nil {
-		g.err = err
+	if err := g.fsync(g.f); err != nil {
+		g.mu.Lock()
+		if g.err == nil {
+			g.err = err
+		}
+		g.mu.Unlock()
 	}
 }
 
@@ -88,16 +101,18 @@ func (g *groupSyncer) request() error {
 // replaces needs no fsync: a snapshot replaces a journal, and holds all
 // of it, synced.
 func (g *groupSyncer) setFile(f *os.File) {
+	g.fileMu.Lock()
 	g.mu.Lock()
 	g.f, g.pending = f, false
 	g.mu.Unlock()
+	g.fileMu.Unlock()
 }
 
 // flush syncs what waits now and returns any fsync failure.
 func (g *groupSyncer) flush() error {
+	g.sync()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.syncLocked()
 	err := g.err
 	g.err = nil
 	return err

@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -23,7 +24,7 @@ const procsLog = "procs.log"
 // procStarted records a step's process. It is called from the goroutine
 // that runs the process; appends of one line are atomic.
 func (d *runDir) procStarted(name string, pid int) {
-	d.procLine(fmt.Sprintf("start %s %d %s\n", name, pid, procStartTime(pid)))
+	d.procLine("start " + name + " " + strconv.Itoa(pid) + " " + procStartTime(pid) + "\n")
 }
 
 // procEnded records that a step's process ended and its group was reaped.
@@ -101,21 +102,52 @@ func stopGroup(pid int) {
 }
 
 // procStartTime is when process pid started, in clock ticks since boot,
-// from /proc; "" where /proc does not say.
+// from /proc; "" where /proc does not say. It runs once per step, so it
+// reads the file with one open, one read and one close into a buffer on
+// the stack (os.ReadFile also stats the file and reads twice), and splits
+// no fields it does not need.
 func procStartTime(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	var path [32]byte
+	p := append(strconv.AppendInt(append(path[:0], "/proc/"...), int64(pid), 10), "/stat"...)
+	fd, err := syscall.Open(string(p), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return ""
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
+	var buf [1024]byte
+	n, err := syscall.Read(fd, buf[:])
+	syscall.Close(fd)
+	if err != nil || n <= 0 {
+		return ""
+	}
+	return statStartTime(buf[:n])
+}
+
+// statStartTime is field 22 (starttime) of a /proc/PID/stat line. The
+// command name, field 2, is in parentheses and may hold spaces and
+// parentheses itself, so fields are counted after the last ')'.
+func statStartTime(b []byte) string {
+	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
 		return ""
 	}
-	// After "pid (comm)": state is field 3, starttime field 22.
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return ""
+	// After "pid (comm)": state is field 3, starttime field 22, the 20th.
+	field := 0
+	for j := i + 1; j < len(b); {
+		for j < len(b) && (b[j] == ' ' || b[j] == '\n') {
+			j++
+		}
+		k := j
+		for k < len(b) && b[k] != ' ' && b[k] != '\n' {
+			k++
+		}
+		if k == j {
+			break
+		}
+		field++
+		if field == 20 {
+			return string(b[j:k])
+		}
+		j = k
 	}
-	return f[19]
+	return ""
 }

@@ -3,13 +3,13 @@ package interp
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -314,10 +314,7 @@ type Span struct {
 func (d *runDir) span(s Span) error {
 	s.InputSummary = summarize(s.InputSummary)
 	s.OutputSummary = summarize(s.OutputSummary)
-	b, err := json.Marshal(s)
-	if err != nil {
-		return err
-	}
+	b := s.appendJSON(make([]byte, 0, 256+len(s.InputSummary)+len(s.OutputSummary)+len(d.attrs)))
 	if len(d.attrs) > 2 {
 		// The playbook's attributes join apl's own fields, whose names
 		// lang keeps them from taking.
@@ -329,8 +326,42 @@ func (d *runDir) span(s Span) error {
 	if d.trace == nil {
 		return errors.New("trace closed")
 	}
-	_, err = d.trace.Write(append(b, '\n'))
+	_, err := d.trace.Write(append(b, '\n'))
 	return err
+}
+
+// appendJSON appends the span as one JSON object, byte for byte as
+// encoding/json writes it (TestSpanJSON) except that <, > and & are not
+// escaped, but without its reflection: a span is written for every
+// action a run takes.
+func (s *Span) appendJSON(b []byte) []byte {
+	str := func(b []byte, key, v string) []byte {
+		b = append(append(append(b, ',', '"'), key...), '"', ':')
+		return builtins.AppendJSONString(b, v)
+	}
+	b = append(b, `{"timestamp":"`...)
+	b = s.Timestamp.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, '"')
+	b = str(b, "run_id", s.RunID)
+	b = str(b, "step", s.Step)
+	if s.Item != "" {
+		b = str(b, "item", s.Item)
+	}
+	b = str(b, "action", s.Action)
+	b = str(b, "input_summary", s.InputSummary)
+	b = str(b, "output_summary", s.OutputSummary)
+	b = strconv.AppendInt(append(b, `,"duration_ms":`...), s.DurationMS, 10)
+	b = str(b, "status", s.Status)
+	if s.Attempt != 0 {
+		b = strconv.AppendInt(append(b, `,"attempt":`...), int64(s.Attempt), 10)
+	}
+	if s.Artifact != "" {
+		b = str(b, "artifact", s.Artifact)
+	}
+	if s.SessionID != "" {
+		b = str(b, "session_id", s.SessionID)
+	}
+	return append(b, '}')
 }
 
 // summarize cuts s to 200 characters on one line, as the orchestrator

@@ -69,8 +69,9 @@ func (p *Playbook) Branches() []Branch {
 			}
 		}
 		if s.ForEach != nil {
-			for _, status := range []string{"completed", "failed"} {
-				out = append(out, Branch{ID: ItemBranch(s.Name, status), Kind: "item " + status, Step: s.Name, Range: s.DeclRange})
+			out = append(out, Branch{ID: ItemBranch(s.Name, "completed"), Kind: "item completed", Step: s.Name, Range: s.DeclRange})
+			if s.ForEach.canFail() {
+				out = append(out, Branch{ID: ItemBranch(s.Name, "failed"), Kind: "item failed", Step: s.Name, Range: s.DeclRange})
 			}
 		}
 	}
@@ -92,4 +93,28 @@ func (p *Playbook) Branches() []Branch {
 		return a.Range.Start.Byte - b.Range.Start.Byte
 	})
 	return out
+}
+
+// canFail reports whether an item of the for_each can fail: one of its
+// steps takes an action (which may fail) or has an outcome that fails.
+// Steps that only decide and record fail only on a broken expression,
+// which is not a branch a test should take.
+func (fe *ForEach) canFail() bool {
+	var fails func(o *Outcome) bool
+	fails = func(o *Outcome) bool {
+		return o != nil && (o.Fail != nil || fails(o.Exhausted))
+	}
+	for _, s := range fe.Steps {
+		if s.Action != nil {
+			return true
+		}
+		if g := s.Gate; g != nil {
+			for _, r := range append(slices.Clone(g.Rules), g.Otherwise) {
+				if r != nil && fails(r.Outcome) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -70,7 +71,8 @@ type Loader struct {
 
 	stack   []string // playbooks being loaded, outermost first, for sub-playbooks
 	subs    *subCache
-	project *Project // the outermost playbook's, which its sub-playbooks share
+	task    *loadTask // the top-level load this one is part of
+	project *Project  // the outermost playbook's, which its sub-playbooks share
 }
 
 // Cache holds loaded playbooks for Loader.Cache.
@@ -84,9 +86,72 @@ func NewCache() *Cache { return &Cache{subs: subCache{loaded: map[string]subLoad
 // subCache holds the sub-playbooks one load has loaded, by canonical ref,
 // so that a playbook run by many steps (or by many playbooks) is loaded
 // once: without it, a chain of playbooks each running the next twice is
-// loaded 2^n times.
+// loaded 2^n times. A Cache's subCache is shared by loads running at once
+// (apl validate loads its playbooks in parallel): a playbook that one of
+// them is loading is waited for by the others, not loaded twice.
 type subCache struct {
-	loaded map[string]subLoad
+	mu      sync.Mutex
+	loaded  map[string]subLoad
+	flights map[string]*flight
+}
+
+// A flight is a playbook being loaded, by the load task that owns it.
+type flight struct {
+	done  chan struct{}
+	owner *loadTask
+}
+
+// A loadTask is one top-level Load and the sub-playbook loads under it,
+// which run on its goroutine. waiting is the flight it waits for, if any:
+// a task never waits for a flight whose owner waits, through others, for
+// it (playbooks running each other, which the load reports as a cycle).
+type loadTask struct{ waiting *flight }
+
+// get returns the load of key, waiting for it if another task is loading
+// it. Otherwise, when it returns ok false, the caller loads key and then
+// calls put: others wait for it meanwhile.
+func (c *subCache) get(key string, task *loadTask) (r subLoad, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		if r, ok := c.loaded[key]; ok {
+			return r, true
+		}
+		f := c.flights[key]
+		if f == nil || task == nil {
+			break
+		}
+		o := f.owner
+		for o != task && o.waiting != nil {
+			o = o.waiting.owner
+		}
+		if o == task {
+			return subLoad{}, false // waiting would never end: load it here
+		}
+		task.waiting = f
+		c.mu.Unlock()
+		<-f.done
+		c.mu.Lock()
+		task.waiting = nil
+	}
+	if task != nil {
+		if c.flights == nil {
+			c.flights = map[string]*flight{}
+		}
+		c.flights[key] = &flight{done: make(chan struct{}), owner: task}
+	}
+	return subLoad{}, false
+}
+
+// put keeps the load of key and releases whoever waits for it.
+func (c *subCache) put(key string, task *loadTask, r subLoad) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loaded[key] = r
+	if f := c.flights[key]; f != nil && f.owner == task {
+		close(f.done)
+		delete(c.flights, key)
+	}
 }
 
 // subLoad is the result of loading a sub-playbook.
@@ -101,13 +166,23 @@ type subLoad struct {
 func (ld *Loader) Load(ref string) (*Playbook, hcl.Diagnostics) {
 	top := ld.top(ref)
 	key := top.project.key(top.stack[0])
-	if ld.Cache != nil && len(ld.stack) == 0 {
+	cached := ld.Cache != nil && len(ld.stack) == 0
+	if cached {
 		// Loaded already, maybe as another playbook's sub-playbook.
-		if r, ok := ld.Cache.subs.loaded[key]; ok {
+		if r, ok := ld.Cache.subs.get(key, top.task); ok {
 			return r.pb, r.diags
 		}
 	}
-	srcs, dir, err := top.read(ref, top.project)
+	pb, diags := top.read1(ref)
+	if cached {
+		// Kept for the playbooks that run this one.
+		ld.Cache.subs.put(key, top.task, subLoad{pb, diags})
+	}
+	return pb, diags
+}
+
+func (ld *Loader) read1(ref string) (*Playbook, hcl.Diagnostics) {
+	srcs, dir, err := ld.read(ref, ld.project)
 	if err != nil {
 		return &Playbook{Sources: map[string][]byte{}}, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -115,12 +190,7 @@ func (ld *Loader) Load(ref string) (*Playbook, hcl.Diagnostics) {
 			Detail:   err.Error(),
 		}}
 	}
-	pb, diags := top.LoadSources(srcs, dir)
-	if ld.Cache != nil && len(ld.stack) == 0 {
-		// Kept for the playbooks that run this one.
-		ld.Cache.subs.loaded[key] = subLoad{pb, diags}
-	}
-	return pb, diags
+	return ld.LoadSources(srcs, dir)
 }
 
 // LoadRef loads the playbook ref names from srcs, its files as Load
@@ -141,6 +211,7 @@ func (ld *Loader) top(ref string) *Loader {
 	top.stack = []string{canonicalRef(ref)}
 	top.project = ld.projectOf(ref)
 	top.subs = &subCache{loaded: map[string]subLoad{}}
+	top.task = &loadTask{}
 	if ld.Cache != nil {
 		top.subs = &ld.Cache.subs
 	}
@@ -403,7 +474,13 @@ type loader struct {
 	usedInputs         map[string]bool
 	gotoRanges         map[*Outcome]hcl.Range
 	badMax             map[*Outcome]bool // max given but invalid: reported, and no cycle news
-	envs               map[*Step]*condEnv
+	stepContents       map[*Step]*hcl.BodyContent
+	// condEnvs and sections cache what scopes describe (scope.go).
+	condEnvs map[Scope]*condEnv
+	sections map[*Step]map[string]rootType
+	// vars are the names gates and agent actions give vars, once every
+	// step is decoded; nil before.
+	vars *varNames
 }
 
 // Files returns the parsed files, for rendering diagnostics with snippets.

@@ -121,7 +121,7 @@ func (l *loader) loadSub(ref string) (*Playbook, hcl.Diagnostics) {
 		// LoadSources called directly: a cache for this load and below.
 		l.subs = &subCache{loaded: map[string]subLoad{}}
 	}
-	if r, ok := l.subs.loaded[key]; ok {
+	if r, ok := l.subs.get(key, l.ld.task); ok {
 		return r.pb, r.diags
 	}
 	// A sub-playbook is checked as fully as the playbook that runs it (its
@@ -133,7 +133,7 @@ func (l *loader) loadSub(ref string) (*Playbook, hcl.Diagnostics) {
 	sub.subs = l.subs
 	sub.project = l.project() // a sub-playbook reads in its parent's project
 	pb, diags := sub.Load(ref)
-	l.subs.loaded[key] = subLoad{pb, diags}
+	l.subs.put(key, l.ld.task, subLoad{pb, diags})
 	return pb, diags
 }
 

@@ -5,7 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
 )
 
 // writeSubChain writes n playbooks p1.hcl … pn.hcl in dir; each but the
@@ -155,5 +159,56 @@ func TestCacheServesLoadAfterSubLoad(t *testing.T) {
 	sub := parent.Step("phase").Action.(*SubPlaybook).Playbook
 	if child != sub {
 		t.Errorf("loading the child again read it again: %p, its sub-playbook load %p", child, sub)
+	}
+}
+
+// Loads through one Cache may run at once (apl validate loads its
+// playbooks in parallel): a playbook that one load is loading is waited
+// for by a load that runs it, not loaded twice, and two playbooks that
+// run each other, loaded at once, report the cycle instead of each
+// waiting for the other forever.
+func TestCacheParallelLoads(t *testing.T) {
+	dir := t.TempDir()
+	writeSubChain(t, dir, 6)
+	files := map[string]string{
+		"a.hcl": "playbook \"a\" {}\nstep \"b\" {\n  playbook { source = \"b.hcl\" }\n}\n",
+		"b.hcl": "playbook \"b\" {}\nstep \"a\" {\n  playbook { source = \"a.hcl\" }\n}\n",
+	}
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 20 {
+		ld := &Loader{Cache: NewCache()}
+		refs := []string{"p1.hcl", "p2.hcl", "p3.hcl", "p4.hcl", "p5.hcl", "p6.hcl", "a.hcl", "b.hcl"}
+		pbs := make([]*Playbook, len(refs))
+		diags := make([]hcl.Diagnostics, len(refs))
+		var wg sync.WaitGroup
+		for i, ref := range refs {
+			wg.Go(func() { pbs[i], diags[i] = ld.Load(filepath.Join(dir, ref)) })
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatal("parallel loads did not finish: waiting for each other")
+		}
+		for i := range 6 {
+			if diags[i].HasErrors() {
+				t.Fatalf("%s: %s", refs[i], diags[i])
+			}
+		}
+		for i := range 5 {
+			if sub := pbs[i].Step("first").Action.(*SubPlaybook).Playbook; sub != pbs[i+1] {
+				t.Errorf("%s's sub-playbook is another load of %s than the one loaded itself", refs[i], refs[i+1])
+			}
+		}
+		for i := 6; i < 8; i++ {
+			if !strings.Contains(diags[i].Error(), "calls itself") {
+				t.Errorf("%s: diagnostics %s do not name the cycle", refs[i], diags[i])
+			}
+		}
 	}
 }

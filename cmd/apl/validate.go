@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -114,17 +115,24 @@ type checkedPlaybook struct {
 func checkPlaybooks(ld lang.Loader, paths []string) []checkedPlaybook {
 	ld.Cache = lang.NewCache()
 	out := make([]checkedPlaybook, len(paths))
+	// The playbooks load at once, a few more than there are CPUs: one that
+	// runs another as a sub-playbook waits while that one loads.
+	slots := make(chan struct{}, 2*runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i, p := range paths {
 		c := &out[i]
-		c.pb, c.diags = ld.Load(p)
-		if c.diags.HasErrors() {
-			continue
-		}
-		if files, err := ld.TestFiles(p); err == nil && len(files) > 0 {
-			c.tests = files
-			wg.Go(func() { _, c.testDiags = lang.LoadTests(c.pb, files) })
-		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			c.pb, c.diags = ld.Load(p)
+			if c.diags.HasErrors() {
+				return
+			}
+			if files, err := ld.TestFiles(p); err == nil && len(files) > 0 {
+				c.tests = files
+				_, c.testDiags = lang.LoadTests(c.pb, files)
+			}
+		})
 	}
 	wg.Wait()
 	return out

@@ -21,15 +21,15 @@ type Pipes struct {
 func Open(cmd *exec.Cmd, stdin bool) (*Pipes, error) {
 	p := &Pipes{}
 	var err error
-	if p.OutR, p.outW, err = os.Pipe(); err != nil {
+	if p.OutR, p.outW, err = pipe(false); err != nil {
 		return nil, err
 	}
-	if p.ErrR, p.errW, err = os.Pipe(); err != nil {
+	if p.ErrR, p.errW, err = pipe(false); err != nil {
 		p.CloseAll()
 		return nil, err
 	}
 	if stdin {
-		if p.inR, p.InW, err = os.Pipe(); err != nil {
+		if p.inR, p.InW, err = pipe(true); err != nil {
 			p.CloseAll()
 			return nil, err
 		}

@@ -44,6 +44,9 @@ finally {
 
   step "trace_append" {
     for_each = "local.trace_files"
+    # A trace that cannot be appended is lost alone: the other traces and
+    # the phase runner's own spans are still written.
+    on_item_failure = "continue"
 
     step "trace_read" {
       call "file.read" {

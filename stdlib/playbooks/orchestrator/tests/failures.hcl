@@ -119,3 +119,47 @@ test "a phase the roadmap does not have" {
     visits         = { spec_lock = 0, run = 0 }
   }
 }
+
+test "a roadmap without phase headings" {
+  mock "roadmap" {
+    output = { exists = true, content = "# Roadmap\n\nNothing planned yet.\n" }
+  }
+  expect {
+    status         = "failed"
+    recommendation = "halt"
+    visits         = { spec_lock = 0, run = 0 }
+  }
+}
+
+test "a split request ends the phase with that status" {
+  inputs = { phases = ["3"] }
+  mock "run" {
+    output = {
+      status         = "split_request", alignment_score = null, recommendation = "proceed", summary = "the phase is too big: split it in two", commit_shas = [], automated_checks = {}, pipeline_steps = {}
+      debug_attempts = 0, replan_attempts = 0, human_verify_justification = null, judge_concerns = [], criteria_results = [], failure_categories = [], scorecard = []
+    }
+  }
+  expect {
+    status = "completed"
+    visits = { run = 1, score = 0, diagnostic = 0, phase_done = 1 }
+  }
+}
+
+test "a diagnostic that cannot be written is logged, and the phase passes" {
+  mode   = "lenient"
+  inputs = { phases = ["1"] }
+  mock "run" {
+    output = {
+      status           = "completed", alignment_score = 8, recommendation = "proceed", summary = "at 8.0", commit_shas = [], automated_checks = {}, pipeline_steps = {}
+      debug_attempts   = 0, replan_attempts = 0, human_verify_justification = null, judge_concerns = [], failure_categories = []
+      criteria_results = [], scorecard = []
+    }
+  }
+  mock "diagnostic" {
+    error = "open .autopilot/diagnostics/phase-1-confidence.md: permission denied"
+  }
+  expect {
+    status = "completed"
+    visits = { diagnostic = 1, phase_done = 1 }
+  }
+}

@@ -621,3 +621,42 @@ test "a debugger timeout spends the attempt" {
     }
   }
 }
+
+# Unresolved debug files do not stop the phase: the preflight says which.
+test "unresolved debug files are logged and the phase goes on" {
+  inputs = { phase_id = "6.3", phase_name = "config loader" }
+  mock "debug_files" {
+    output = { matches = [".planning/debug/flaky-login.md"] }
+  }
+  expect {
+    status = "completed"
+    visits = { preflight = 1, research = 1, result = 1 }
+  }
+}
+
+# Each step's trace file goes into TRACE.jsonl once: a file TRACE.jsonl
+# already holds is skipped, and a trace that cannot be appended fails
+# only its item, never the phase.
+test "step traces are gathered into TRACE.jsonl, each once" {
+  inputs = { phase_id = "6.3", phase_name = "config loader" }
+  mock "trace_files" {
+    output = { matches = [".planning/phases/6.3-config-loader/research-trace.jsonl", ".planning/phases/6.3-config-loader/plan-trace.jsonl"] }
+  }
+  mock "trace_existing" {
+    output = { exists = true, content = "{\"step\":\"research\"}\n" }
+  }
+  mock "trace_read" {
+    outputs = [
+      { exists = true, content = "{\"step\":\"research\"}\n" },
+      { exists = true, content = "{\"step\":\"plan\"}" },
+    ]
+  }
+  mock "trace_write" {
+    error = "write TRACE.jsonl: no space left on device"
+  }
+  expect {
+    status = "completed"
+    visits = { trace_read = 2, trace_write = 1, trace_spans = 1 }
+    output = { status = "completed", recommendation = "proceed" }
+  }
+}

@@ -155,3 +155,95 @@ test "default gates that fail name the input to set" {
     }
   }
 }
+
+# Every stage routes its own unavailable model and its own failure, each
+# naming the stage.
+test "discovery reports no success" {
+  inputs = { task = "Add JWT authentication endpoint" }
+  mock "discovery" {
+    output = { success = false, summary = "The repository has no router." }
+  }
+  expect {
+    status         = "failed"
+    recommendation = "stage_failed"
+    path           = ["assess", "discovery", "report", "latest"]
+    output         = { status = "failed", reason = "discovery failed: The repository has no router." }
+  }
+}
+
+test "planning's model is unavailable" {
+  inputs = { task = "Add JWT authentication endpoint" }
+  mock "planning" {
+    error      = "model not found (HTTP 404)"
+    error_kind = "unavailable"
+  }
+  expect {
+    status         = "failed"
+    recommendation = "model_unavailable"
+    path           = ["assess", "discovery", "planning", "report", "latest"]
+    output         = { exit_reason = "model_unavailable" }
+  }
+}
+
+test "execution is rate limited" {
+  inputs = { task = "Fix typo in README.md" }
+  mock "execution" {
+    error      = "too many requests (HTTP 429)"
+    error_kind = "rate_limited"
+  }
+  expect {
+    status         = "failed"
+    recommendation = "model_unavailable"
+    path           = ["assess", "execution", "report", "latest"]
+  }
+}
+
+test "the verifier errors" {
+  inputs = { task = "Fix typo in README.md" }
+  mock "verification" {
+    error = "exit status 1: the verifier crashed"
+  }
+  expect {
+    status         = "failed"
+    recommendation = "stage_failed"
+    visits         = { verification = 1, ship = 0 }
+    output         = { status = "failed", reason = "verification failed: exit status 1: the verifier crashed" }
+  }
+}
+
+test "ship's model is unavailable" {
+  inputs = { task = "Fix typo in README.md" }
+  mock "ship" {
+    error      = "service unavailable (HTTP 503)"
+    error_kind = "unavailable"
+  }
+  expect {
+    status         = "failed"
+    recommendation = "model_unavailable"
+    visits         = { ship = 1 }
+  }
+}
+
+test "ship reports no success" {
+  inputs = { task = "Fix typo in README.md" }
+  mock "ship" {
+    output = { success = false, skipped = false, summary = "The docs build broke." }
+  }
+  expect {
+    status         = "failed"
+    recommendation = "stage_failed"
+    output         = { reason = "ship failed: The docs build broke." }
+  }
+}
+
+# Where a symlink cannot be made, the report's id goes to latest.txt.
+test "latest.txt where no symlink can be made" {
+  inputs = { task = "Fix typo in README.md" }
+  mock "latest" {
+    error = "symlink: operation not permitted"
+  }
+  expect {
+    status = "completed"
+    path   = ["assess", "execution", "pre_verify", "gate_command", "gate_command", "verification", "ship", "report", "latest", "latest_txt"]
+  }
+}

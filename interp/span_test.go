@@ -1,0 +1,40 @@
+package interp
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// A span is encoded by hand, for speed: it must read back as the same
+// fields encoding/json would have written, in the same order, escapes
+// and empty optional fields included.
+func TestSpanJSON(t *testing.T) {
+	at := time.Date(2026, 11, 26, 21, 0, 0, 123456789, time.UTC)
+	for _, sp := range []Span{
+		{Timestamp: at, RunID: "r1", Step: "s", Action: "command_run", Status: "success"},
+		{Timestamp: at.In(time.FixedZone("x", 3600)), RunID: "r1", Step: "s", Item: "it\"em", Action: "agent_call",
+			InputSummary: "a \\ b\n\t\x01 é 日本 \u2028", OutputSummary: "exit 0: ok", DurationMS: 1234, Status: "failure",
+			Attempt: 3, Artifact: "artifacts/s-3.stdout", SessionID: "sess"},
+		{Timestamp: at, RunID: "r", Step: "s", Action: "a", OutputSummary: "bad \xff utf-8", Status: "success"},
+	} {
+		want, err := json.Marshal(sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := sp.appendJSON(nil)
+		if string(got) != string(want) {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+		var a, b map[string]any
+		if err := json.Unmarshal(got, &a); err != nil {
+			t.Fatalf("%s: %v", got, err)
+		}
+		json.Unmarshal(want, &b)
+		if diff := cmp.Diff(b, a); diff != "" {
+			t.Errorf("fields differ (-encoding/json +appendJSON):\n%s", diff)
+		}
+	}
+}
