@@ -14,11 +14,13 @@ import (
 	"github.com/zclconf/go-cty/cty/function"
 )
 
-// What expressions see of the run — inputs, steps, run, vars and item —
-// is derived from the run's records when an expression is evaluated, for
-// the names it reads: one derivation (stepValue) serves both languages,
-// and nothing is cached, so no change to a record can leave an expression
-// reading stale data. Each expression reads a few steps by name (lang
+// What expressions see of the run is derived from the run's records when
+// an expression is evaluated, for the names it reads. Which names exist
+// where is lang's (lang.Scope: the same description the loader typed the
+// expressions against); rootValue builds each, and one derivation serves
+// both languages (conditions convert it with lang.ExprRoot). Nothing is
+// cached, so no change to a record can leave an expression reading stale
+// data. Each expression reads a few steps by name (lang
 // lists them), so the cost follows what it reads, not how many steps the
 // playbook has.
 
@@ -38,9 +40,8 @@ type stepsView func(f *frame, refs stepRefs) cty.Value
 // evalCtxIn is evalCtx with steps, and the locals the expressions read,
 // seen through view.
 func (r *run) evalCtxIn(view stepsView, f *frame, extra map[string]cty.Value, exprs ...hcl.Expression) *hcl.EvalContext {
-	need := map[string]bool{}
-	var refs stepRefs
-	var locals []string
+	rd := reads{all: len(exprs) == 0}
+	need := map[string]bool{} // on the stack: rootValue does not see it
 	for _, e := range exprs {
 		if e == nil {
 			continue
@@ -49,40 +50,64 @@ func (r *run) evalCtxIn(view stepsView, f *frame, extra map[string]cty.Value, ex
 			need[tr.RootName()] = true
 			switch tr.RootName() {
 			case lang.RootSteps:
-				refs.addTraversal(tr)
+				rd.steps.addTraversal(tr)
 			case lang.RootLocal:
-				locals = append(locals, localName(tr))
+				rd.locals = append(rd.locals, localName(tr))
 			}
 		}
 	}
-	all := len(exprs) == 0
-	if all {
-		refs.all = true
-	}
+	rd.steps.all = rd.steps.all || rd.all
+	rd.events = rd.all || need[lang.RootRun] && readsEvents(exprs)
 	vars := map[string]cty.Value{}
-	if all || need[lang.RootInputs] {
-		vars[lang.RootInputs] = r.inputs
-	}
-	if all || need[lang.RootSteps] {
-		vars[lang.RootSteps] = view(f, refs)
-	}
-	if all || need[lang.RootRun] {
-		vars[lang.RootRun] = r.runValue(all || readsEvents(exprs))
-	}
-	if all || need[lang.RootVars] {
-		vars[lang.RootVars] = cty.ObjectVal(r.vars)
-	}
-	if _, given := extra[lang.RootLocal]; !given && (all || need[lang.RootLocal]) {
-		vars[lang.RootLocal] = withStepLocals(r.localsValue(view, locals, all), f)
-	}
-	if f != nil && f.item != nil {
-		vars[lang.RootItem] = f.item.value
-		vars[lang.RootItemAttempt] = cty.NumberIntVal(int64(f.item.rec.Requeues + 1))
+	for _, root := range scopeOf(f).Roots() {
+		if _, given := extra[root]; !given && (rd.all || need[root]) {
+			vars[root] = r.rootValue(root, view, f, rd)
+		}
 	}
 	for k, v := range extra {
 		vars[k] = v
 	}
 	return &hcl.EvalContext{Variables: vars, Functions: r.functions()}
+}
+
+// scopeOf is where in the playbook frame f is: inside a for_each item,
+// the body of its for_each step. lang's Scope says which names exist
+// there; rootValue builds them.
+func scopeOf(f *frame) lang.Scope {
+	if f != nil && f.item != nil {
+		return lang.Scope{Body: f.item.parent}
+	}
+	return lang.Scope{}
+}
+
+// reads is what some expressions read, so that only that is built.
+type reads struct {
+	all    bool // everything (no expressions given)
+	steps  stepRefs
+	locals []string // the locals read by name; "" for local[expr]
+	events bool     // run.events
+}
+
+// rootValue is the value of root, one of the names lang's Scope of frame
+// f has, for expressions that read rd.
+func (r *run) rootValue(root string, view stepsView, f *frame, rd reads) cty.Value {
+	switch root {
+	case lang.RootInputs:
+		return r.inputs
+	case lang.RootSteps:
+		return view(f, rd.steps)
+	case lang.RootRun:
+		return r.runValue(rd.events)
+	case lang.RootVars:
+		return cty.ObjectVal(r.vars)
+	case lang.RootLocal:
+		return withStepLocals(r.localsValue(view, rd.locals, rd.all), f)
+	case lang.RootItem:
+		return f.item.value
+	case lang.RootItemAttempt:
+		return cty.NumberIntVal(int64(f.item.rec.Requeues + 1))
+	}
+	panic(fmt.Sprintf("interp: lang's scope has a root %q that the run does not build", root))
 }
 
 // functions are the HCL functions of the run: timestamp() reads the
@@ -323,31 +348,50 @@ func (r *run) runValue(events bool) cty.Value {
 }
 
 // exprEnv is the environment the conditions conds run against in frame
-// f: the same names and values as evalCtx, as Go values (lang.ExprValue).
+// f: the same names and values as evalCtx, as Go values (lang.ExprRoot).
 func (r *run) exprEnv(f *frame, conds ...*lang.Condition) map[string]any {
-	var refs stepRefs
+	rd := reads{all: true, events: condsReadRun(conds)}
+	readsLocals := false
 	for _, c := range conds {
-		refs.addCondition(c)
+		rd.steps.addCondition(c)
+		readsLocals = readsLocals || c != nil && c.Locals
 	}
-	steps := map[string]any{}
-	r.visitSteps(f, refs, func(name string, rec *StepRecord, out cty.Value) {
-		steps[name] = lang.ExprFields(stepValue(rec, out, r.rawValue(rec)), lang.StepFields)
-	})
-	env := map[string]any{
-		lang.RootInputs: r.inputsGo(),
-		lang.RootSteps:  steps,
-		lang.RootRun:    lang.ExprFields(r.runValue(condsReadRun(conds)), lang.RunFields),
-		lang.RootVars:   lang.ExprValue(cty.ObjectVal(r.vars)),
-	}
-	for _, c := range conds {
-		if c != nil && c.Locals {
-			env[lang.RootLocal] = lang.ExprValue(withStepLocals(r.localsValue(r.stepsValue, nil, true), f))
-			break
+	env := map[string]any{}
+	for _, root := range scopeOf(f).Roots() {
+		switch {
+		case root == lang.RootInputs:
+			env[root] = r.inputsGo()
+		case root == lang.RootSteps:
+			// Step by step, as lang.ExprRoot converts them, without
+			// building steps' object first.
+			steps := map[string]any{}
+			r.visitSteps(f, rd.steps, func(name string, rec *StepRecord, out cty.Value) {
+				steps[name] = lang.ExprFields(stepValue(rec, out, r.rawValue(rec)), lang.StepFields)
+			})
+			env[root] = steps
+		case root == lang.RootLocal && !readsLocals:
+			// Built only for the conditions that read it.
+		default:
+			env[root] = lang.ExprRoot(root, r.rootValue(root, r.stepsValue, f, rd))
 		}
 	}
-	if f != nil && f.item != nil {
-		env[lang.RootItem] = lang.ExprValue(f.item.value)
-		env[lang.RootItemAttempt] = f.item.rec.Requeues + 1
+	return env
+}
+
+// validationEnv is what input in's validation conditions see (lang's
+// Scope of the validation): value, the input's own value, and inputs, as
+// conditions see them.
+func validationEnv(in *lang.Input, value cty.Value, inputs any) map[string]any {
+	env := map[string]any{}
+	for _, root := range (lang.Scope{Input: in}).Roots() {
+		switch root {
+		case lang.RootValue:
+			env[root] = lang.ExprValue(value)
+		case lang.RootInputs:
+			env[root] = inputs
+		default:
+			panic(fmt.Sprintf("interp: lang's validation scope has a root %q that the run does not build", root))
+		}
 	}
 	return env
 }

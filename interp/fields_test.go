@@ -46,3 +46,44 @@ func TestFieldsMatchLang(t *testing.T) {
 		}
 	}
 }
+
+// TestRootsMatchLang: the names an expression sees at run time are the
+// roots lang's Scope lists for where it is, at the top level and in a
+// for_each item, in both languages.
+func TestRootsMatchLang(t *testing.T) {
+	pb := load(t, `
+playbook "roots" {}
+locals {
+  n = 1
+}
+step "each" {
+  for_each = "['a']"
+  step "one" {
+    when = "local.n == 1 && item == 'a'"
+    shell { command = ["true"] }
+  }
+}
+`)
+	r, _, err := newRun(pb, Options{Workdir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.st = &State{Steps: map[string]*StepRecord{"each": {Status: StepRunning}}}
+	each := pb.Step("each")
+	it := &item{parent: each, value: cty.StringVal("a"), rec: &ItemRecord{Steps: map[string]*StepRecord{"one": {Status: StepPending}}}}
+	for name, f := range map[string]*frame{
+		"top":  r.top(),
+		"item": {item: it, recs: it.rec.Steps, outputs: map[string]cty.Value{}},
+	} {
+		want := slices.Sorted(slices.Values(scopeOf(f).Roots()))
+		if got := slices.Sorted(maps.Keys(r.evalCtx(f, nil).Variables)); !slices.Equal(got, want) {
+			t.Errorf("%s: values see %v, lang's scope has %v", name, got, want)
+		}
+		if got := slices.Sorted(maps.Keys(r.exprEnv(f, pb.Step("one").When))); !slices.Equal(got, want) {
+			t.Errorf("%s: conditions see %v, lang's scope has %v", name, got, want)
+		}
+	}
+	if got := slices.Sorted(slices.Values(scopeOf(&frame{item: it}).Roots())); !slices.Contains(got, lang.RootItem) {
+		t.Errorf("an item's scope has no item: %v", got)
+	}
+}

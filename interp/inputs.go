@@ -91,7 +91,7 @@ func resolveInputs(pb *lang.Playbook, mode string, given map[string]cty.Value) (
 			if val.Condition == nil || val.Condition.Program == nil {
 				continue
 			}
-			ok, err := val.Condition.Eval(map[string]any{lang.RootValue: lang.ExprValue(vals[in.Name]), lang.RootInputs: inputsEnv})
+			ok, err := val.Condition.Eval(validationEnv(in, vals[in.Name], inputsEnv))
 			if err != nil {
 				return cty.NilVal, &InputError{Input: in.Name, Msg: fmt.Sprintf("the validation failed to run: %v", err)}
 			}

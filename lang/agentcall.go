@@ -275,7 +275,7 @@ func (l *loader) checkSessions() hcl.Diagnostics {
 		if !ok || a.Session == nil {
 			continue
 		}
-		t, what := l.sessionType(a.Session, s.Parent)
+		t, what := l.sessionType(a.Session, Scope{Body: s.Parent, Step: s})
 		if t == cty.NilType || t == cty.String || t == cty.DynamicPseudoType {
 			continue
 		}
@@ -292,7 +292,7 @@ func (l *loader) checkSessions() hcl.Diagnostics {
 
 // sessionType is the type a session expression gives, and what to call it
 // in a message; cty.NilType when that is not known before the run.
-func (l *loader) sessionType(expr hcl.Expression, body *Step) (cty.Type, string) {
+func (l *loader) sessionType(expr hcl.Expression, sc Scope) (cty.Type, string) {
 	switch e := expr.(type) {
 	case *hclsyntax.TemplateExpr:
 		return cty.String, "a template"
@@ -316,55 +316,8 @@ func (l *loader) sessionType(expr hcl.Expression, body *Step) (cty.Type, string)
 	for _, a := range attrs {
 		what += "." + a
 	}
-	var t cty.Type
-	switch tr.RootName() {
-	case RootSteps:
-		if len(attrs) == 0 {
-			return cty.EmptyObject, what
-		}
-		st := l.stepByName(attrs[0])
-		if st == nil || (st.Parent != nil && st.Parent != body) {
-			return cty.NilType, "" // reported by the reference check
-		}
-		if len(attrs) == 1 {
-			return cty.EmptyObject, what
-		}
-		if f, ok := StepFields[attrs[1]]; ok {
-			return f.Type, what
-		}
-		if attrs[1] != "output" {
-			return cty.NilType, ""
-		}
-		t, attrs = st.Returns, attrs[2:]
-		if t == cty.NilType {
-			// An agent's or a shell's text.
-			t = cty.DynamicPseudoType
-		}
-	case RootInputs:
-		if len(attrs) == 0 {
-			return cty.EmptyObject, what
-		}
-		in := l.pb.inputs[attrs[0]]
-		if in == nil {
-			return cty.NilType, ""
-		}
-		t, attrs = in.Type, attrs[1:]
-	case RootRun:
-		if len(attrs) == 0 {
-			return cty.EmptyObject, what
-		}
-		if f, ok := RunFields[attrs[0]]; ok {
-			return f.Type, what
-		}
-		return cty.NilType, ""
-	default:
-		return cty.NilType, ""
+	if t := l.pathType(sc, append([]string{tr.RootName()}, attrs...)); t != cty.NilType {
+		return t, what
 	}
-	for _, a := range attrs {
-		if !t.IsObjectType() || !t.HasAttribute(a) {
-			return cty.NilType, ""
-		}
-		t = t.AttributeType(a)
-	}
-	return t, what
+	return cty.NilType, ""
 }

@@ -76,6 +76,11 @@ func (l *loader) decodeExprAttr(attr *hcl.Attribute, env *condEnv, asBool bool) 
 		return nil, diags
 	}
 	c, diags := compileExpr(src, attr.Expr, env, asBool)
+	if c == nil {
+		if d := l.outputFieldErrors(src, attr.Expr); d != nil {
+			diags = d
+		}
+	}
 	for _, d := range diags {
 		fixLineStart(d.Subject, l.sources[d.Subject.Filename])
 		l.addStepLocalHint(d)

@@ -45,7 +45,9 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 	l.gotoRanges = map[*Outcome]hcl.Range{}
 	l.badMax = map[*Outcome]bool{}
 	l.usedInputs = map[string]bool{}
-	l.envs = map[*Step]*condEnv{}
+	l.stepContents = map[*Step]*hcl.BodyContent{}
+	l.condEnvs = map[Scope]*condEnv{}
+	l.sections = map[*Step]map[string]rootType{}
 	byType := map[string][]*hcl.Block{}
 	for _, c := range bodies {
 		for _, b := range c.Blocks {
@@ -99,32 +101,28 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 		block string
 		sec   section
 	}{{"on_failure", secOnFailure}, {"finally", secFinally}} {
-		for i, b := range byType[sec.block] {
-			if i > 0 {
-				diags = append(diags, errDiag("Duplicate "+sec.block+" block",
-					fmt.Sprintf("A playbook has at most one %s block; put all its steps in one.", sec.block), b.DefRange))
-				continue
-			}
+		b, d := singleBlock(sec.block, byType[sec.block], "Put all its steps in the first.")
+		diags = append(diags, d...)
+		if b != nil {
 			diags = append(diags, l.declareSection(b, sec.sec)...)
 		}
+	}
+	for _, s := range l.pb.AllSteps() {
+		diags = append(diags, l.decodeStepAction(s)...)
 	}
 	diags = append(diags, l.declareLocals(byType["locals"])...)
 	// Bodies of for_each steps come after their for_each step in
 	// AllSteps, whose list expression fixes the item type their
 	// environment needs.
 	for _, s := range l.pb.AllSteps() {
-		diags = append(diags, l.decodeStepBody(s, l.stepBlocks[s], l.envFor(s.Parent))...)
+		diags = append(diags, l.decodeStepBody(s, l.condEnv(Scope{Body: s.Parent}))...)
 	}
 	for _, in := range l.pb.Inputs {
-		diags = append(diags, l.compileValidations(in, l.envFor(nil))...)
+		diags = append(diags, l.compileValidations(in)...)
 	}
 
-	for i, b := range byType["output"] {
-		if i > 0 {
-			diags = append(diags, errDiag("Duplicate output block",
-				"A playbook has at most one output block.", b.DefRange))
-			continue
-		}
+	if b, d := singleBlock("output", byType["output"], ""); b != nil {
+		diags = append(diags, d...)
 		diags = append(diags, l.decodeOutputBlock(b)...)
 	}
 
@@ -174,4 +172,23 @@ func hclIdent(s string) bool {
 		}
 	}
 	return true
+}
+
+// singleBlock is the one block of a kind a playbook may have at most one
+// of: the first of blocks, nil when there is none, and an error on each
+// other, saying where the first is. hint, when not empty, is a sentence
+// on what to do instead.
+func singleBlock(kind string, blocks []*hcl.Block, hint string) (*hcl.Block, hcl.Diagnostics) {
+	if len(blocks) == 0 {
+		return nil, nil
+	}
+	var diags hcl.Diagnostics
+	for _, b := range blocks[1:] {
+		detail := fmt.Sprintf("A playbook has at most one %s block; the first is at %s.", kind, blocks[0].DefRange)
+		if hint != "" {
+			detail += " " + hint
+		}
+		diags = append(diags, errDiag("Duplicate "+kind+" block", detail, b.DefRange))
+	}
+	return blocks[0], diags
 }

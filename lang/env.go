@@ -147,6 +147,27 @@ func ExprFields(v cty.Value, fields map[string]Field) map[string]any {
 	return m
 }
 
+// ExprRoot converts the value of a root of a Scope to what conditions
+// see, as the scope types it: ExprValue, with the whole-number fields of
+// each step and of run, and item_attempt, as int.
+func ExprRoot(root string, v cty.Value) any {
+	switch root {
+	case RootSteps:
+		m := map[string]any{}
+		for it := v.ElementIterator(); it.Next(); {
+			k, sv := it.Element()
+			m[k.AsString()] = ExprFields(sv, StepFields)
+		}
+		return m
+	case RootRun:
+		return ExprFields(v, RunFields)
+	case RootItemAttempt:
+		n, _ := v.AsBigFloat().Int64()
+		return int(n)
+	}
+	return ExprValue(v)
+}
+
 // exprType maps a cty type to the expr-lang type conditions are checked
 // against. Numbers are float64 at run time.
 func exprType(t cty.Type) types.Type {
@@ -175,93 +196,19 @@ func exprType(t cty.Type) types.Type {
 	return types.Any
 }
 
-// envFor is the typed environment of conditions in a section: the main
-// and on_failure steps see the top-level steps; the body of a for_each
-// step also sees its own nested steps and the item.
-func (l *loader) envFor(body *Step) *condEnv {
-	if e, ok := l.envs[body]; ok {
-		return e
-	}
-	e := l.conditionEnv(body)
-	l.envs[body] = e
-	return e
-}
-
-func (l *loader) conditionEnv(body *Step) *condEnv {
-	inputs := types.Map{}
-	for _, in := range l.pb.Inputs {
-		inputs[in.Name] = exprType(in.Type)
-	}
-	steps := types.Map{}
-	for _, s := range l.pb.AllSteps() {
-		if s.Parent != nil && s.Parent != body {
-			continue
-		}
-		fields := types.Map{"output": exprType(s.Returns)}
-		for name, f := range StepFields {
-			fields[name] = f.exprType()
-		}
-		steps[s.Name] = fields
-	}
-	run := types.Map{}
-	for name, f := range RunFields {
-		run[name] = f.exprType()
-	}
-	locals := types.Map{}
-	for _, lv := range l.pb.Locals {
-		locals[lv.Name] = exprType(lv.Type)
-	}
-	m := types.Map{
-		RootInputs: inputs,
-		RootSteps:  steps,
-		RootRun:    run,
-		RootVars:   l.varTypes(),
-		RootLocal:  locals,
-	}
-	if body != nil {
-		m[RootItem] = exprType(body.ForEach.ItemType)
-		m[RootItemAttempt] = types.Int
-	}
-	return newCondEnv(m)
-}
-
-// stepEnv is env with step s's own locals added to local, for the
-// conditions that run after the step's locals are evaluated (checks,
-// gate rules, progress_when); env itself when s has none.
-func (l *loader) stepEnv(s *Step, env *condEnv) *condEnv {
-	if len(s.Locals) == 0 {
-		return env
-	}
-	m := maps.Clone(env.types)
-	locals := types.Map{}
-	for _, lv := range slices.Concat(l.pb.Locals, s.Locals) {
-		locals[lv.Name] = exprType(lv.Type)
-	}
-	m[RootLocal] = locals
-	return newCondEnv(m)
-}
-
-// varTypes is vars as conditions see it: the declared vars with their
-// types, any other name as any (whether something sets it is checked on
-// its own, checkConditionRefs).
-func (l *loader) varTypes() types.Map {
-	m := types.Map{types.Extra: types.Any}
-	for _, v := range l.pb.Vars {
-		m[v.Name] = exprType(v.Type)
-	}
-	return m
-}
-
-// refScope says which roots an HCL expression may use.
+// refScope is where an HCL expression is, for the checks of what it
+// reads.
 type refScope struct {
 	vars bool  // prompt templates and agent vars see vars
 	body *Step // the for_each step whose body the expression is in
 	// step is the step whose own expression this is, when its locals
 	// are evaluated by then: it sees them as local.NAME.
 	step *Step
-	item bool
 	what string // for messages: "a prompt template", "a shell command", ...
 }
+
+// scope is the Scope the expression sees.
+func (r refScope) scope() Scope { return Scope{Body: r.body, Step: r.step} }
 
 // checkRefs checks that every variable an HCL expression reads exists:
 // the root, the input, the step, and the fields of a step's declared
@@ -306,12 +253,11 @@ func (l *loader) checkTraversal(tr hcl.Traversal, scope refScope) hcl.Diagnostic
 	root := tr.RootName()
 	attrs := attrNames(tr[1:])
 	rng := tr.SourceRange()
-	roots := []string{RootInputs, RootSteps, RootRun, RootVars, RootLocal}
-	if scope.body != nil {
-		scope.item = true
-	}
-	if scope.item {
-		roots = append(roots, RootItem, RootItemAttempt)
+	roots := scope.scope().Roots()
+	if !slices.Contains(roots, root) {
+		return hcl.Diagnostics{errDiag("Unknown variable",
+			fmt.Sprintf("%s cannot refer to %q; it may use %s.%s", upperFirst(scope.what), root,
+				strings.Join(roots, ", "), didYouMean(root, roots)), rng)}
 	}
 	switch root {
 	case RootInputs:
@@ -337,14 +283,8 @@ func (l *loader) checkTraversal(tr hcl.Traversal, scope refScope) hcl.Diagnostic
 		return l.checkVarRef(attrs, rng)
 	case RootLocal:
 		return l.checkLocalRef(attrs, rng, scope.step)
-	case RootItem, RootItemAttempt:
-		if scope.item {
-			return nil
-		}
 	}
-	return hcl.Diagnostics{errDiag("Unknown variable",
-		fmt.Sprintf("%s cannot refer to %q; it may use %s.%s", upperFirst(scope.what), root,
-			strings.Join(roots, ", "), didYouMean(root, roots)), rng)}
+	return nil
 }
 
 func (l *loader) checkStepRef(attrs []string, rng hcl.Range, body *Step) hcl.Diagnostics {

@@ -440,3 +440,26 @@ step "s" {
 	}
 	t.Fatalf("no Duplicate input diagnostic; got:\n%s", diags)
 }
+
+// TestSingleBlockSaysWhereTheFirstIs: every block a playbook may have
+// once says, on a second one, the same thing in the same words, and where
+// the first is.
+func TestSingleBlockSaysWhereTheFirstIs(t *testing.T) {
+	_, diags := fixtureLoader.Load("testdata/errors/single_blocks.hcl")
+	firsts := map[string]int{"limits": 11, "circuit_breaker": 19, "state": 27, "finally": 35}
+	for _, d := range diags {
+		kind, ok := strings.CutPrefix(d.Summary, "Duplicate ")
+		if !ok {
+			continue
+		}
+		kind = strings.TrimSuffix(kind, " block")
+		want := fmt.Sprintf("A playbook has at most one %s block; the first is at testdata/errors/single_blocks.hcl:%d,1-", kind, firsts[kind])
+		if !strings.HasPrefix(d.Detail, want) {
+			t.Errorf("%s: Detail = %q, want it to start with %q", d.Summary, d.Detail, want)
+		}
+		delete(firsts, kind)
+	}
+	if len(firsts) > 0 {
+		t.Errorf("no duplicate diagnostic for %v; got:\n%s", firsts, diags)
+	}
+}

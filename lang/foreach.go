@@ -91,7 +91,7 @@ func (l *loader) decodeForEach(s *Step, content *hcl.BodyContent, outer *condEnv
 			}
 		}
 	}
-	body := l.envFor(s)
+	body := l.condEnv(Scope{Body: s})
 	for name, dst := range map[string]**Condition{"key": &fe.Key, "depends_on": &fe.DependsOn, "priority": &fe.Priority} {
 		if a := content.Attributes[name]; a != nil {
 			c, d := l.decodeExpr(a, body)
@@ -189,9 +189,9 @@ func wholeNumber(v cty.Value) (int, bool) {
 	return int(n), true
 }
 
-// staticType is the declared cty type of a chain of names such as
-// steps.plan.output.tasks or inputs.commands; cty.NilType when it cannot
-// be known before the run.
+// staticType is the type of a chain of names such as
+// steps.plan.output.tasks or inputs.commands in the section of body, as
+// its scope types it; cty.NilType when it is not such a chain.
 func (l *loader) staticType(n ast.Node, body *Step) cty.Type {
 	var path []string
 	for {
@@ -211,28 +211,5 @@ func (l *loader) staticType(n ast.Node, body *Step) cty.Type {
 		}
 		break
 	}
-	var t cty.Type
-	switch {
-	case path[0] == RootInputs && len(path) >= 2:
-		in := l.pb.inputs[path[1]]
-		if in == nil {
-			return cty.NilType
-		}
-		t, path = in.Type, path[2:]
-	case path[0] == RootSteps && len(path) >= 3 && path[2] == "output":
-		s := l.pb.steps[path[1]]
-		if s == nil || s.Returns == cty.NilType || (s.Parent != nil && s.Parent != body) {
-			return cty.NilType
-		}
-		t, path = s.Returns, path[3:]
-	default:
-		return cty.NilType
-	}
-	for _, a := range path {
-		if !t.IsObjectType() || !t.HasAttribute(a) {
-			return cty.NilType
-		}
-		t = t.AttributeType(a)
-	}
-	return t
+	return l.pathType(Scope{Body: body}, path)
 }

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/expr-lang/expr/types"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
@@ -147,9 +146,9 @@ type pendingValidation struct {
 
 // compileValidations compiles an input's validation conditions, which see
 // the input's own value as `value` and the other inputs as `inputs`.
-func (l *loader) compileValidations(in *Input, env *condEnv) hcl.Diagnostics {
+func (l *loader) compileValidations(in *Input) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	venv := newCondEnv(types.Map{RootValue: exprType(in.Type), RootInputs: env.types[RootInputs]})
+	venv := l.condEnv(Scope{Input: in})
 	for _, p := range l.pendingValidations {
 		if p.in != in {
 			continue

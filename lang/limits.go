@@ -60,12 +60,8 @@ type CircuitBreaker struct {
 // decodeLimitsBlocks reads the run's caps: wall clock, total retries,
 // tokens and cost.
 func (l *loader) decodeLimitsBlocks(blocks []*hcl.Block) hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	for i, b := range blocks {
-		if i > 0 {
-			diags = append(diags, errDiag("Duplicate limits block", "A playbook has at most one limits block.", b.DefRange))
-			continue
-		}
+	b, diags := singleBlock("limits", blocks, "")
+	if b != nil {
 		lim := &Limits{DeclRange: b.DefRange}
 		content, d := b.Body.Content(limitsSchema)
 		diags = append(diags, d...)
@@ -92,12 +88,8 @@ func (l *loader) decodeLimitsBlocks(blocks []*hcl.Block) hcl.Diagnostics {
 
 // decodeCircuitBreakerBlocks reads the circuit breaker's thresholds.
 func (l *loader) decodeCircuitBreakerBlocks(blocks []*hcl.Block) hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	for i, b := range blocks {
-		if i > 0 {
-			diags = append(diags, errDiag("Duplicate circuit_breaker block", "A playbook has at most one circuit_breaker block.", b.DefRange))
-			continue
-		}
+	b, diags := singleBlock("circuit_breaker", blocks, "")
+	if b != nil {
 		cb := &CircuitBreaker{NoProgress: 3, SameError: 5, Cooldown: 5 * time.Minute, DeclRange: b.DefRange}
 		content, d := b.Body.Content(circuitBreakerSchema)
 		diags = append(diags, d...)
@@ -124,12 +116,8 @@ func (l *loader) decodeCircuitBreakerBlocks(blocks []*hcl.Block) hcl.Diagnostics
 
 // decodeStateBlocks reads where the state file lives.
 func (l *loader) decodeStateBlocks(blocks []*hcl.Block) hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	for i, b := range blocks {
-		if i > 0 {
-			diags = append(diags, errDiag("Duplicate state block", "A playbook has at most one state block.", b.DefRange))
-			continue
-		}
+	b, diags := singleBlock("state", blocks, "")
+	if b != nil {
 		content, d := b.Body.Content(stateSchema)
 		diags = append(diags, d...)
 		if a := content.Attributes["path"]; a != nil {

@@ -474,7 +474,13 @@ type loader struct {
 	usedInputs         map[string]bool
 	gotoRanges         map[*Outcome]hcl.Range
 	badMax             map[*Outcome]bool // max given but invalid: reported, and no cycle news
-	envs               map[*Step]*condEnv
+	stepContents       map[*Step]*hcl.BodyContent
+	// condEnvs and sections cache what scopes describe (scope.go).
+	condEnvs map[Scope]*condEnv
+	sections map[*Step]map[string]rootType
+	// vars are the names gates and agent actions give vars, once every
+	// step is decoded; nil before.
+	vars *varNames
 }
 
 // Files returns the parsed files, for rendering diagnostics with snippets.

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -142,51 +141,6 @@ func localRefs(e hcl.Expression) []string {
 		}
 	}
 	return out
-}
-
-// inferContext is what the locals of body's section (nil: the
-// playbook's) are typed against: unknown values of the types they may read
-// (inputs, the steps of the section with their returns types, run, the
-// item inside a for_each body). inferType adds the locals. It is built
-// once per section: building it per local made typing the locals
-// quadratic in steps × locals.
-func (l *loader) inferContext(body *Step) *hcl.EvalContext {
-	inputs := map[string]cty.Value{}
-	for _, in := range l.pb.Inputs {
-		inputs[in.Name] = cty.UnknownVal(in.Type)
-	}
-	steps := map[string]cty.Value{}
-	for _, s := range l.pb.AllSteps() {
-		if s.Parent != nil && s.Parent != body {
-			continue
-		}
-		fields := map[string]cty.Value{"output": cty.DynamicVal}
-		if s.Returns != cty.NilType {
-			fields["output"] = unknownOf(s.Returns)
-		}
-		for name, f := range StepFields {
-			fields[name] = cty.UnknownVal(f.Type)
-		}
-		steps[s.Name] = cty.ObjectVal(fields)
-	}
-	run := map[string]cty.Value{}
-	for name, f := range RunFields {
-		run[name] = cty.UnknownVal(f.Type)
-	}
-	vars := map[string]cty.Value{
-		RootInputs: cty.ObjectVal(inputs),
-		RootSteps:  cty.ObjectVal(steps),
-		RootRun:    cty.ObjectVal(run),
-		RootVars:   cty.DynamicVal,
-	}
-	if body != nil && body.ForEach != nil {
-		vars[RootItem] = unknownOf(body.ForEach.ItemType)
-		vars[RootItemAttempt] = cty.UnknownVal(cty.Number)
-	}
-	return &hcl.EvalContext{
-		Variables: vars,
-		Functions: RunFunctions(Impure{Now: func() time.Time { return time.Time{} }, UUID: func() string { return "" }}),
-	}
 }
 
 // inferType evaluates e in ctx (from inferContext) with the locals it may

@@ -8,6 +8,7 @@ import (
 
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/parser"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -104,15 +105,21 @@ func (l *loader) checkConditionRefs(cr condRec, vars *varNames) hcl.Diagnostics 
 	if cr.c == nil || cr.c.Program == nil {
 		return nil
 	}
+	return l.conditionRefDiags(cr, cr.c.Program.Node(), vars)
+}
+
+// conditionRefDiags checks the fields node reads from untyped outputs
+// and, with vars, the vars it reads.
+func (l *loader) conditionRefDiags(cr condRec, node ast.Node, vars *varNames) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	ast.Find(cr.c.Program.Node(), func(n ast.Node) bool {
+	ast.Find(node, func(n ast.Node) bool {
 		m, ok := n.(*ast.MemberNode)
 		if !ok {
 			return false
 		}
 		path := memberPath(m)
 		switch {
-		case len(path) == 2 && path[0] == RootVars:
+		case len(path) == 2 && path[0] == RootVars && vars != nil:
 			if msg := vars.unset(path[1], false); msg != "" {
 				diags = append(diags, errDiag("Var never set", msg, l.condRange(cr, m)))
 			}
@@ -131,6 +138,24 @@ func (l *loader) checkConditionRefs(cr condRec, vars *varNames) hcl.Diagnostics 
 		return false
 	})
 	return diags
+}
+
+// outputFieldErrors are the errors of the fields a condition that did
+// not compile reads from untyped outputs: conditions are typed with what
+// each step's action makes its output, so reading a field of a text is
+// a type error, which these say better.
+func (l *loader) outputFieldErrors(src string, holder hcl.Expression) hcl.Diagnostics {
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return nil
+	}
+	var out hcl.Diagnostics
+	for _, d := range l.conditionRefDiags(condRec{&Condition{Source: src}, holder}, tree.Node, nil) {
+		if d.Severity == hcl.DiagError {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // memberPath is the chain of names a member access reads, such as

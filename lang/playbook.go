@@ -220,7 +220,6 @@ func formatInputs(m map[string]cty.Value) string {
 }
 
 func (l *loader) decodePlaybookBlocks(blocks []*hcl.Block) hcl.Diagnostics {
-	var diags hcl.Diagnostics
 	if len(blocks) == 0 {
 		return hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -228,11 +227,7 @@ func (l *loader) decodePlaybookBlocks(blocks []*hcl.Block) hcl.Diagnostics {
 			Detail:   `Every playbook declares itself once: playbook "name" { description = "..." }.`,
 		}}
 	}
-	for _, b := range blocks[1:] {
-		diags = append(diags, errDiag("Duplicate playbook block",
-			fmt.Sprintf("The playbook is already declared at %s.", blocks[0].DefRange), b.DefRange))
-	}
-	b := blocks[0]
+	b, diags := singleBlock("playbook", blocks, "")
 	p := l.pb
 	p.Name = b.Labels[0]
 	p.DeclRange = b.DefRange

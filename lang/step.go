@@ -270,10 +270,41 @@ func (l *loader) declareSection(b *hcl.Block, sec section) hcl.Diagnostics {
 	return diags
 }
 
-// decodeStepBody decodes a declared step's attributes, its action and its
-// gate.
-func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnostics {
-	content, diags := b.Body.Content(stepSchema)
+// decodeStepAction decodes a declared step's action. Every step's action
+// is decoded before any locals or condition, which are typed against
+// what each step's action makes its output (outputType).
+func (l *loader) decodeStepAction(s *Step) hcl.Diagnostics {
+	content, diags := l.stepBlocks[s].Body.Content(stepSchema)
+	l.stepContents[s] = content
+	var action *hcl.Block
+	for _, ab := range content.Blocks {
+		switch ab.Type {
+		case "step", "locals", "limit", "retry", "check", "gate":
+			continue
+		}
+		if action != nil {
+			diags = append(diags, errDiag("More than one action",
+				fmt.Sprintf("Step %q already has a %s action at %s; a step has at most one action. Split it into two steps.", s.Name, action.Type, action.DefRange), ab.DefRange))
+			continue
+		}
+		if s.ForEach != nil {
+			diags = append(diags, errDiag("Action on a for_each step",
+				fmt.Sprintf("for_each step %q runs its nested steps per item; put the %s action in a nested step.", s.Name, ab.Type), ab.DefRange))
+			continue
+		}
+		action = ab
+		a, d := l.decodeAction(s, ab)
+		diags = append(diags, d...)
+		s.Action = a
+	}
+	return diags
+}
+
+// decodeStepBody decodes a declared step's attributes and blocks besides
+// its action (decodeStepAction), in the section env of its conditions.
+func (l *loader) decodeStepBody(s *Step, env *condEnv) hcl.Diagnostics {
+	content := l.stepContents[s]
+	var diags hcl.Diagnostics
 	var localBlocks []*hcl.Block
 	for _, lb := range content.Blocks {
 		if lb.Type == "locals" {
@@ -283,7 +314,7 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 	diags = append(diags, l.declareStepLocals(s, localBlocks)...)
 	// when is evaluated before the step's locals; everything after it
 	// sees them.
-	whenEnv, env := env, l.stepEnv(s, env)
+	whenEnv, env := env, l.condEnv(Scope{Body: s.Parent, Step: s})
 	if a := content.Attributes["description"]; a != nil {
 		v, d := constString(a)
 		diags = append(diags, d...)
@@ -396,7 +427,6 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 		}
 	}
 
-	var action *hcl.Block
 	checks := map[string]bool{}
 	for _, ab := range content.Blocks {
 		switch ab.Type {
@@ -433,20 +463,7 @@ func (l *loader) decodeStepBody(s *Step, b *hcl.Block, env *condEnv) hcl.Diagnos
 			diags = append(diags, d...)
 			s.Gate = g
 		default:
-			if action != nil {
-				diags = append(diags, errDiag("More than one action",
-					fmt.Sprintf("Step %q already has a %s action at %s; a step has at most one action. Split it into two steps.", s.Name, action.Type, action.DefRange), ab.DefRange))
-				continue
-			}
-			if s.ForEach != nil {
-				diags = append(diags, errDiag("Action on a for_each step",
-					fmt.Sprintf("for_each step %q runs its nested steps per item; put the %s action in a nested step.", s.Name, ab.Type), ab.DefRange))
-				continue
-			}
-			action = ab
-			a, d := l.decodeAction(s, ab)
-			diags = append(diags, d...)
-			s.Action = a
+			// The action, decoded first (decodeStepAction).
 		}
 	}
 	diags = append(diags, l.decodeStepActions(s, content)...)

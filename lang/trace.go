@@ -32,49 +32,45 @@ var SpanFields = []string{
 // decodeTraceBlocks reads the playbook's trace block: at most one, whose
 // attributes object has constant names.
 func (l *loader) decodeTraceBlocks(blocks []*hcl.Block) hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	for i, b := range blocks {
-		if i > 0 {
-			diags = append(diags, errDiag("Duplicate trace block", "A playbook has at most one trace block.", b.DefRange))
+	b, diags := singleBlock("trace", blocks, "")
+	if b == nil {
+		return diags
+	}
+	content, d := b.Body.Content(traceSchema)
+	diags = append(diags, d...)
+	t := &Trace{DeclRange: b.DefRange}
+	l.pb.Trace = t
+	a := content.Attributes["attributes"]
+	if a == nil {
+		return diags
+	}
+	pairs, d := hcl.ExprMap(a.Expr)
+	if d.HasErrors() {
+		return append(diags, errDiag("Invalid trace attributes",
+			"attributes is an object of names and values, e.g. attributes = { phase_id = inputs.phase }.", a.Expr.Range()))
+	}
+	seen := map[string]bool{}
+	for _, p := range pairs {
+		k, kd := p.Key.Value(nil)
+		if kd.HasErrors() || k.Type() != cty.String || k.IsNull() || !hclIdent(k.AsString()) {
+			diags = append(diags, errDiag("Invalid trace attribute name",
+				"A trace attribute's name is a constant word of letters, digits and underscores, e.g. phase_id.", p.Key.Range()))
 			continue
 		}
-		content, d := b.Body.Content(traceSchema)
-		diags = append(diags, d...)
-		t := &Trace{DeclRange: b.DefRange}
-		l.pb.Trace = t
-		a := content.Attributes["attributes"]
-		if a == nil {
+		name := k.AsString()
+		switch {
+		case slices.Contains(SpanFields, name):
+			diags = append(diags, errDiag("Reserved trace attribute",
+				fmt.Sprintf("apl writes %q on every span itself; name the attribute otherwise, e.g. phase_%s.", name, name), p.Key.Range()))
+			continue
+		case seen[name]:
+			diags = append(diags, errDiag("Duplicate trace attribute", fmt.Sprintf("Trace attribute %q is set twice.", name), p.Key.Range()))
 			continue
 		}
-		pairs, d := hcl.ExprMap(a.Expr)
-		if d.HasErrors() {
-			diags = append(diags, errDiag("Invalid trace attributes",
-				"attributes is an object of names and values, e.g. attributes = { phase_id = inputs.phase }.", a.Expr.Range()))
-			continue
-		}
-		seen := map[string]bool{}
-		for _, p := range pairs {
-			k, kd := p.Key.Value(nil)
-			if kd.HasErrors() || k.Type() != cty.String || k.IsNull() || !hclIdent(k.AsString()) {
-				diags = append(diags, errDiag("Invalid trace attribute name",
-					"A trace attribute's name is a constant word of letters, digits and underscores, e.g. phase_id.", p.Key.Range()))
-				continue
-			}
-			name := k.AsString()
-			switch {
-			case slices.Contains(SpanFields, name):
-				diags = append(diags, errDiag("Reserved trace attribute",
-					fmt.Sprintf("apl writes %q on every span itself; name the attribute otherwise, e.g. phase_%s.", name, name), p.Key.Range()))
-				continue
-			case seen[name]:
-				diags = append(diags, errDiag("Duplicate trace attribute", fmt.Sprintf("Trace attribute %q is set twice.", name), p.Key.Range()))
-				continue
-			}
-			seen[name] = true
-			rng := hcl.RangeBetween(p.Key.Range(), p.Value.Range())
-			t.Attributes = append(t.Attributes, &NamedExpr{Name: name, Expr: p.Value, Range: rng})
-			l.deferRefs(p.Value, refScope{vars: true, what: "a trace attribute"})
-		}
+		seen[name] = true
+		rng := hcl.RangeBetween(p.Key.Range(), p.Value.Range())
+		t.Attributes = append(t.Attributes, &NamedExpr{Name: name, Expr: p.Value, Range: rng})
+		l.deferRefs(p.Value, refScope{vars: true, what: "a trace attribute"})
 	}
 	return diags
 }

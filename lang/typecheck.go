@@ -22,14 +22,14 @@ import (
 // of HCL expressions, the fields read from untyped outputs, vars nothing
 // sets, builtin calls, and exit_codes.
 func (l *loader) checkAfterDecode() hcl.Diagnostics {
-	tc := &typeChecker{l: l, ctxs: map[*Step]*hcl.EvalContext{}, stepCtxs: map[*Step]*hcl.EvalContext{}}
+	tc := &typeChecker{l: l, ctxs: map[Scope]*hcl.EvalContext{}}
 	scripts := map[hcl.Expression]bool{}
 	for _, s := range l.pb.AllSteps() {
 		if sh, ok := s.Action.(*Shell); ok && sh.Script != nil {
 			scripts[sh.Script] = true
 		}
 	}
-	vars := l.collectVarNames()
+	vars := l.varsKnown()
 	var diags hcl.Diagnostics
 	bad := map[hcl.Expression]bool{}
 	for _, rc := range l.refChecks {
@@ -72,147 +72,31 @@ func (l *loader) checkAfterDecode() hcl.Diagnostics {
 	return diags
 }
 
-// vars is vars as type checks see it: an object of the declared vars'
-// types and of every name a set assigns, as any. When some set's names
-// cannot be told, or no var is declared, it is DynamicVal.
-func (tc *typeChecker) vars() cty.Value {
-	if len(tc.l.pb.Vars) == 0 {
-		return cty.DynamicVal
-	}
-	names := tc.l.collectVarNames()
-	if names.open || names.agentOpen {
-		return cty.DynamicVal
-	}
-	m := map[string]cty.Value{}
-	for _, n := range append(names.set, names.agent...) {
-		m[n] = cty.DynamicVal
-	}
-	for _, v := range tc.l.pb.Vars {
-		m[v.Name] = unknownOf(v.Type)
-	}
-	return cty.ObjectVal(m)
-}
-
-// typeChecker builds, once per section and once per step with locals,
-// the evaluation context of type checks.
+// typeChecker builds, once per scope, the evaluation context of type
+// checks: the scope's unknowns.
 type typeChecker struct {
-	l        *loader
-	ctxs     map[*Step]*hcl.EvalContext
-	stepCtxs map[*Step]*hcl.EvalContext
+	l    *loader
+	ctxs map[Scope]*hcl.EvalContext
 }
 
 // scopeCtx is what an expression of scope sees: its section, and the
 // locals of the step it belongs to.
-func (tc *typeChecker) scopeCtx(sc refScope) *hcl.EvalContext {
-	if sc.step != nil {
-		return tc.stepCtx(sc.step)
-	}
-	return tc.ctx(sc.body)
-}
+func (tc *typeChecker) scopeCtx(sc refScope) *hcl.EvalContext { return tc.ctx(sc.scope()) }
 
 // stepCtx is what step s's own expressions see once its locals are
-// evaluated: its section's context with s's locals added to local.
+// evaluated.
 func (tc *typeChecker) stepCtx(s *Step) *hcl.EvalContext {
-	base := tc.ctx(s.Parent)
-	if len(s.Locals) == 0 {
-		return base
-	}
-	if c, ok := tc.stepCtxs[s]; ok {
+	return tc.ctx(Scope{Body: s.Parent, Step: s})
+}
+
+func (tc *typeChecker) ctx(sc Scope) *hcl.EvalContext {
+	sc = sc.normal()
+	if c, ok := tc.ctxs[sc]; ok {
 		return c
 	}
-	locals := map[string]cty.Value{}
-	for _, lv := range slices.Concat(tc.l.pb.Locals, s.Locals) {
-		locals[lv.Name] = unknownOf(lv.Type)
-	}
-	c := base.NewChild()
-	c.Variables = map[string]cty.Value{RootLocal: cty.ObjectVal(locals)}
-	tc.stepCtxs[s] = c
+	c := &hcl.EvalContext{Variables: tc.l.unknowns(sc), Functions: typeCheckFunctions}
+	tc.ctxs[sc] = c
 	return c
-}
-
-// ctx is what expressions in the section of body (nil: the main and
-// on_failure steps) see, as unknown values of their types. vars is
-// DynamicVal: which names exist is checked on its own (checkVarTraversals).
-func (tc *typeChecker) ctx(body *Step) *hcl.EvalContext {
-	if c, ok := tc.ctxs[body]; ok {
-		return c
-	}
-	l := tc.l
-	inputs := map[string]cty.Value{}
-	for _, in := range l.pb.Inputs {
-		inputs[in.Name] = unknownOf(in.Type)
-	}
-	steps := map[string]cty.Value{}
-	for _, s := range l.pb.AllSteps() {
-		if s.Parent != nil && s.Parent != body {
-			continue
-		}
-		fields := map[string]cty.Value{"output": unknownOf(l.outputType(s))}
-		for name, f := range StepFields {
-			fields[name] = cty.UnknownVal(f.Type)
-		}
-		steps[s.Name] = cty.ObjectVal(fields)
-	}
-	run := map[string]cty.Value{}
-	for name, f := range RunFields {
-		run[name] = cty.UnknownVal(f.Type)
-	}
-	vars := map[string]cty.Value{
-		RootInputs: cty.ObjectVal(inputs),
-		RootSteps:  cty.ObjectVal(steps),
-		RootRun:    cty.ObjectVal(run),
-		RootVars:   tc.vars(),
-	}
-	if body != nil && body.ForEach != nil {
-		vars[RootItem] = unknownOf(body.ForEach.ItemType)
-		vars[RootItemAttempt] = cty.UnknownVal(cty.Number)
-	}
-	if len(l.pb.Locals) > 0 {
-		locals := map[string]cty.Value{}
-		for _, lv := range l.pb.Locals {
-			locals[lv.Name] = unknownOf(lv.Type)
-		}
-		vars[RootLocal] = cty.ObjectVal(locals)
-	}
-	c := &hcl.EvalContext{Variables: vars, Functions: typeCheckFunctions}
-	tc.ctxs[body] = c
-	return c
-}
-
-// unknownOf is an unknown value of type t; DynamicVal when t is not known.
-// Optional attributes only shape conversions; values have them all.
-func unknownOf(t cty.Type) cty.Value {
-	if t == cty.NilType || t == cty.DynamicPseudoType {
-		return cty.DynamicVal
-	}
-	return cty.UnknownVal(t.WithoutOptionalAttributesDeep())
-}
-
-// outputType is the type of steps.NAME.output as a run makes it: the
-// declared returns, else what the action gives: an agent's or an ask's
-// answer as text, a command's stdout as text or lines, a builtin's
-// result. cty.DynamicPseudoType when it cannot be known (JSON without
-// returns, a sub-playbook's output).
-func (l *loader) outputType(s *Step) cty.Type {
-	if s.Returns != cty.NilType {
-		return s.Returns
-	}
-	switch a := s.Action.(type) {
-	case *AgentCall, *Ask:
-		return cty.String
-	case *Shell:
-		switch a.Parse {
-		case ParseText, "":
-			return cty.String
-		case ParseLines:
-			return cty.List(cty.String)
-		}
-	case *Call:
-		if l.sigs != nil {
-			return l.sigs.Result(a.Builtin)
-		}
-	}
-	return cty.DynamicPseudoType
 }
 
 // typeCheckExpr evaluates e against ctx and returns the errors. The body

@@ -1,0 +1,299 @@
+package lang
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/expr-lang/expr/types"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// A Scope is a place in a playbook as far as it decides what an
+// expression there sees: which names (roots) exist, and the type of
+// each. The loader compiles conditions, type-checks value expressions
+// and infers the locals' types against one description of it
+// (rootTypes); the interpreter builds the values of the same roots
+// (Roots) from the run's records.
+type Scope struct {
+	// Body is the for_each step whose body holds the expression, or
+	// whose per-item attribute (key, depends_on, priority, a limit's
+	// key) it is; nil outside every body. Only there do item and
+	// item_attempt exist, and steps.NESTED name the item's nested steps.
+	// A body belongs to a for_each step by construction (only a
+	// for_each step holds nested steps), so a Body has a ForEach.
+	Body *Step
+	// Step is the step whose own expression this is, evaluated once its
+	// locals are (its action, checks, gate and progress templates): it
+	// sees them in local besides the playbook's. nil for a step's when
+	// and skip_reason, and outside steps.
+	Step *Step
+	// Input is the input whose validation condition this is: it sees
+	// only value and inputs.
+	Input *Input
+}
+
+var (
+	mainRoots       = []string{RootInputs, RootSteps, RootRun, RootVars, RootLocal}
+	bodyRoots       = []string{RootInputs, RootSteps, RootRun, RootVars, RootLocal, RootItem, RootItemAttempt}
+	validationRoots = []string{RootValue, RootInputs}
+)
+
+// Roots lists the names an expression in sc may start with, in the
+// order messages give them. The list is shared: callers must not change
+// it.
+func (sc Scope) Roots() []string {
+	switch {
+	case sc.Input != nil:
+		return validationRoots
+	case sc.Body != nil:
+		return bodyRoots
+	}
+	return mainRoots
+}
+
+// normal is sc as far as types tell scopes apart: a step without locals
+// of its own sees what its section sees.
+func (sc Scope) normal() Scope {
+	if sc.Step != nil && len(sc.Step.Locals) == 0 {
+		sc.Step = nil
+	}
+	return sc
+}
+
+// rootType is the type of a name as each language sees it: value
+// expressions are checked against unknown values of hcl, conditions are
+// compiled against cond. Both are made together, from one cty type, so
+// they cannot disagree: cond only adds that some numbers are whole (int),
+// and that vars may hold any name (varsType).
+type rootType struct {
+	hcl  cty.Type
+	cond types.Type
+}
+
+// rootTypeOf is t in both languages; an unknown type is any.
+func rootTypeOf(t cty.Type) rootType {
+	if t == cty.NilType {
+		t = cty.DynamicPseudoType
+	}
+	return rootType{t, exprType(t)}
+}
+
+func (f Field) rootType() rootType { return rootType{f.Type, f.exprType()} }
+
+// objectOf is an object of the given attributes, in both languages.
+func objectOf(attrs map[string]rootType) rootType {
+	h := make(map[string]cty.Type, len(attrs))
+	c := make(types.Map, len(attrs))
+	for name, a := range attrs {
+		h[name], c[name] = a.hcl, a.cond
+	}
+	return rootType{cty.Object(h), c}
+}
+
+// withFields is an object of fields (StepFields, RunFields) and extra.
+func withFields(fields map[string]Field, extra map[string]rootType) rootType {
+	m := make(map[string]rootType, len(fields)+len(extra))
+	for name, f := range fields {
+		m[name] = f.rootType()
+	}
+	maps.Copy(m, extra)
+	return objectOf(m)
+}
+
+// rootTypes describes sc: each of its roots with its type. All but local
+// and vars depend only on the section (sc.Body) and are built once per
+// section; local and vars are built for each call, since the locals' own
+// types are inferred against a scope, and vars' names are known only
+// once every step is decoded.
+func (l *loader) rootTypes(sc Scope) map[string]rootType {
+	if sc.Input != nil {
+		return map[string]rootType{RootValue: rootTypeOf(sc.Input.Type), RootInputs: l.section(nil)[RootInputs]}
+	}
+	m := maps.Clone(l.section(sc.Body))
+	m[RootLocal] = l.localsType(sc.Step)
+	m[RootVars] = l.varsType()
+	return m
+}
+
+// section is what every expression in the section of body (nil: the
+// main, on_failure and finally steps) sees, but for local and vars.
+func (l *loader) section(body *Step) map[string]rootType {
+	if m, ok := l.sections[body]; ok {
+		return m
+	}
+	m := map[string]rootType{}
+	for _, root := range (Scope{Body: body}).Roots() {
+		switch root {
+		case RootInputs:
+			inputs := map[string]rootType{}
+			for _, in := range l.pb.Inputs {
+				inputs[in.Name] = rootTypeOf(in.Type)
+			}
+			m[root] = objectOf(inputs)
+		case RootSteps:
+			steps := map[string]rootType{}
+			for _, s := range l.pb.AllSteps() {
+				if s.Parent == nil || s.Parent == body {
+					steps[s.Name] = withFields(StepFields, map[string]rootType{"output": rootTypeOf(l.outputType(s))})
+				}
+			}
+			m[root] = objectOf(steps)
+		case RootRun:
+			m[root] = withFields(RunFields, nil)
+		case RootItem:
+			m[root] = rootTypeOf(body.ForEach.ItemType)
+		case RootItemAttempt:
+			m[root] = Field{Type: cty.Number, Whole: true}.rootType()
+		case RootLocal, RootVars:
+			// Per scope (rootTypes).
+		}
+	}
+	l.sections[body] = m
+	return m
+}
+
+// localsType is local as step's own expressions see it (nil: any other
+// expression): the playbook's locals and the step's own.
+func (l *loader) localsType(step *Step) rootType {
+	m := map[string]rootType{}
+	for _, lv := range l.pb.Locals {
+		m[lv.Name] = rootTypeOf(lv.Type)
+	}
+	if step != nil {
+		for _, lv := range step.Locals {
+			m[lv.Name] = rootTypeOf(lv.Type)
+		}
+	}
+	return objectOf(m)
+}
+
+// varsType is vars: the declared vars with their types, any other name
+// any. Conditions say so directly. HCL has no such type: once every step
+// is decoded (l.vars), vars is an object of the declared vars and of
+// every name a gate's set or an agent's vars gives, those as any; before
+// that, or when some set's names cannot be told, it is any. Whether a
+// name read is set at all is checked on its own (checkVarTraversals,
+// checkConditionRefs).
+func (l *loader) varsType() rootType {
+	cond := types.Map{types.Extra: types.Any}
+	attrs := map[string]cty.Type{}
+	n := l.vars
+	if n != nil && !n.open && !n.agentOpen {
+		for _, name := range slices.Concat(n.set, n.agent) {
+			attrs[name] = cty.DynamicPseudoType
+		}
+	}
+	for _, v := range l.pb.Vars {
+		t := rootTypeOf(v.Type)
+		cond[v.Name], attrs[v.Name] = t.cond, t.hcl
+	}
+	t := cty.DynamicPseudoType
+	if n != nil && !n.open && !n.agentOpen && len(l.pb.Vars) > 0 {
+		t = cty.Object(attrs)
+	}
+	return rootType{t, cond}
+}
+
+// varsKnown records the names vars is given, once every step is decoded.
+func (l *loader) varsKnown() *varNames {
+	l.vars = l.collectVarNames()
+	return l.vars
+}
+
+// pathType is the type of what path (a root, then attribute names)
+// reads in sc, as far as it is known before the run; cty.NilType when sc
+// has no such name.
+func (l *loader) pathType(sc Scope, path []string) cty.Type {
+	rt, ok := l.rootTypes(sc.normal())[path[0]]
+	if !ok {
+		return cty.NilType
+	}
+	t := rt.hcl
+	for _, a := range path[1:] {
+		if t == cty.DynamicPseudoType {
+			return t
+		}
+		if !t.IsObjectType() || !t.HasAttribute(a) {
+			return cty.NilType
+		}
+		t = t.AttributeType(a)
+	}
+	return t
+}
+
+// condEnv is the typed environment conditions in sc are compiled
+// against.
+func (l *loader) condEnv(sc Scope) *condEnv {
+	sc = sc.normal()
+	if e, ok := l.condEnvs[sc]; ok {
+		return e
+	}
+	m := types.Map{}
+	for name, t := range l.rootTypes(sc) {
+		m[name] = t.cond
+	}
+	e := newCondEnv(m)
+	l.condEnvs[sc] = e
+	return e
+}
+
+// unknowns are the roots of sc as unknown values of their types, which
+// value expressions are type-checked and typed against.
+func (l *loader) unknowns(sc Scope) map[string]cty.Value {
+	rts := l.rootTypes(sc.normal())
+	vars := make(map[string]cty.Value, len(rts))
+	for name, t := range rts {
+		vars[name] = unknownOf(t.hcl)
+	}
+	return vars
+}
+
+// inferContext is what the locals of body's section (nil: the
+// playbook's) are typed against: the section's unknowns. inferType sets
+// local to the locals typed so far. Its functions are the run's, with a
+// clock and UUIDs that give nothing.
+func (l *loader) inferContext(body *Step) *hcl.EvalContext {
+	return &hcl.EvalContext{
+		Variables: l.unknowns(Scope{Body: body}),
+		Functions: RunFunctions(Impure{Now: func() time.Time { return time.Time{} }, UUID: func() string { return "" }}),
+	}
+}
+
+// unknownOf is an unknown value of type t; DynamicVal when t is not known.
+// Optional attributes only shape conversions; values have them all.
+func unknownOf(t cty.Type) cty.Value {
+	if t == cty.NilType || t == cty.DynamicPseudoType {
+		return cty.DynamicVal
+	}
+	return cty.UnknownVal(t.WithoutOptionalAttributesDeep())
+}
+
+// outputType is the type of steps.NAME.output as a run makes it: the
+// declared returns, else what the action gives: an agent's or an ask's
+// answer as text, a command's stdout as text or lines, a builtin's
+// result. cty.DynamicPseudoType when it cannot be known (JSON without
+// returns, a sub-playbook's output). Every step's action is decoded
+// before anything is typed against it (decodeStepAction).
+func (l *loader) outputType(s *Step) cty.Type {
+	if s.Returns != cty.NilType {
+		return s.Returns
+	}
+	switch a := s.Action.(type) {
+	case *AgentCall, *Ask:
+		return cty.String
+	case *Shell:
+		switch a.Parse {
+		case ParseText, "":
+			return cty.String
+		case ParseLines:
+			return cty.List(cty.String)
+		}
+	case *Call:
+		if l.sigs != nil {
+			return l.sigs.Result(a.Builtin)
+		}
+	}
+	return cty.DynamicPseudoType
+}
