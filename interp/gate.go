@@ -14,12 +14,18 @@ import (
 // route evaluates a step's gate: rules in order, first match wins, then
 // otherwise; with no match control goes to next.
 func (r *run) route(f *frame, s *lang.Step, next string) outcome {
-	conds := make([]*lang.Condition, len(s.Gate.Rules))
-	for i, rule := range s.Gate.Rules {
-		conds[i] = rule.When
+	rules := s.Gate.Tried()
+	var conds []*lang.Condition
+	for _, rule := range rules {
+		if rule.When != nil {
+			conds = append(conds, rule.When)
+		}
 	}
 	env := r.exprEnv(f, conds...)
-	for _, rule := range s.Gate.Rules {
+	for _, rule := range rules {
+		if rule.When == nil { // otherwise
+			return r.decide(f, s, rule, next)
+		}
 		ok, err := rule.When.Eval(env)
 		if err != nil {
 			return r.failed(f, s, fmt.Errorf("gate rule %q (%s): %w", rule.Name, rule.When.Range, err))
@@ -27,9 +33,6 @@ func (r *run) route(f *frame, s *lang.Step, next string) outcome {
 		if ok {
 			return r.decide(f, s, rule, next)
 		}
-	}
-	if s.Gate.Otherwise != nil {
-		return r.decide(f, s, s.Gate.Otherwise, next)
 	}
 	r.event(r.stepEvent(f, s, Event{Type: EventGateDecision, Message: "no rule matched; continuing",
 		Details: map[string]any{"rule": ""}}))
