@@ -154,7 +154,7 @@ func compileExpr(src string, holder hcl.Expression, env *condEnv, asBool bool) (
 	// now() would make routing depend on when a run happens to take a
 	// step, and a resumed run could take another path: conditions read
 	// time only through the run's records (steps.NAME.started_at).
-	opts := append([]expr.Option{env.option(), expr.DisableBuiltin("now")}, condFunctionOptions...)
+	opts := []expr.Option{env.option(), expr.DisableBuiltin("now"), condFunctions}
 	if asBool {
 		opts = append(opts, expr.AsBool())
 	}

@@ -26,23 +26,33 @@ import (
 // the main walk (on_failure, finally) and the output block may follow
 // any step, and are not checked.
 
-// runOrder is, for each step of the main walk and its for_each bodies,
-// the steps that may and that must have run before it.
+// runOrder answers, for a step S of the main walk or a for_each body and
+// a step X, whether X may have run before S (some path from the start to
+// S passes through X) and whether it must have (every path does). The
+// answers are worked out per question, by a walk of the graph, and
+// remembered: a playbook of many steps reads few outputs, and sets of
+// every step's ancestors would grow with the square of its steps.
 type runOrder struct {
-	may  map[*Step]map[*Step]bool
-	must map[*Step]map[*Step]bool
+	entry      *Step
+	pred, succ map[*Step][]*Step
+	ancestors  map[*Step]map[*Step]bool // S: the steps that may run before it
+	avoiding   map[*Step]map[*Step]bool // X: the steps reachable from the start without X
 }
 
 func newRunOrder(p *Playbook) *runOrder {
-	pred := map[*Step][]*Step{}
-	var steps []*Step
+	o := &runOrder{pred: map[*Step][]*Step{}, succ: map[*Step][]*Step{},
+		ancestors: map[*Step]map[*Step]bool{}, avoiding: map[*Step]map[*Step]bool{}}
+	if len(p.Steps) > 0 {
+		o.entry = p.Steps[0]
+	}
 	var walk func([]*Step)
 	walk = func(ss []*Step) {
 		for _, s := range ss {
-			steps = append(steps, s)
+			o.succ[s] = nil
 			for _, succ := range s.Successors() {
 				if succ.To != nil && succ.To != s {
-					pred[succ.To] = append(pred[succ.To], s)
+					o.pred[succ.To] = append(o.pred[succ.To], s)
+					o.succ[s] = append(o.succ[s], succ.To)
 				}
 			}
 			if s.ForEach != nil {
@@ -51,90 +61,61 @@ func newRunOrder(p *Playbook) *runOrder {
 		}
 	}
 	walk(p.Steps)
-	o := &runOrder{may: map[*Step]map[*Step]bool{}, must: map[*Step]map[*Step]bool{}}
-	for _, s := range steps {
-		seen := map[*Step]bool{}
-		queue := slices.Clone(pred[s])
-		for len(queue) > 0 {
-			q := queue[0]
-			queue = queue[1:]
-			if seen[q] {
-				continue
-			}
-			seen[q] = true
-			queue = append(queue, pred[q]...)
-		}
-		o.may[s] = seen
-	}
-	// Dominators, by the usual fixed point: a step must have run before
-	// S when it is on every path from the start to S.
-	all := map[*Step]bool{}
-	for _, s := range steps {
-		all[s] = true
-	}
-	var entry *Step
-	if len(p.Steps) > 0 {
-		entry = p.Steps[0]
-	}
-	dom := map[*Step]map[*Step]bool{}
-	for _, s := range steps {
-		if s == entry {
-			dom[s] = map[*Step]bool{s: true}
-		} else {
-			dom[s] = all
-		}
-	}
-	for changed := true; changed; {
-		changed = false
-		for _, s := range steps {
-			if s == entry || len(pred[s]) == 0 {
-				continue
-			}
-			var next map[*Step]bool
-			for _, p := range pred[s] {
-				if next == nil {
-					next = map[*Step]bool{}
-					for d := range dom[p] {
-						next[d] = true
-					}
-					continue
-				}
-				for d := range next {
-					if !dom[p][d] {
-						delete(next, d)
-					}
-				}
-			}
-			next[s] = true
-			if len(next) != len(dom[s]) {
-				dom[s], changed = next, true
-			}
-		}
-	}
-	for s, d := range dom {
-		m := map[*Step]bool{}
-		for x := range d {
-			if x != s {
-				m[x] = true
-			}
-		}
-		o.must[s] = m
-	}
 	return o
+}
+
+// reach is every step reached from the starts by next, without entering
+// avoid.
+func reach(starts []*Step, next map[*Step][]*Step, avoid *Step) map[*Step]bool {
+	seen := map[*Step]bool{}
+	queue := slices.Clone(starts)
+	for len(queue) > 0 {
+		q := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if q == avoid || seen[q] {
+			continue
+		}
+		seen[q] = true
+		queue = append(queue, next[q]...)
+	}
+	return seen
+}
+
+// mayPrecede reports whether x may have run before s.
+func (o *runOrder) mayPrecede(x, s *Step) bool {
+	a, ok := o.ancestors[s]
+	if !ok {
+		a = reach(o.pred[s], o.pred, nil)
+		o.ancestors[s] = a
+	}
+	return a[x]
+}
+
+// mustPrecede reports whether x runs before s on every path to s: s
+// cannot be reached from the start without passing through x.
+func (o *runOrder) mustPrecede(x, s *Step) bool {
+	if o.entry == nil {
+		return false
+	}
+	r, ok := o.avoiding[x]
+	if !ok {
+		r = reach([]*Step{o.entry}, o.succ, x)
+		o.avoiding[x] = r
+	}
+	return !r[s]
 }
 
 // check says what is wrong with step s reading steps.x.output, guarded
 // or not; nil when nothing is.
 func (o *runOrder) check(s, x *Step, guarded bool, rng hcl.Range) *hcl.Diagnostic {
-	may, ok := o.may[s]
-	if !ok || x == s || x.Parent == s {
+	if _, ok := o.succ[s]; !ok || x == s || x.Parent == s {
 		return nil
 	}
 	switch {
-	case !may[x]:
+	case !o.mayPrecede(x, s):
 		return errDiag("Output of a step that cannot have run",
 			fmt.Sprintf("Step %q reads steps.%s.output, but no path to %s passes through %s: the output is always null there.", s.Name, x.Name, s.Name, x.Name), rng)
-	case !o.must[s][x] && !guarded:
+	case !guarded && !o.mustPrecede(x, s):
 		return warnDiag("Output of a step that may not have run",
 			fmt.Sprintf("Step %q reads steps.%s.output, but some paths to %s skip %s, where the output is null. Guard the read: try(steps.%s.output.FIELD, DEFAULT) in a value, steps.%s.output?.FIELD ?? DEFAULT in a condition, or check steps.%s.status.", s.Name, x.Name, s.Name, x.Name, x.Name, x.Name, x.Name), rng)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/builtin"
+	"github.com/expr-lang/expr/conf"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
@@ -58,8 +59,29 @@ var condExcluded = map[string]string{
 // positions in errors stay right).
 const containsCall = "Contains"
 
-// condFunctionOptions are the value functions as expr options, built once.
-var condFunctionOptions = func() []expr.Option {
+// condFunctions is the option that gives a condition the value
+// functions: expr's Function option allocates each function anew for
+// every condition compiled, so they are made once (condFunctionOptions
+// applied to a scratch config) and shared.
+var condFunctions = func() expr.Option {
+	c := conf.CreateNew()
+	for _, opt := range condFunctionOptions() {
+		opt(c)
+	}
+	fns := c.Functions
+	return func(c *conf.Config) {
+		if len(c.Functions) == 0 {
+			// Shared, not copied: expr writes a config's functions only
+			// in its Function option, which compileExpr never applies.
+			c.Functions = fns
+			return
+		}
+		maps.Copy(c.Functions, fns)
+	}
+}()
+
+// condFunctionOptions are the value functions as expr options.
+func condFunctionOptions() []expr.Option {
 	var opts []expr.Option
 	for _, name := range slices.Sorted(maps.Keys(functions)) {
 		if _, excluded := condExcluded[name]; excluded {
@@ -92,7 +114,7 @@ var condFunctionOptions = func() []expr.Option {
 		opts = append(opts, expr.Function(callName, call))
 	}
 	return opts
-}()
+}
 
 // ConditionFunction says whether a condition may call the named function,
 // and if not, why (for the functions of values that conditions leave
