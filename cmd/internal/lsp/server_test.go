@@ -1,0 +1,332 @@
+package lsp
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apl-lang/apl/lang"
+)
+
+// A client drives a Server in-process over its stdio protocol: framed
+// JSON-RPC written to one pipe, replies and notifications read from the
+// other.
+type client struct {
+	t      *testing.T
+	in     *io.PipeWriter
+	msgs   chan map[string]any
+	done   chan error
+	nextID int
+	// notes are notifications read while waiting for a reply.
+	notes []map[string]any
+}
+
+func newClient(t *testing.T, opts Options) *client {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := &client{t: t, in: inW, msgs: make(chan map[string]any, 100), done: make(chan error, 1)}
+	go func() {
+		c.done <- NewServer(opts).Serve(inR, outW)
+		outW.Close()
+	}()
+	go func() {
+		br := bufio.NewReader(outR)
+		for {
+			m, err := readMessage(br)
+			if err != nil {
+				close(c.msgs)
+				return
+			}
+			b, _ := json.Marshal(m)
+			var v map[string]any
+			json.Unmarshal(b, &v)
+			c.msgs <- v
+		}
+	}()
+	t.Cleanup(func() { inW.Close() })
+	return c
+}
+
+func (c *client) send(v map[string]any) {
+	c.t.Helper()
+	v["jsonrpc"] = "2.0"
+	b, err := json.Marshal(v)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	fmt.Fprintf(c.in, "Content-Length: %d\r\n\r\n%s", len(b), b)
+}
+
+// next is the next message from the server. The wait only guards a
+// broken server from hanging the test: no result depends on timing.
+func (c *client) next() map[string]any {
+	c.t.Helper()
+	select {
+	case m, ok := <-c.msgs:
+		if !ok {
+			c.t.Fatal("the server closed its output")
+		}
+		return m
+	case <-time.After(time.Minute):
+		c.t.Fatal("no message from the server in a minute")
+	}
+	return nil
+}
+
+func (c *client) request(method string, params any) map[string]any {
+	c.t.Helper()
+	c.nextID++
+	id := c.nextID
+	c.send(map[string]any{"id": id, "method": method, "params": params})
+	for {
+		m := c.next()
+		if m["id"] == float64(id) {
+			return m
+		}
+		c.notes = append(c.notes, m)
+	}
+}
+
+func (c *client) notify(method string, params any) {
+	c.t.Helper()
+	c.send(map[string]any{"method": method, "params": params})
+}
+
+// diagnostics waits for the next diagnostics published for uri.
+func (c *client) diagnostics(uri string) []any {
+	c.t.Helper()
+	for {
+		var m map[string]any
+		if len(c.notes) > 0 {
+			m, c.notes = c.notes[0], c.notes[1:]
+		} else {
+			m = c.next()
+		}
+		if m["method"] != "textDocument/publishDiagnostics" {
+			continue
+		}
+		p := m["params"].(map[string]any)
+		if p["uri"] == uri {
+			return p["diagnostics"].([]any)
+		}
+	}
+}
+
+const demo = `playbook "demo" {
+  description = "Démo"
+}
+
+input "phase" {
+  type        = string
+  default     = "6.3"
+  description = "The phase to run."
+}
+
+agent "rater" {
+  type = "general-purpose"
+}
+
+step "rate" {
+  returns = object({ score = number, notes = optional(string) })
+  agent "rater" {
+    prompt = "Rate phase ${inputs.phase}; answer {\"score\": 1, \"notes\": \"\"}."
+  }
+  check "positive" {
+    condition = "steps.rate.output.score > 0"
+  }
+  next = "report"
+}
+
+step "report" {
+  when = "steps.rate.output.score >= 1"
+  shell {
+    command = ["echo", "é 😀", steps.rate.output.score]
+  }
+}
+`
+
+// project writes files into a fresh directory and returns it.
+func project(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func initialized(t *testing.T, root string) *client {
+	t.Helper()
+	c := newClient(t, Options{Loader: lang.Loader{Root: root}})
+	r := c.request("initialize", map[string]any{"capabilities": map[string]any{}})
+	if r["error"] != nil {
+		t.Fatalf("initialize: %v", r["error"])
+	}
+	c.notify("initialized", map[string]any{})
+	return c
+}
+
+func open(c *client, uri, text string) {
+	c.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		"uri": uri, "languageId": "hcl", "version": 1, "text": text}})
+}
+
+// at is the position of the n-th (0-based) occurrence of sub in text,
+// plus delta characters, in LSP terms.
+func at(text, sub string, n, delta int) map[string]any {
+	i := -1
+	for ; n >= 0; n-- {
+		j := strings.Index(text[i+1:], sub)
+		if j < 0 {
+			panic("no " + sub)
+		}
+		i += 1 + j
+	}
+	p := position([]byte(text), i)
+	return map[string]any{"line": p.Line, "character": p.Character + delta}
+}
+
+func rangeOf(d any) Range {
+	b, _ := json.Marshal(d.(map[string]any)["range"])
+	var r Range
+	json.Unmarshal(b, &r)
+	return r
+}
+
+func TestDiagnosticsOnOpenAndChange(t *testing.T) {
+	root := project(t, nil)
+	c := initialized(t, root)
+	uri := pathURI(filepath.Join(root, "main.hcl"))
+	broken := strings.Replace(demo, "steps.rate.output.score]", "steps.rat.output.score]", 1)
+	open(c, uri, broken)
+	ds := c.diagnostics(uri)
+	if len(ds) != 1 {
+		t.Fatalf("diagnostics after opening a playbook with a typo: %v, want 1", ds)
+	}
+	msg := ds[0].(map[string]any)["message"].(string)
+	if !strings.Contains(msg, `Did you mean "rate"?`) {
+		t.Errorf("the diagnostic says %q, want the suggestion", msg)
+	}
+	// Line 29 holds "é 😀" before the reference: é is one UTF-16 unit
+	// and two bytes, 😀 two units and four bytes.
+	want := Range{Start: Position{28, 31}, End: Position{28, 31 + len("steps.rat.output.score")}}
+	if got := rangeOf(ds[0]); got != want {
+		t.Errorf("the diagnostic's range is %+v, want %+v (UTF-16 characters, not bytes)", got, want)
+	}
+	// The fix, as an incremental edit: insert the "e".
+	p := at(broken, "steps.rat.", 0, len("steps.rat"))
+	c.notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": uri, "version": 2},
+		"contentChanges": []any{map[string]any{"range": map[string]any{"start": p, "end": p}, "text": "e"}},
+	})
+	if ds := c.diagnostics(uri); len(ds) != 0 {
+		t.Errorf("diagnostics after the fix: %v, want none", ds)
+	}
+}
+
+func TestDiagnosticsInEveryFile(t *testing.T) {
+	// The playbook is a directory of two files: the error is in the file
+	// that is not open, and must be published for it.
+	root := project(t, map[string]string{
+		"pb/main.hcl":  strings.Replace(demo, `next = "report"`, `next = "reprt"`, 1),
+		"pb/other.hcl": "# nothing here\n",
+	})
+	c := initialized(t, root)
+	other := pathURI(filepath.Join(root, "pb", "other.hcl"))
+	main := pathURI(filepath.Join(root, "pb", "main.hcl"))
+	open(c, other, "# nothing here\n")
+	ds := c.diagnostics(main)
+	if len(ds) == 0 || !strings.Contains(ds[0].(map[string]any)["message"].(string), `no step named "reprt"`) {
+		t.Fatalf("diagnostics of main.hcl with other.hcl open: %v", ds)
+	}
+}
+
+func TestHoverDefinitionCompletion(t *testing.T) {
+	root := project(t, nil)
+	c := initialized(t, root)
+	uri := pathURI(filepath.Join(root, "main.hcl"))
+	open(c, uri, demo)
+	if ds := c.diagnostics(uri); len(ds) != 0 {
+		t.Fatalf("diagnostics of a valid playbook: %v", ds)
+	}
+	hover := func(p map[string]any) string {
+		t.Helper()
+		r := c.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": p})
+		res, _ := r["result"].(map[string]any)
+		if res == nil {
+			return ""
+		}
+		return res["contents"].(map[string]any)["value"].(string)
+	}
+	for _, tc := range []struct {
+		name string
+		pos  map[string]any
+		want []string
+	}{
+		{"step in next", at(demo, `"report"`, 0, 2), []string{"**step** `report`: shell step"}},
+		{"step in a condition", at(demo, "steps.rate", 0, 8), []string{"agent step", "agent: `rater`", "- `score`: number", "- `notes`: string (optional)", "positive: `steps.rate.output.score > 0`"}},
+		{"output field", at(demo, "score]", 0, 1), []string{"`steps.rate.output.score`: `number`"}},
+		{"input", at(demo, "inputs.phase", 0, 8), []string{"**input** `phase`: `string`, default `\"6.3\"`", "The phase to run."}},
+		{"agent label", at(demo, `agent "rater"`, 1, 8), []string{"**agent** `rater`", "type: general-purpose"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := hover(tc.pos)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("hover = %q, want it to hold %q", got, w)
+				}
+			}
+		})
+	}
+
+	def := func(p map[string]any) Location {
+		t.Helper()
+		r := c.request("textDocument/definition", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": p})
+		b, _ := json.Marshal(r["result"])
+		var locs []Location
+		json.Unmarshal(b, &locs)
+		if len(locs) != 1 {
+			t.Fatalf("definition at %v: %s", p, b)
+		}
+		return locs[0]
+	}
+	if got := def(at(demo, `"report"`, 0, 3)); got.URI != uri || got.Range.Start.Line != 25 {
+		t.Errorf("definition of next's target: %+v, want line 25 (step \"report\")", got)
+	}
+	if got := def(at(demo, "inputs.phase", 0, 9)); got.Range.Start.Line != 4 {
+		t.Errorf("definition of inputs.phase: %+v, want line 4", got)
+	}
+
+	complete := func(p map[string]any) []string {
+		t.Helper()
+		r := c.request("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": p})
+		var out []string
+		for _, it := range r["result"].([]any) {
+			out = append(out, it.(map[string]any)["label"].(string))
+		}
+		return out
+	}
+	if got := complete(at(demo, "steps.rate.output.score >= 1", 0, len("steps."))); strings.Join(got, ",") != "rate,report" {
+		t.Errorf("completion after steps.: %v", got)
+	}
+	if got := complete(at(demo, "steps.rate.output.score >= 1", 0, len("steps.rate.output."))); strings.Join(got, ",") != "notes,score" {
+		t.Errorf("completion after steps.rate.output.: %v", got)
+	}
+	if got := complete(at(demo, `"report"`, 0, 1)); strings.Join(got, ",") != "rate,report" {
+		t.Errorf("completion in next: %v", got)
+	}
+}
