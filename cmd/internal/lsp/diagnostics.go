@@ -28,7 +28,8 @@ func (s *Server) check(uri string) {
 	refs := map[string]bool{}
 	for _, d := range s.docs {
 		if isHCL(d.path) {
-			refs[s.refOf(d.path)] = true
+			d.ref = s.refOf(d.path)
+			refs[d.ref] = true
 		}
 	}
 	for ref := range s.books {
@@ -281,7 +282,7 @@ func (s *Server) locate(b *book, ref string, r *hcl.Range) (string, Range) {
 	}
 	var uris []string
 	for _, d := range s.docs {
-		if s.refOf(d.path) == ref && isHCL(d.path) {
+		if d.ref == ref {
 			uris = append(uris, d.uri)
 		}
 	}

@@ -14,10 +14,10 @@ import (
 // bookOf is the loaded playbook of an open document, nil when there is
 // none.
 func (s *Server) bookOf(d *document) *book {
-	if d == nil {
+	if d == nil || d.ref == "" {
 		return nil
 	}
-	return s.books[s.refOf(d.path)]
+	return s.books[d.ref]
 }
 
 // Location is an LSP location.

@@ -44,8 +44,11 @@ type Server struct {
 
 // A document is a file open in the editor.
 type document struct {
-	uri     string
-	path    string // absolute
+	uri  string
+	path string // absolute
+	// ref is the playbook the document belongs to, found when it was
+	// last checked; "" for a file that is no HCL.
+	ref     string
 	text    []byte
 	version int
 }

@@ -330,3 +330,131 @@ func TestHoverDefinitionCompletion(t *testing.T) {
 		t.Errorf("completion in next: %v", got)
 	}
 }
+
+func TestFunctionHoverFormattingSymbols(t *testing.T) {
+	root := project(t, nil)
+	c := initialized(t, root)
+	uri := pathURI(filepath.Join(root, "main.hcl"))
+	text := strings.Replace(demo, `["echo", "é 😀", steps.rate.output.score]`, `["echo", upper("é 😀"),   tostring(steps.rate.output.score)]`, 1)
+	open(c, uri, text)
+	if ds := c.diagnostics(uri); len(ds) != 0 {
+		t.Fatalf("diagnostics: %v", ds)
+	}
+	r := c.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": at(text, "upper(", 0, 2)})
+	got := fmt.Sprint(r["result"])
+	if !strings.Contains(got, "upper(str string) string") || !strings.Contains(got, "A function of values") {
+		t.Errorf("hover on upper: %s", got)
+	}
+
+	r = c.request("textDocument/formatting", map[string]any{"textDocument": map[string]any{"uri": uri}, "options": map[string]any{"tabSize": 2, "insertSpaces": true}})
+	edits := r["result"].([]any)
+	if len(edits) != 1 {
+		t.Fatalf("formatting edits: %v", edits)
+	}
+	want, _ := lang.Format([]byte(text), "main.hcl")
+	if got := edits[0].(map[string]any)["newText"]; got != string(want) {
+		t.Errorf("formatting gives\n%s\nwant apl fmt's\n%s", got, want)
+	}
+
+	r = c.request("textDocument/documentSymbol", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	var names []string
+	var walk func([]any)
+	walk = func(syms []any) {
+		for _, s := range syms {
+			m := s.(map[string]any)
+			names = append(names, m["detail"].(string)+":"+m["name"].(string))
+			if c, ok := m["children"].([]any); ok {
+				walk(c)
+			}
+		}
+	}
+	walk(r["result"].([]any))
+	if got := strings.Join(names, " "); got != "playbook:demo input:phase agent:rater step:rate agent:rater check:positive step:report" {
+		t.Errorf("symbols: %s", got)
+	}
+}
+
+func TestTestFileDiagnostics(t *testing.T) {
+	// A test file is checked against the playbook beside it, its buffer
+	// in place of the disk's.
+	root := project(t, map[string]string{"pb/main.hcl": demo})
+	c := initialized(t, root)
+	uri := pathURI(filepath.Join(root, "pb", "main_test.hcl"))
+	open(c, uri, "test \"t\" {\n  expect {\n    path = [\"rate\", \"reprt\"]\n    status = \"completed\"\n  }\n}\n")
+	ds := c.diagnostics(uri)
+	if len(ds) == 0 || !strings.Contains(fmt.Sprint(ds), "reprt") {
+		t.Fatalf("diagnostics of a test file naming no step: %v", ds)
+	}
+	if r := rangeOf(ds[0]); r.Start.Line != 2 {
+		t.Errorf("the diagnostic is on line %d, want 2: %v", r.Start.Line, ds)
+	}
+}
+
+func TestBadInputKeepsServing(t *testing.T) {
+	root := project(t, nil)
+	c := initialized(t, root)
+	uri := pathURI(filepath.Join(root, "main.hcl"))
+	for _, text := range []string{
+		"step \"a\" {\n  next = ",                       // half-typed
+		"step \"a\" {\n  description = <<EOT\nno end\n", // an unterminated heredoc
+		"\xff\xfe step { ] }",                           // not UTF-8, not HCL
+		strings.Repeat("# filler line é\n", 70000),      // over a megabyte
+	} {
+		open(c, uri, text)
+		c.diagnostics(uri)
+		for _, m := range []string{"textDocument/hover", "textDocument/definition", "textDocument/completion"} {
+			for _, p := range []Position{{0, 0}, {1, 9}, {3, 2}, {99999, 99999}} {
+				if r := c.request(m, map[string]any{"textDocument": map[string]any{"uri": uri}, "position": p}); r["error"] != nil {
+					t.Errorf("%s at %v on bad input: %v", m, p, r["error"])
+				}
+			}
+		}
+		c.request("textDocument/formatting", map[string]any{"textDocument": map[string]any{"uri": uri}})
+		c.request("textDocument/documentSymbol", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	}
+
+	// Not JSON: a parse error, and the server goes on.
+	fmt.Fprintf(c.in, "Content-Length: 9\r\n\r\n{not json")
+	if m := c.next(); m["error"].(map[string]any)["code"] != float64(codeParseError) {
+		t.Errorf("reply to a body that is not JSON: %v", m)
+	}
+	if r := c.request("no/such/method", map[string]any{}); r["error"].(map[string]any)["code"] != float64(codeMethodNotFound) {
+		t.Errorf("reply to an unknown method: %v", r)
+	}
+	if r := c.request("textDocument/hover", "not an object"); r["error"].(map[string]any)["code"] != float64(codeInvalidParams) {
+		t.Errorf("reply to bad params: %v", r)
+	}
+	if r := c.request("shutdown", nil); r["error"] != nil {
+		t.Errorf("shutdown: %v", r)
+	}
+	c.notify("exit", nil)
+	if err := <-c.done; err != nil {
+		t.Errorf("Serve after shutdown and exit: %v", err)
+	}
+}
+
+// FuzzDidChange applies arbitrary edits to a playbook: the server answers
+// every request after them, and never panics.
+func FuzzDidChange(f *testing.F) {
+	f.Add(0, 0, 0, 0, "x")
+	f.Add(28, 31, 28, 40, "é😀\n\"")
+	f.Add(2, 0, 30, 0, "<<EOT\n")
+	f.Fuzz(func(t *testing.T, sl, sc, el, ec int, text string) {
+		root := project(t, nil)
+		c := initialized(t, root)
+		uri := pathURI(filepath.Join(root, "main.hcl"))
+		open(c, uri, demo)
+		c.diagnostics(uri)
+		c.notify("textDocument/didChange", map[string]any{
+			"textDocument": map[string]any{"uri": uri, "version": 2},
+			"contentChanges": []any{map[string]any{"range": map[string]any{
+				"start": map[string]any{"line": sl, "character": sc}, "end": map[string]any{"line": el, "character": ec}}, "text": text}},
+		})
+		c.diagnostics(uri)
+		for _, m := range []string{"textDocument/hover", "textDocument/definition", "textDocument/completion"} {
+			if r := c.request(m, map[string]any{"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": sl, "character": sc}}); r["error"] != nil {
+				t.Errorf("%s: %v", m, r["error"])
+			}
+		}
+	})
+}
