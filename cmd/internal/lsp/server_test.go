@@ -458,3 +458,141 @@ func FuzzDidChange(f *testing.F) {
 		}
 	})
 }
+
+const named = `playbook "named" {
+  description = "Names of every kind."
+}
+
+var "attempts" {
+  type    = number
+  default = 0
+}
+
+locals {
+  label = "run ${vars.attempts}"
+}
+
+agent "planner" {
+  type = "gsd-planner"
+}
+
+prompt "plan" {
+  template = "Plan ${local.label}; answer {\"tasks\": [{\"id\": \"t1\"}]}."
+}
+
+step "plan" {
+  returns = object({ tasks = list(object({ id = string })) })
+  agent "planner" {
+    prompt = prompt.plan
+  }
+  gate {
+    rule "again" {
+      when = "vars.attempts < 2 && len(steps.plan.output.tasks) == 0"
+      set  = { attempts = vars.attempts + 1 }
+      goto = "plan"
+      max  = 2
+      on_exhausted {
+        fail = "no tasks"
+      }
+    }
+    otherwise {}
+  }
+}
+`
+
+func TestDefinitionOfEveryName(t *testing.T) {
+	root := project(t, nil)
+	c := initialized(t, root)
+	uri := pathURI(filepath.Join(root, "main.hcl"))
+	open(c, uri, named)
+	if ds := c.diagnostics(uri); len(ds) != 0 {
+		t.Fatalf("diagnostics: %v", ds)
+	}
+	line := func(sub string) int { return int(at(named, sub, 0, 0)["line"].(int)) }
+	for _, tc := range []struct {
+		name string
+		pos  map[string]any
+		want int
+	}{
+		{"vars.X", at(named, "vars.attempts <", 0, 6), line(`var "attempts"`)},
+		{"local.X", at(named, "local.label", 0, 7), line("label = ")},
+		{"prompt.X", at(named, "prompt.plan", 0, 8), line(`prompt "plan"`)},
+		{"agent label", at(named, `agent "planner"`, 1, 8), line(`agent "planner"`)},
+		{"goto", at(named, `goto = "plan"`, 0, 9), line(`step "plan"`)},
+		{"steps.X in a condition", at(named, "steps.plan", 0, 7), line(`step "plan"`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := c.request("textDocument/definition", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": tc.pos})
+			b, _ := json.Marshal(r["result"])
+			var locs []Location
+			json.Unmarshal(b, &locs)
+			if len(locs) != 1 || locs[0].URI != uri || locs[0].Range.Start.Line != tc.want {
+				t.Errorf("definition = %s, want line %d", b, tc.want)
+			}
+		})
+	}
+	complete := func(p map[string]any) string {
+		r := c.request("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": p})
+		var out []string
+		for _, it := range r["result"].([]any) {
+			out = append(out, it.(map[string]any)["label"].(string))
+		}
+		return strings.Join(out, ",")
+	}
+	if got := complete(at(named, "vars.attempts <", 0, 5)); got != "attempts" {
+		t.Errorf("completion after vars.: %s", got)
+	}
+	if got := complete(at(named, "local.label", 0, 6)); got != "label" {
+		t.Errorf("completion after local.: %s", got)
+	}
+	if got := complete(at(named, "steps.plan.output.tasks)", 0, len("steps.plan.output."))); got != "tasks" {
+		t.Errorf("completion after steps.plan.output.: %s", got)
+	}
+}
+
+func TestExtendsDiagnosticsInTheUpstream(t *testing.T) {
+	// The fork is open; the upstream, beside it in the project, has the
+	// error: it is published for the upstream's file.
+	up := strings.Replace(demo, `next = "report"`, `next = "reprt"`, 1)
+	root := project(t, map[string]string{
+		"upstream/main.hcl": up,
+		"fork/main.hcl":     "extends = \"../upstream\"\n\nplaybook \"fork\" {\n  description = \"A fork.\"\n}\n",
+	})
+	c := initialized(t, root)
+	fork := pathURI(filepath.Join(root, "fork", "main.hcl"))
+	upURI := pathURI(filepath.Join(root, "upstream", "main.hcl"))
+	open(c, fork, "extends = \"../upstream\"\n\nplaybook \"fork\" {\n  description = \"A fork.\"\n}\n")
+	ds := c.diagnostics(upURI)
+	if len(ds) == 0 || !strings.Contains(fmt.Sprint(ds), `no step named "reprt"`) {
+		t.Fatalf("diagnostics of the upstream: %v", ds)
+	}
+	if r := rangeOf(ds[0]); r.Start.Line != 22 {
+		t.Errorf("the upstream's diagnostic is on line %d, want 22", r.Start.Line)
+	}
+	// The upstream opened and fixed in the editor, unsaved: cleared.
+	open(c, upURI, demo)
+	if ds := c.diagnostics(upURI); len(ds) != 0 {
+		t.Errorf("diagnostics of the fixed upstream: %v", ds)
+	}
+}
+
+func TestNothingReadOutsideTheProject(t *testing.T) {
+	// A playbook file beside the open one is a symlink out of the
+	// project, and the open one extends a file out of it: the server
+	// reads neither, and quotes neither.
+	outside := project(t, map[string]string{"secret.hcl": "SECRET-LINE-42 {\n"})
+	root := project(t, nil)
+	if err := os.Symlink(filepath.Join(outside, "secret.hcl"), filepath.Join(root, "evil.hcl")); err != nil {
+		t.Fatal(err)
+	}
+	c := initialized(t, root)
+	uri := pathURI(filepath.Join(root, "main.hcl"))
+	open(c, uri, "extends = \""+filepath.Join(outside, "secret.hcl")+"\"\n"+named)
+	var all []any
+	all = append(all, c.diagnostics(uri)...)
+	if got := fmt.Sprint(all); strings.Contains(got, "SECRET") {
+		t.Errorf("a diagnostic quotes a file outside the project: %s", got)
+	} else if !strings.Contains(got, "outside") && !strings.Contains(got, "project") {
+		t.Errorf("the extends out of the project is not refused: %s", got)
+	}
+}
