@@ -80,16 +80,16 @@ step "tasks" {
   step "spawn_implementer" {
     gate {
       rule "invalid" {
-        when   = "item.title == '' || len(item.acceptance_criteria) == 0"
+        when   = "item.title == '' || length(item.acceptance_criteria) == 0"
         fail   = "validation_error"
         reason = "task ${item.id}: ${join("; ", compact([item.title == "" ? "Task missing 'title' field" : "", length(item.acceptance_criteria) == 0 ? "Task missing acceptance criteria" : ""]))}"
       }
       otherwise {
-        set = {
-          skill_log  = concat(vars.skill_log, [{ skill = "homerun:implement", timestamp = timestamp(), phase = "implementation", task = item.id }])
-          started_at = merge(vars.started_at, { (item.id) = timestamp() })
-          attempts   = merge(vars.attempts, { (item.id) = item_attempt })
-          stage      = merge(vars.stage, { (item.id) = "implementing" })
+        append = {
+          skill_log  = [{ skill = "homerun:implement", timestamp = timestamp(), phase = "implementation", task = item.id }]
+          started_at = { (item.id) = timestamp() }
+          attempts   = { (item.id) = item_attempt }
+          stage      = { (item.id) = "implementing" }
         }
       }
     }
@@ -153,15 +153,15 @@ step "tasks" {
       rule "failed" {
         when = "steps.implement.error != ''"
         log  = "Task ${item.id}: attempt ${item_attempt} failed (${steps.implement.error_kind}): ${steps.implement.error}"
-        set = {
-          feedback = merge(vars.feedback, { (item.id) = concat(try(vars.feedback[item.id], []), [{
+        append = {
+          feedback = { (item.id) = [{
             attempt        = item_attempt
             kind           = steps.implement.error_kind == "timeout" ? "timeout" : "implementer_error"
             severity       = "medium"
             summary        = steps.implement.error
             issues         = []
             required_fixes = []
-          }]) })
+          }] }
         }
         goto = "retry"
       }
@@ -210,13 +210,9 @@ step "tasks" {
   # its model's place go to the next ready task.
   step "spawn_reviewer" {
     release_slot = true
-    gate {
-      otherwise {
-        set = {
-          skill_log = concat(vars.skill_log, [{ skill = "homerun:review", timestamp = timestamp(), phase = "implementation", task = item.id }])
-          stage     = merge(vars.stage, { (item.id) = "pending_review" })
-        }
-      }
+    append = {
+      skill_log = [{ skill = "homerun:review", timestamp = timestamp(), phase = "implementation", task = item.id }]
+      stage     = { (item.id) = "pending_review" }
     }
   }
 
@@ -264,25 +260,25 @@ step "tasks" {
     # handleReviewResult, by severity (a rejection without one is medium).
     gate {
       rule "approved" {
-        when = "steps.review.output.signal == 'APPROVED' && len(vars.trace[item.id].errors) == 0"
+        when = "steps.review.output.signal == 'APPROVED' && length(vars.trace[item.id].errors) == 0"
         log  = "Task ${item.id} approved."
-        set = {
-          skill_log = concat(vars.skill_log, [for w in [vars.trace[item.id].warnings] : { event = "traceability_warnings", task = item.id, warnings = w } if length(w) > 0])
+        append = {
+          skill_log = [for w in [vars.trace[item.id].warnings] : { event = "traceability_warnings", task = item.id, warnings = w } if length(w) > 0]
         }
         goto = "complete"
       }
       rule "traceability" {
         when = "steps.review.output.signal == 'APPROVED'"
         log  = "Task ${item.id} approved, but traceability validation failed: ${join("; ", [for e in vars.trace[item.id].errors : e.message])}."
-        set = {
-          feedback = merge(vars.feedback, { (item.id) = concat(try(vars.feedback[item.id], []), [{
+        append = {
+          feedback = { (item.id) = [{
             attempt        = item_attempt
             kind           = "VALIDATION_ERROR"
             severity       = "medium"
             summary        = "Implementation approved but traceability validation failed"
             issues         = vars.trace[item.id].errors
             required_fixes = []
-          }]) })
+          }] }
         }
         goto = "retry"
       }
@@ -294,33 +290,35 @@ step "tasks" {
         EXPR
         log  = "Task ${item.id} rejected with high severity: ${try(steps.review.output.summary, "")}. No new tasks start; asking a person."
         set = {
-          feedback = merge(vars.feedback, { (item.id) = concat(try(vars.feedback[item.id], []), [{
+          # Escalation on High-Severity Rejection: haiku -> sonnet.
+          models             = merge(vars.models, { for k in [item.id] : k => "sonnet" if try(vars.models[k], item.model) == "haiku" })
+          blocked_by_failure = true
+          failure_severity   = "high"
+        }
+        append = {
+          feedback = { (item.id) = [{
             attempt        = item_attempt
             kind           = "review"
             severity       = "high"
             summary        = steps.review.output.summary
             issues         = steps.review.output.issues
             required_fixes = steps.review.output.required_fixes
-          }]) })
-          # Escalation on High-Severity Rejection: haiku -> sonnet.
-          models             = merge(vars.models, { for k in [item.id] : k => "sonnet" if try(vars.models[k], item.model) == "haiku" })
-          blocked_by_failure = true
-          failure_severity   = "high"
+          }] }
         }
         goto = "escalate"
       }
       rule "rejected" {
         when = "steps.review.output.signal == 'REJECTED'"
         log  = "Task ${item.id} rejected (${coalesce(steps.review.output.severity, "medium")}): ${try(steps.review.output.summary, "")}"
-        set = {
-          feedback = merge(vars.feedback, { (item.id) = concat(try(vars.feedback[item.id], []), [{
+        append = {
+          feedback = { (item.id) = [{
             attempt        = item_attempt
             kind           = "review"
             severity       = coalesce(steps.review.output.severity, "medium")
             summary        = steps.review.output.summary
             issues         = steps.review.output.issues
             required_fixes = steps.review.output.required_fixes
-          }]) })
+          }] }
         }
         goto = "retry"
       }
@@ -399,16 +397,18 @@ step "tasks" {
       otherwise {
         log = "Task ${item.id}: retrying with guidance."
         set = {
-          feedback = merge(vars.feedback, { (item.id) = concat(try(vars.feedback[item.id], []), [{
+          blocked_by_failure = false
+          failure_severity   = null
+        }
+        append = {
+          feedback = { (item.id) = [{
             attempt        = item_attempt
             kind           = "guidance"
             severity       = null
             summary        = steps.guidance.output
             issues         = []
             required_fixes = []
-          }]) })
-          blocked_by_failure = false
-          failure_severity   = null
+          }] }
         }
         requeue = "spawn_implementer"
         max     = 9
@@ -462,12 +462,8 @@ step "tasks" {
   # markTaskComplete (a parent completes with its last subtask: see
   # locals.hcl).
   step "complete" {
-    gate {
-      otherwise {
-        log = "Task ${item.id} completed."
-        set = { completed_at = merge(vars.completed_at, { (item.id) = timestamp() }) }
-      }
-    }
+    log    = "Task ${item.id} completed."
+    append = { completed_at = { (item.id) = timestamp() } }
   }
 }
 
@@ -482,7 +478,7 @@ step "finish" {
       reason = "a person chose to return to planning for ${join(", ", [for k, it in steps.tasks.output.items : k if it.recommendation == "return_to_planning"])}"
     }
     rule "deadlock" {
-      when   = "len(steps.tasks.output?.deadlocked ?? []) > 0"
+      when   = "length(steps.tasks.output?.deadlocked ?? []) > 0"
       fail   = "needs_intervention"
       reason = steps.tasks.error
     }

@@ -323,11 +323,7 @@ step "execute" {
     call "file.read" {
       path = "${local.phase_dir}/EXECUTION-LOG.md"
     }
-    gate {
-      otherwise {
-        log = "Task ${item.id} (${item.position}/${length(local.auto_tasks)}): ${item.description}"
-      }
-    }
+    log = "Task ${item.id} (${item.position}/${length(local.auto_tasks)}): ${item.description}"
   }
 
   step "execute_task" {
@@ -725,28 +721,24 @@ step "rate" {
     message   = "An empty commands_run list is rejected as rubber-stamping: run every verification command and list it."
   }
   # The round's record, for the issues and the post-mortem.
-  gate {
-    otherwise {
-      set = {
-        history = concat(local.history, [{
-          timestamp = steps.verify.started_at
-          step      = "verify"
-          attempt   = steps.verify.attempts
-          event     = "Verify round ${steps.verify.attempts}: checks ${local.checks_pass ? "pass" : "fail"}, alignment ${steps.rate.output.alignment_score}/10, judge: ${steps.judge.output.recommendation}"
-          status    = local.checks_pass && length(steps.verify.output.failures) == 0 && steps.judge.output.recommendation == "proceed" ? "success" : "failure"
-          issues = concat(
-            local.failing_checks,
-            steps.verify.output.failures,
-            steps.judge.output.recommendation == "proceed" ? [] : ["judge recommends ${steps.judge.output.recommendation}: ${join("; ", steps.judge.output.concerns)}"],
-          )
-          category  = try(steps.verify.output.failure_categories[0].category, "")
-          given     = []
-          changes   = []
-          commits   = []
-          remaining = []
-        }])
-      }
-    }
+  set = {
+    history = concat(local.history, [{
+      timestamp = steps.verify.started_at
+      step      = "verify"
+      attempt   = steps.verify.attempts
+      event     = "Verify round ${steps.verify.attempts}: checks ${local.checks_pass ? "pass" : "fail"}, alignment ${steps.rate.output.alignment_score}/10, judge: ${steps.judge.output.recommendation}"
+      status    = local.checks_pass && length(steps.verify.output.failures) == 0 && steps.judge.output.recommendation == "proceed" ? "success" : "failure"
+      issues = concat(
+        local.failing_checks,
+        steps.verify.output.failures,
+        steps.judge.output.recommendation == "proceed" ? [] : ["judge recommends ${steps.judge.output.recommendation}: ${join("; ", steps.judge.output.concerns)}"],
+      )
+      category  = try(steps.verify.output.failure_categories[0].category, "")
+      given     = []
+      changes   = []
+      commits   = []
+      remaining = []
+    }])
   }
 }
 
@@ -1024,11 +1016,7 @@ step "rolled_back" {
 # STEP 6: COMPOSE RESULT.
 step "result" {
   call "git.head" {}
-  gate {
-    otherwise {
-      log = "Phase ${inputs.phase_id} complete. Alignment: ${local.score_text}/10."
-    }
-  }
+  log = "Phase ${inputs.phase_id} complete. Alignment: ${local.score_text}/10."
 }
 
 step "diff_stat" {
