@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"fmt"
+	"hash/fnv"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -130,7 +131,7 @@ func (s *Server) refOf(path string) string {
 func (s *Server) playbookFiles(dir string) []string {
 	var out []string
 	for _, p := range s.hclFiles(dir) {
-		if src, ok := s.text(p); ok && declaresPlaybook(src, p) {
+		if src, ok := s.text(p); ok && s.declaresPlaybook(src, p) {
 			out = append(out, p)
 		}
 	}
@@ -161,6 +162,26 @@ func (s *Server) hclFiles(dir string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// declaresPlaybook is declaresPlaybook, remembered by the text's hash:
+// finding a document's playbook parses the files beside it at every
+// edit, and most of them did not change.
+func (s *Server) declaresPlaybook(src []byte, name string) bool {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write(src)
+	key := h.Sum64()
+	if v, ok := s.declares[key]; ok {
+		return v
+	}
+	if len(s.declares) > 4096 {
+		clear(s.declares) // bounded: old texts are not asked for again
+	}
+	v := declaresPlaybook(src, name)
+	s.declares[key] = v
+	return v
 }
 
 // declaresPlaybook reports whether an HCL file has a top-level playbook

@@ -40,6 +40,8 @@ type Server struct {
 	// published are the URIs the server gave diagnostics for, to clear
 	// those that have none after the next load.
 	published map[string]bool
+	// declares remembers which texts declare a playbook block.
+	declares map[uint64]bool
 }
 
 // A document is a file open in the editor.
@@ -68,7 +70,7 @@ func NewServer(opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	return &Server{opts: opts, docs: map[string]*document{}, books: map[string]*book{}}
+	return &Server{opts: opts, docs: map[string]*document{}, books: map[string]*book{}, declares: map[uint64]bool{}}
 }
 
 // errExit ends Serve after the client's exit notification.

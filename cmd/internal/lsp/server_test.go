@@ -18,7 +18,7 @@ import (
 // JSON-RPC written to one pipe, replies and notifications read from the
 // other.
 type client struct {
-	t      *testing.T
+	t      testing.TB
 	in     *io.PipeWriter
 	msgs   chan map[string]any
 	done   chan error
@@ -27,7 +27,7 @@ type client struct {
 	notes []map[string]any
 }
 
-func newClient(t *testing.T, opts Options) *client {
+func newClient(t testing.TB, opts Options) *client {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -153,7 +153,7 @@ step "report" {
 `
 
 // project writes files into a fresh directory and returns it.
-func project(t *testing.T, files map[string]string) string {
+func project(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -169,7 +169,7 @@ func project(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-func initialized(t *testing.T, root string) *client {
+func initialized(t testing.TB, root string) *client {
 	t.Helper()
 	c := newClient(t, Options{Loader: lang.Loader{Root: root}})
 	r := c.request("initialize", map[string]any{"capabilities": map[string]any{}})
