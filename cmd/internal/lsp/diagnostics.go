@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
@@ -21,11 +22,14 @@ type Diagnostic struct {
 	Message  string `json:"message"`
 }
 
-// check loads again every playbook an open document belongs to (an edit
-// in one file may change what another reports: an upstream, a prompt
-// file, a sub-playbook) and publishes their diagnostics, clearing those
-// of files that have none now. uri is the document that changed.
-func (s *Server) check(uri string) {
+// check loads again the playbooks that read the file at path, which
+// changed (opened, edited, saved or closed), and those of documents not
+// loaded yet, and publishes what changed in their diagnostics: always for
+// path, and an empty list for a file whose problems are gone. A playbook
+// reads its own files, its upstreams', its sub-playbooks', its prompt
+// files and its test files; a playbook that reads none of them keeps its
+// diagnostics, so that an edit costs one load, not one per open playbook.
+func (s *Server) check(path string) {
 	refs := map[string]bool{}
 	for _, d := range s.docs {
 		if isHCL(d.path) {
@@ -38,10 +42,17 @@ func (s *Server) check(uri string) {
 			delete(s.books, ref)
 		}
 	}
+	changedRef := ""
+	if isHCL(path) {
+		changedRef = s.refOf(path)
+	}
 	byURI := map[string][]Diagnostic{}
 	for _, ref := range slices.Sorted(mapsKeys(refs)) {
-		b := s.load(ref)
-		s.books[ref] = b
+		b := s.books[ref]
+		if b == nil || b.deps[path] || ref == changedRef {
+			b = s.load(ref)
+			s.books[ref] = b
+		}
 		for u, ds := range b.diagnostics {
 			byURI[u] = append(byURI[u], ds...)
 		}
@@ -56,11 +67,17 @@ func (s *Server) check(uri string) {
 			byURI[u] = []Diagnostic{}
 		}
 	}
-	s.published = map[string]bool{}
+	changed := pathURI(path)
 	for _, u := range slices.Sorted(mapsKeys(byURI)) {
 		ds := byURI[u]
-		if len(ds) > 0 {
-			s.published[u] = true
+		b, _ := json.Marshal(ds)
+		if string(b) == s.published[u] && u != changed {
+			continue
+		}
+		if len(ds) == 0 {
+			delete(s.published, u)
+		} else {
+			s.published[u] = string(b)
 		}
 		s.notify("textDocument/publishDiagnostics", map[string]any{"uri": u, "diagnostics": ds})
 	}
@@ -236,7 +253,12 @@ func (s *Server) load(ref string) *book {
 	ld.Cache = nil
 	ld.Files = s.overlay()
 	pb, diags := ld.Load(ref)
-	b := &book{ref: ref, pb: pb, srcs: map[string][]byte{}, diagnostics: map[string][]Diagnostic{}}
+	b := &book{ref: ref, pb: pb, srcs: map[string][]byte{}, diagnostics: map[string][]Diagnostic{}, deps: map[string]bool{ref: true}}
+	if files, err := lang.Files(pb); err == nil {
+		for p := range files {
+			b.deps[p] = true
+		}
+	}
 	for n, src := range pb.Sources {
 		b.srcs[n] = src
 	}
@@ -254,6 +276,7 @@ func (s *Server) load(ref string) *book {
 			for n, src := range tests {
 				b.srcs[n] = src
 				b.tests = append(b.tests, n)
+				b.deps[n] = true
 			}
 			_, td := lang.LoadTests(pb, tests)
 			diags = append(diags, td...)

@@ -37,9 +37,9 @@ type Server struct {
 	// books are the playbooks of open documents, by ref (the absolute
 	// path of a playbook file or directory).
 	books map[string]*book
-	// published are the URIs the server gave diagnostics for, to clear
-	// those that have none after the next load.
-	published map[string]bool
+	// published are the diagnostics last published, as JSON, by URI:
+	// those of a file that has none now are cleared.
+	published map[string]string
 	// declares remembers which texts declare a playbook block.
 	declares map[uint64]bool
 }
@@ -63,6 +63,9 @@ type book struct {
 	tests []string          // its test files
 	// diagnostics are the load's, by URI.
 	diagnostics map[string][]Diagnostic
+	// deps are the files the load read, by absolute path: a change to
+	// one of them loads the playbook again.
+	deps map[string]bool
 }
 
 // NewServer returns a Server.
@@ -70,7 +73,7 @@ func NewServer(opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	return &Server{opts: opts, docs: map[string]*document{}, books: map[string]*book{}, declares: map[uint64]bool{}}
+	return &Server{opts: opts, docs: map[string]*document{}, books: map[string]*book{}, declares: map[uint64]bool{}, published: map[string]string{}}
 }
 
 // errExit ends Serve after the client's exit notification.
@@ -170,7 +173,7 @@ func (s *Server) dispatch(m *message) (any, *rpcError) {
 			return nil, err
 		}
 		s.docs[p.TextDocument.URI] = &document{uri: p.TextDocument.URI, path: path, text: []byte(p.TextDocument.Text), version: p.TextDocument.Version}
-		s.check(p.TextDocument.URI)
+		s.check(path)
 		return nil, nil
 	case "textDocument/didChange":
 		var p struct {
@@ -202,22 +205,26 @@ func (s *Server) dispatch(m *message) (any, *rpcError) {
 			d.text = append(append(append([]byte{}, d.text[:start]...), c.Text...), d.text[end:]...)
 		}
 		d.version = p.TextDocument.Version
-		s.check(d.uri)
+		s.check(d.path)
 		return nil, nil
 	case "textDocument/didSave":
 		var p textDocumentParams
 		if err := params(m, &p); err != nil {
 			return nil, err
 		}
-		s.check(p.TextDocument.URI)
+		if path, err := uriPath(p.TextDocument.URI); err == nil {
+			s.check(path)
+		}
 		return nil, nil
 	case "textDocument/didClose":
 		var p textDocumentParams
 		if err := params(m, &p); err != nil {
 			return nil, err
 		}
-		delete(s.docs, p.TextDocument.URI)
-		s.check(p.TextDocument.URI)
+		if d := s.docs[p.TextDocument.URI]; d != nil {
+			delete(s.docs, d.uri)
+			s.check(d.path)
+		}
 		return nil, nil
 	case "textDocument/hover":
 		var p positionParams

@@ -596,3 +596,33 @@ func TestNothingReadOutsideTheProject(t *testing.T) {
 		t.Errorf("the extends out of the project is not refused: %s", got)
 	}
 }
+
+func TestCloseClearsAndOthersStay(t *testing.T) {
+	// Two playbooks open, each with a problem: an edit in one leaves the
+	// other's alone, and closing one clears its diagnostics.
+	root := project(t, nil)
+	c := initialized(t, root)
+	a := pathURI(filepath.Join(root, "a", "main.hcl"))
+	b := pathURI(filepath.Join(root, "b", "main.hcl"))
+	broken := strings.Replace(demo, `next = "report"`, `next = "reprt"`, 1)
+	open(c, a, broken)
+	if ds := c.diagnostics(a); len(ds) == 0 {
+		t.Fatal("no diagnostics for a")
+	}
+	open(c, b, broken)
+	if ds := c.diagnostics(b); len(ds) == 0 {
+		t.Fatal("no diagnostics for b")
+	}
+	c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": a}})
+	if ds := c.diagnostics(a); len(ds) != 0 {
+		t.Errorf("diagnostics of a after it closed: %v", ds)
+	}
+	// b still has its problem: a request answers after the server has
+	// published all it had to, and nothing cleared b.
+	c.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": b}, "position": map[string]any{"line": 0, "character": 0}})
+	for _, m := range c.notes {
+		if p, _ := m["params"].(map[string]any); p != nil && p["uri"] == b {
+			t.Errorf("b's diagnostics were published again after a closed: %v", p)
+		}
+	}
+}
