@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -46,7 +47,11 @@ func (s *Server) definition(uri string, p Position) any {
 	if b == nil {
 		return nil
 	}
-	t, ok := resolve(b.pb, refAt(d.text, offset(d.text, p), true))
+	r := refAt(d.text, offset(d.text, p), true)
+	if r.quoted == "extends" {
+		return s.upstream(d, r.parts[0])
+	}
+	t, ok := resolve(b.pb, r)
 	if !ok {
 		return nil
 	}
@@ -252,4 +257,26 @@ func blockSymbols(src []byte, body *hclsyntax.Body) []DocumentSymbol {
 		return a.Line < b.Line || a.Line == b.Line && a.Character < b.Character
 	})
 	return out
+}
+
+// upstream is where extends = "written" leads: the upstream's file, or
+// the first file of its directory; none for the stdlib's, or for a path
+// out of the project.
+func (s *Server) upstream(d *document, written string) any {
+	if written == "" || strings.HasPrefix(written, lang.StdlibPrefix) {
+		return nil
+	}
+	p := filepath.Clean(filepath.Join(filepath.Dir(d.path), written))
+	proj := s.project(d.path)
+	if _, err := proj.Resolve(p); err != nil {
+		return nil
+	}
+	if info, err := proj.Stat(p); err == nil && info.IsDir() {
+		files := s.hclFiles(p)
+		if len(files) == 0 {
+			return nil
+		}
+		p = files[0]
+	}
+	return []Location{{URI: pathURI(p)}}
 }

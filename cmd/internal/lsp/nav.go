@@ -32,7 +32,7 @@ func isNameByte(c byte) bool {
 
 // quotedName matches a line whose string names a step, agent, input or
 // prompt: goto = "fix", step "plan" {, agent "researcher" {.
-var quotedName = regexp.MustCompile(`^\s*(goto|next|agent|requeue)\s*=\s*"([^"]*)"|^\s*(step|agent|input|prompt|var|rule|check)\s+"([^"]*)"`)
+var quotedName = regexp.MustCompile(`^\s*(goto|next|agent|requeue|extends)\s*=\s*"([^"]*)"|^\s*(step|agent|input|prompt|var|rule|check)\s+"([^"]*)"`)
 
 // refAt finds the name at byte offset off of src; full is false for
 // completion, which reads only what is left of the cursor.
@@ -101,7 +101,7 @@ func resolve(pb *lang.Playbook, r ref) (target, bool) {
 		return target{}, false
 	case "prompt":
 		if p := pb.Prompts[name]; p != nil {
-			return target{p.DeclRange, fmt.Sprintf("**prompt** `%s`\n\n%s", p.Name, p.Description)}, true
+			return promptTarget(pb, p), true
 		}
 		return target{}, false
 	case "input":
@@ -139,7 +139,7 @@ func resolve(pb *lang.Playbook, r ref) (target, bool) {
 		}
 	case "prompt":
 		if p := pb.Prompts[name]; p != nil {
-			return target{p.DeclRange, fmt.Sprintf("**prompt** `%s`\n\n%s", p.Name, p.Description)}, true
+			return promptTarget(pb, p), true
 		}
 	case "agent":
 		if a := pb.Agents[name]; a != nil {
@@ -333,4 +333,35 @@ func valueText(v cty.Value) string {
 		return fmt.Sprint(v.True())
 	}
 	return lang.TypeText(v.Type())
+}
+
+// promptLines bounds the template a hover shows.
+const promptLines = 12
+
+func promptTarget(pb *lang.Playbook, p *lang.Prompt) target {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**prompt** `%s`", p.Name)
+	if p.Description != "" {
+		fmt.Fprintf(&b, "\n\n%s", p.Description)
+	}
+	if p.Template == nil {
+		return target{p.DeclRange, b.String()}
+	}
+	var names []string
+	for _, tr := range p.Template.Variables() {
+		if n := lang.TraversalText(tr); !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	if len(names) > 0 {
+		fmt.Fprintf(&b, "\n\nreads: `%s`", strings.Join(names, "`, `"))
+	}
+	if text := pb.SourceText(p.Template.Range()); text != "" {
+		lines := strings.Split(text, "\n")
+		if len(lines) > promptLines {
+			lines = append(lines[:promptLines], "…")
+		}
+		fmt.Fprintf(&b, "\n\nfrom %s:\n```\n%s\n```", p.Template.Range(), strings.Join(lines, "\n"))
+	}
+	return target{p.DeclRange, b.String()}
 }

@@ -531,6 +531,10 @@ func TestDefinitionOfEveryName(t *testing.T) {
 			}
 		})
 	}
+	r := c.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": at(named, "prompt.plan", 0, 8)})
+	if got := fmt.Sprint(r["result"]); !strings.Contains(got, "reads: `local.label`") || !strings.Contains(got, `Plan ${local.label}`) {
+		t.Errorf("hover on prompt.plan: %s", got)
+	}
 	complete := func(p map[string]any) string {
 		r := c.request("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": p})
 		var out []string
@@ -568,6 +572,10 @@ func TestExtendsDiagnosticsInTheUpstream(t *testing.T) {
 	}
 	if r := rangeOf(ds[0]); r.Start.Line != 22 {
 		t.Errorf("the upstream's diagnostic is on line %d, want 22", r.Start.Line)
+	}
+	r := c.request("textDocument/definition", map[string]any{"textDocument": map[string]any{"uri": fork}, "position": map[string]any{"line": 0, "character": 14}})
+	if got := fmt.Sprint(r["result"]); !strings.Contains(got, upURI) {
+		t.Errorf("definition of extends: %s, want %s", got, upURI)
 	}
 	// The upstream opened and fixed in the editor, unsaved: cleared.
 	open(c, upURI, demo)
