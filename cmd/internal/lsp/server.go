@@ -250,6 +250,19 @@ func (s *Server) dispatch(m *message) (any, *rpcError) {
 			return nil, err
 		}
 		return s.format(p.TextDocument.URI), nil
+	case "textDocument/codeAction":
+		var p struct {
+			TextDocument struct {
+				URI string `json:"uri"`
+			} `json:"textDocument"`
+			Context struct {
+				Diagnostics []Diagnostic `json:"diagnostics"`
+			} `json:"context"`
+		}
+		if err := params(m, &p); err != nil {
+			return nil, err
+		}
+		return s.codeActions(p.TextDocument.URI, p.Context.Diagnostics), nil
 	case "textDocument/documentSymbol":
 		var p textDocumentParams
 		if err := params(m, &p); err != nil {
@@ -274,6 +287,7 @@ var initializeResult = map[string]any{
 		"definitionProvider":         true,
 		"documentFormattingProvider": true,
 		"documentSymbolProvider":     true,
+		"codeActionProvider":         map[string]any{"codeActionKinds": []string{"quickfix"}},
 		"completionProvider":         map[string]any{"triggerCharacters": []string{".", "\""}},
 	},
 	"serverInfo": map[string]any{"name": "apl lsp"},

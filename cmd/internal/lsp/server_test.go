@@ -227,6 +227,20 @@ func TestDiagnosticsOnOpenAndChange(t *testing.T) {
 	if got := rangeOf(ds[0]); got != want {
 		t.Errorf("the diagnostic's range is %+v, want %+v (UTF-16 characters, not bytes)", got, want)
 	}
+	// The quick fix the suggestion offers.
+	r := c.request("textDocument/codeAction", map[string]any{"textDocument": map[string]any{"uri": uri},
+		"range": ds[0].(map[string]any)["range"], "context": map[string]any{"diagnostics": ds}})
+	acts := r["result"].([]any)
+	if len(acts) != 1 {
+		t.Fatalf("code actions: %v", r)
+	}
+	b, _ := json.Marshal(acts[0].(map[string]any)["edit"].(map[string]any)["changes"].(map[string]any)[uri])
+	var edits []TextEdit
+	json.Unmarshal(b, &edits)
+	// "rat" starts after "steps.", 6 characters into the range.
+	if want := []TextEdit{{Range{Position{28, 37}, Position{28, 40}}, "rate"}}; fmt.Sprint(edits) != fmt.Sprint(want) {
+		t.Errorf("the quick fix's edit is %s, want %v", b, want)
+	}
 	// The fix, as an incremental edit: insert the "e".
 	p := at(broken, "steps.rat.", 0, len("steps.rat"))
 	c.notify("textDocument/didChange", map[string]any{
