@@ -164,6 +164,14 @@ func (s *Server) completion(uri string, p Position) any {
 		for _, n := range []string{"steps", "inputs", "local", "vars", "var", "prompt", "item"} {
 			items = append(items, CompletionItem{Label: n, Kind: kindModule})
 		}
+		// The functions of the language at the cursor: an expr
+		// condition's, or HCL values'.
+		cond := inCondition(d.text, offset(d.text, p))
+		for _, f := range functions() {
+			if cond && f.inConds || !cond && f.inValues {
+				items = append(items, CompletionItem{Label: f.name, Kind: kindFunction, Detail: f.what})
+			}
+		}
 	}
 	return items
 }

@@ -560,6 +560,14 @@ func TestDefinitionOfEveryName(t *testing.T) {
 	if got := complete(at(named, "vars.attempts <", 0, 5)); got != "attempts" {
 		t.Errorf("completion after vars.: %s", got)
 	}
+	labels := complete(at(named, "vars.attempts <", 0, 2))
+	if !strings.Contains(","+labels+",", ",len,") || strings.Contains(","+labels+",", ",try,") {
+		t.Errorf("completion in a condition offers expr's functions, not HCL's: %s", labels)
+	}
+	labels = complete(at(named, "vars.attempts + 1", 0, 2))
+	if strings.Contains(","+labels+",", ",len,") || !strings.Contains(","+labels+",", ",try,") {
+		t.Errorf("completion in a value offers HCL's functions, not expr's: %s", labels)
+	}
 	if got := complete(at(named, "local.label", 0, 6)); got != "label" {
 		t.Errorf("completion after local.: %s", got)
 	}
