@@ -28,32 +28,33 @@ type Branch struct {
 
 // RuleBranch is the ID of a gate rule (or "otherwise") of a step.
 func RuleBranch(step, rule string) string {
+	gate := BlockAddress(StepBranch(step), "gate")
 	if rule == "otherwise" {
-		return "step." + step + ".gate.otherwise"
+		return BlockAddress(gate, "otherwise")
 	}
-	return "step." + step + ".gate.rule." + rule
+	return BlockAddress(gate, "rule", rule)
 }
 
 // ExhaustedBranch is the ID of a rule's on_exhausted outcome.
-func ExhaustedBranch(step, rule string) string { return RuleBranch(step, rule) + ".on_exhausted" }
+func ExhaustedBranch(step, rule string) string {
+	return BlockAddress(RuleBranch(step, rule), "on_exhausted")
+}
 
 // StepBranch is the ID of an on_failure or finally step.
-func StepBranch(step string) string { return "step." + step }
+func StepBranch(step string) string { return BlockAddress("", "step", step) }
 
 // ItemBranch is the ID of a for_each step's items ending completed or
 // failed.
-func ItemBranch(step, status string) string { return "step." + step + ".item." + status }
+func ItemBranch(step, status string) string {
+	return StepBranch(step) + ".item." + status
+}
 
 // Branches lists the playbook's branches in the order they are written.
 func (p *Playbook) Branches() []Branch {
 	var out []Branch
 	for _, s := range p.AllSteps() {
 		if g := s.Gate; g != nil {
-			rules := slices.Clone(g.Rules)
-			if g.Otherwise != nil {
-				rules = append(rules, g.Otherwise)
-			}
-			for _, r := range rules {
+			for _, r := range g.Tried() {
 				if r == g.Otherwise && g.Implicit {
 					// A step's own actions: there is no other way.
 					continue
@@ -100,19 +101,13 @@ func (p *Playbook) Branches() []Branch {
 // Steps that only decide and record fail only on a broken expression,
 // which is not a branch a test should take.
 func (fe *ForEach) canFail() bool {
-	var fails func(o *Outcome) bool
-	fails = func(o *Outcome) bool {
-		return o != nil && (o.Fail != nil || fails(o.Exhausted))
-	}
 	for _, s := range fe.Steps {
 		if s.Action != nil {
 			return true
 		}
-		if g := s.Gate; g != nil {
-			for _, r := range append(slices.Clone(g.Rules), g.Otherwise) {
-				if r != nil && fails(r.Outcome) {
-					return true
-				}
+		for _, x := range s.Successors() {
+			if x.End == EndFail {
+				return true
 			}
 		}
 	}

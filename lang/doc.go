@@ -29,5 +29,12 @@
 // driver.go, ...) holding its struct, its schema, a package variable, and
 // its decoder.
 //
+// A step's successors (Step.Successors) are the one statement of where
+// control can go after it: the graph's edges, the cycle and reachability
+// checks, the worst-path planner and the drawings (package draw) all read
+// them. A block's address (BlockAddress, SplitAddress) is the one way a
+// block is named, by apl explain, apl diff (package diff) and the extends
+// diagnostics.
+//
 // The language reference is spec/language.md.
 package lang

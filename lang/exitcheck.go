@@ -53,24 +53,14 @@ func (l *loader) checkExitCodes() hcl.Diagnostics {
 			fmt.Sprintf("The playbook declares exit_codes, but none for %s = %q, so apl run would exit with 1 when the run ends this way; exit_codes maps %s.%s Add %s = N to exit_codes if %q is meant.",
 				what, name, quotedList(keys), didYouMean(name, keys), name, name), e.Range()))
 	}
-	var outcome func(o *Outcome)
-	outcome = func(o *Outcome) {
-		if o == nil {
-			return
-		}
-		check(o.Finish, "finish")
-		check(o.Fail, "fail")
-		outcome(o.Exhausted)
-	}
 	for _, s := range l.pb.Steps {
-		if s.Gate == nil {
-			continue
-		}
-		for _, r := range s.Gate.Rules {
-			outcome(r.Outcome)
-		}
-		if s.Gate.Otherwise != nil {
-			outcome(s.Gate.Otherwise.Outcome)
+		for _, x := range s.Successors() {
+			switch x.End {
+			case EndFinish:
+				check(x.Outcome.Finish, "finish")
+			case EndFail:
+				check(x.Outcome.Fail, "fail")
+			}
 		}
 	}
 	return diags

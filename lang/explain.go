@@ -39,29 +39,33 @@ func (p *Playbook) Body() *hclsyntax.Body {
 
 // Explain returns where the attribute at addr comes from, or for a block's
 // address where each of its attributes (and its nested blocks') comes
-// from. An address is block types and labels and an attribute name joined
-// by dots: step.verify.timeout, step.verify.gate.rule.pass.when,
-// playbook.description. A removed block is reported as a Removal.
+// from. An address (BlockAddress) is block types and labels and an
+// attribute name joined by dots: step.verify.timeout,
+// step.verify.gate.rule.pass.when, playbook.description. A removed block
+// is reported as a Removal.
 func (p *Playbook) Explain(addr string) ([]Origin, *Removal, error) {
 	for i := range p.Removed {
 		if r := &p.Removed[i]; r.Block == addr || strings.HasPrefix(addr, r.Block+".") {
 			return nil, r, nil
 		}
 	}
-	segs := strings.Split(addr, ".")
+	segs, err := SplitAddress(addr)
+	if err != nil {
+		return nil, nil, err
+	}
 	body := p.Body()
 	prefix := ""
 	for len(segs) > 0 {
 		if len(segs) == 1 {
 			if a := body.Attributes[segs[0]]; a != nil {
-				return []Origin{p.origin(joinAddr(prefix, a.Name), a)}, nil, nil
+				return []Origin{p.origin(AttributeAddress(prefix, a.Name), a)}, nil, nil
 			}
 		}
 		b, n := findBlock(body, segs)
 		if b == nil {
-			return nil, nil, fmt.Errorf("the playbook has no %s%s", joinAddr(prefix, strings.Join(segs, ".")), suggestUnder(prefix, body, segs))
+			return nil, nil, fmt.Errorf("the playbook has no %s%s", AttributeAddress(prefix, strings.Join(segs, ".")), suggestUnder(prefix, body, segs))
 		}
-		prefix = joinAddr(prefix, strings.Join(segs[:n], "."))
+		prefix = BlockAddress(prefix, segs[0], segs[1:n]...)
 		segs = segs[n:]
 		body = b.Body
 	}
@@ -97,11 +101,11 @@ func suggestUnder(prefix string, body *hclsyntax.Body, segs []string) string {
 		byLen[1] = append(byLen[1], n)
 	}
 	for _, b := range body.Blocks {
-		byLen[1+len(b.Labels)] = append(byLen[1+len(b.Labels)], strings.Join(append([]string{b.Type}, b.Labels...), "."))
+		byLen[1+len(b.Labels)] = append(byLen[1+len(b.Labels)], BlockAddress("", b.Type, b.Labels...))
 	}
 	for k := len(segs); k >= 1; k-- {
 		if s := Suggest(strings.Join(segs[:k], "."), byLen[k]); s != "" {
-			return fmt.Sprintf("; did you mean %s?", joinAddr(prefix, s))
+			return fmt.Sprintf("; did you mean %s?", AttributeAddress(prefix, s))
 		}
 	}
 	return ""
@@ -114,10 +118,10 @@ func (p *Playbook) collect(prefix string, body *hclsyntax.Body, out *[]Origin) {
 	}
 	sort.Slice(attrs, func(i, j int) bool { return attrs[i].Name < attrs[j].Name })
 	for _, a := range attrs {
-		*out = append(*out, p.origin(joinAddr(prefix, a.Name), a))
+		*out = append(*out, p.origin(AttributeAddress(prefix, a.Name), a))
 	}
 	for _, b := range body.Blocks {
-		p.collect(joinAddr(prefix, strings.Join(append([]string{b.Type}, b.Labels...), ".")), b.Body, out)
+		p.collect(BlockAddress(prefix, b.Type, b.Labels...), b.Body, out)
 	}
 }
 
@@ -135,11 +139,4 @@ func (p *Playbook) definition(r hcl.Range) Definition {
 		d.Text = string(src[r.Start.Byte:r.End.Byte])
 	}
 	return d
-}
-
-func joinAddr(prefix, s string) string {
-	if prefix == "" {
-		return s
-	}
-	return prefix + "." + s
 }

@@ -173,7 +173,7 @@ func (l *loader) merge(up, own *hclsyntax.Body, addr string, top bool) *hclsynta
 	blocks := slices.Clone(ups)
 	seen := map[string]int{} // unlabelled blocks of own by type, for matching by position
 	for _, ob := range own.Blocks {
-		baddr := blockAddr(addr, ob)
+		baddr := BlockAddress(addr, ob.Type, ob.Labels...)
 		removed := l.removedFlag(ob)
 		if top && ob.Type == "locals" {
 			l.overrideLocals(blocks, ob)
@@ -184,7 +184,7 @@ func (l *loader) merge(up, own *hclsyntax.Body, addr string, top bool) *hclsynta
 		if i < 0 || blocks[i] == nil {
 			if removed {
 				l.diags = append(l.diags, errDiag("Nothing to remove",
-					fmt.Sprintf("The upstream playbook has no %s to remove.", strings.TrimPrefix(baddr, ".")), ob.DefRange()))
+					fmt.Sprintf("The upstream playbook has no %s to remove.", baddr), ob.DefRange()))
 				continue
 			}
 			blocks = append(blocks, withBody(ob, l.merge(nil, ob.Body, baddr, false)))
@@ -279,14 +279,4 @@ func (l *loader) removedFlag(b *hclsyntax.Block) bool {
 		return false
 	}
 	return v.True()
-}
-
-// blockAddr is a block's address under its parent's: step.verify.gate.
-func blockAddr(parent string, b *hclsyntax.Block) string {
-	parts := append([]string{b.Type}, b.Labels...)
-	a := strings.Join(parts, ".")
-	if parent == "" {
-		return a
-	}
-	return parent + "." + a
 }

@@ -28,25 +28,6 @@ type Edge struct {
 	Range    hcl.Range
 }
 
-// Label describes the edge for graphs: its condition and cap.
-func (e *Edge) Label() string {
-	var parts []string
-	if e.Rule != nil {
-		if e.Rule.When != nil {
-			parts = append(parts, e.Rule.When.Source)
-		} else {
-			parts = append(parts, "otherwise")
-		}
-	}
-	if e.Kind == EdgeExhausted {
-		parts = append(parts, "exhausted")
-	}
-	if e.Max > 0 {
-		parts = append(parts, fmt.Sprintf("max %d", e.Max))
-	}
-	return strings.Join(parts, ", ")
-}
-
 func (e *Edge) String() string {
 	kind := map[EdgeKind]string{EdgeNext: "next", EdgeGoto: "goto", EdgeExhausted: "exhausted"}[e.Kind]
 	s := fmt.Sprintf("-> %s (%s", e.To.Name, kind)
@@ -146,18 +127,17 @@ func requeues(e *Edge) bool {
 	return o != nil && o.Requeue
 }
 
+// edges are the step-to-step edges of s's successors: the way to its next
+// step once (however many successors take it), each capped or uncapped
+// goto, and each on_exhausted outcome's.
 func (l *loader) edges(s *Step) []*Edge {
-	var out []*Edge
+	succ := s.Successors()
 	// A skipped step (its when is false) goes to next whatever its gate
 	// says, so that edge exists too.
-	fallsThrough := s.When != nil || s.Gate == nil || s.Gate.Otherwise == nil || !s.Gate.Otherwise.Outcome.Routes()
-	if s.Gate != nil {
-		for _, r := range s.Gate.Rules {
-			if r.Outcome != nil && !r.Outcome.Routes() {
-				fallsThrough = true
-			}
-		}
-	}
+	fallsThrough := slices.ContainsFunc(succ, func(x Successor) bool {
+		return x.Exit == ExitSkip || x.Exit == ExitNext || x.Exit == ExitRule && !x.Outcome.Routes()
+	})
+	var out []*Edge
 	if fallsThrough && s.Next != nil {
 		rng := s.DeclRange
 		if r, ok := l.explicitNext[s]; ok {
@@ -165,27 +145,15 @@ func (l *loader) edges(s *Step) []*Edge {
 		}
 		out = append(out, &Edge{From: s, To: s.Next, Kind: EdgeNext, Range: rng})
 	}
-	if s.Gate == nil {
-		return out
-	}
-	rules := append([]*Rule(nil), s.Gate.Rules...)
-	if s.Gate.Otherwise != nil {
-		rules = append(rules, s.Gate.Otherwise)
-	}
-	for _, r := range rules {
-		o := r.Outcome
-		if o == nil {
-			continue
-		}
-		if o.Goto != nil {
-			out = append(out, &Edge{From: s, To: o.Goto, Kind: EdgeGoto, Rule: r, Max: o.Max, Range: l.gotoRanges[o]})
-		}
-		if e := o.Exhausted; e != nil {
-			if e.Goto != nil {
-				out = append(out, &Edge{From: s, To: e.Goto, Kind: EdgeExhausted, Rule: r, Range: l.gotoRanges[e]})
-			} else if !e.Routes() && s.Next != nil && !fallsThrough {
-				out = append(out, &Edge{From: s, To: s.Next, Kind: EdgeExhausted, Rule: r, Range: e.DeclRange})
-			}
+	for _, x := range succ {
+		o := x.Outcome
+		switch {
+		case x.Exit == ExitRule && o.Goto != nil:
+			out = append(out, &Edge{From: s, To: x.To, Kind: EdgeGoto, Rule: x.Rule, Max: o.Max, Range: l.gotoRanges[o]})
+		case x.Exit == ExitExhausted && o.Goto != nil:
+			out = append(out, &Edge{From: s, To: x.To, Kind: EdgeExhausted, Rule: x.Rule, Range: l.gotoRanges[o]})
+		case x.Exit == ExitExhausted && x.To != nil && !fallsThrough:
+			out = append(out, &Edge{From: s, To: x.To, Kind: EdgeExhausted, Rule: x.Rule, Range: o.DeclRange})
 		}
 	}
 	return out

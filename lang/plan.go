@@ -465,7 +465,7 @@ func forEachSeconds(fe *ForEach, fs FixedSettings, items, item Bound) (int, Boun
 		if s.Gate == nil {
 			continue
 		}
-		for _, r := range gateRules(s.Gate) {
+		for _, r := range s.Gate.Tried() {
 			if o := r.Outcome; o != nil && o.Requeue {
 				waves = Exactly(math.Min(items.N, items.N/float64(n)+1))
 			}

@@ -33,7 +33,7 @@ func (p *planner) section(steps []*Step, onFail *vec) *planSection {
 		if s.Gate == nil {
 			continue
 		}
-		for _, r := range gateRules(s.Gate) {
+		for _, r := range s.Gate.Tried() {
 			if o := r.Outcome; o != nil && o.MaxIn(p.opts.Settings) > 0 {
 				sec.slot[o] = len(sec.caps)
 				sec.caps = append(sec.caps, o.MaxIn(p.opts.Settings))
@@ -48,14 +48,6 @@ func (p *planner) section(steps []*Step, onFail *vec) *planSection {
 	return sec
 }
 
-func gateRules(g *Gate) []*Rule {
-	rules := append([]*Rule(nil), g.Rules...)
-	if g.Otherwise != nil {
-		rules = append(rules, g.Otherwise)
-	}
-	return rules
-}
-
 // move is one way to leave a visit of a step.
 type move struct {
 	skip      bool  // when is false: nothing runs
@@ -67,53 +59,29 @@ type move struct {
 	backward  bool  // a capped goto to this step or an earlier one: a retry
 }
 
-// moves lists the ways to leave a visit of s with counters ctr.
+// moves lists the ways to leave a visit of s with counters ctr: its
+// successors, with a capped rule's goto while its counter is below the cap
+// and its on_exhausted outcome after. Failing comes last, so that of walks
+// that weigh the same the path shows one that goes on.
 func (sec *planSection) moves(s *Step, ctr []uint16) (out []move) {
-	if s.When != nil {
-		out = append(out, move{skip: true, to: s.Next, bump: -1})
-	}
-	// Failing is tried last, so that of walks that weigh the same the
-	// path shows one that goes on.
-	// A for_each step fails when an item does, unless on_item_failure =
-	// "continue" leaves the counts to its gate.
-	fails := s.Action != nil || s.ForEach != nil && s.ForEach.OnItemFailure != ItemFailContinue
-	if fails && !s.ContinueOnError {
-		defer func() { out = append(out, move{fail: true, bump: -1}) }()
-	}
-	if s.Gate == nil {
-		return append(out, move{to: s.Next, bump: -1})
-	}
-	resolve := func(r *Rule, o *Outcome, exhausted bool) move {
-		m := move{rule: r, exhausted: exhausted, bump: -1, to: s.Next}
-		switch {
-		case o.Fail != nil:
-			m.fail, m.to = true, nil
-		case o.Finish != nil:
-			m.to = nil
-		case o.Goto != nil:
-			m.to = o.Goto
+	for _, x := range s.Successors() {
+		m := move{skip: x.Exit == ExitSkip, fail: x.Fails(), rule: x.Rule, exhausted: x.Exit == ExitExhausted, to: x.To, bump: -1}
+		switch x.Exit {
+		case ExitBody:
+			continue // the body is a section of its own
+		case ExitRule:
+			if i, capped := sec.slot[x.Outcome]; capped {
+				if int(ctr[i]) >= sec.caps[i] {
+					continue
+				}
+				m.bump, m.backward = i, x.Outcome.Goto != nil && x.Outcome.Goto.Index <= s.Index
+			}
+		case ExitExhausted:
+			if i, capped := sec.slot[x.Rule.Outcome]; !capped || int(ctr[i]) < sec.caps[i] {
+				continue
+			}
 		}
-		return m
-	}
-	for _, r := range gateRules(s.Gate) {
-		o := r.Outcome
-		if o == nil {
-			continue
-		}
-		i, capped := sec.slot[o]
-		switch {
-		case !capped:
-			out = append(out, resolve(r, o, false))
-		case int(ctr[i]) < sec.caps[i]:
-			m := resolve(r, o, false)
-			m.bump, m.backward = i, o.Goto != nil && o.Goto.Index <= s.Index
-			out = append(out, m)
-		case o.Exhausted != nil:
-			out = append(out, resolve(r, o.Exhausted, true))
-		}
-	}
-	if s.Gate.Otherwise == nil {
-		out = append(out, move{to: s.Next, bump: -1})
+		out = append(out, m)
 	}
 	return out
 }

@@ -119,8 +119,8 @@ type Step struct {
 	// Next is where control goes after the step when no gate rule routes
 	// elsewhere; nil means the run ends after this step.
 	Next *Step
-	// Edges are all the ways control can leave the step, for checking and
-	// drawing.
+	// Edges are the step-to-step edges of its successors (Successors), for
+	// the cycle, reachability and slot-release checks and the planner.
 	Edges     []*Edge
 	OnFailure bool // the step belongs to the on_failure section
 	Finally   bool // the step belongs to the finally section

@@ -16,6 +16,7 @@ import (
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/interp/playtest"
 	"github.com/apl-lang/apl/lang"
+	"github.com/apl-lang/apl/lang/draw"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -83,10 +84,10 @@ type dryWalk struct {
 
 // path is the dry run's way through the graph, as apl graph --path draws
 // a recorded run's.
-func (w *dryWalk) path() *runPath {
+func (w *dryWalk) path() *draw.Run {
 	st := &interp.State{Meta: interp.Meta{Status: w.res.Status, Reason: w.res.Reason, Recommendation: w.res.Recommendation}, Events: w.events}
-	p := pathFromState(st)
-	p.runID = "(dry run)"
+	p := draw.RunOf(st)
+	p.ID = "(dry run)"
 	return p
 }
 
@@ -186,7 +187,7 @@ func (c *runCmd) dryRun(e *env, inputs map[string]cty.Value, from map[string]str
 // order (with the gate rule each chose), each for_each item's, and the
 // output object.
 func writeDryPath(out io.Writer, pb *lang.Playbook, w *dryWalk) {
-	res, p := w.res, w.path()
+	res, p := w.res, interp.PathOf(w.events)
 	fmt.Fprintf(out, "dry run: %s\n", res.Status)
 	if res.Reason != "" {
 		fmt.Fprintf(out, "reason: %s\n", res.Reason)
@@ -194,14 +195,14 @@ func writeDryPath(out io.Writer, pb *lang.Playbook, w *dryWalk) {
 	if res.Recommendation != "" {
 		fmt.Fprintf(out, "recommendation: %s\n", res.Recommendation)
 	}
-	for _, frame := range p.frameOrder {
+	for _, frame := range p.FrameOrder {
 		if frame == "" {
 			fmt.Fprintln(out, "path:")
 		} else {
 			fmt.Fprintf(out, "item %s:\n", frame)
 		}
-		for i, vis := range p.frames[frame] {
-			fmt.Fprintf(out, "  %2d %s%s\n", i+1, vis.step, visitNote(vis))
+		for i, vis := range p.Frames[frame] {
+			fmt.Fprintf(out, "  %2d %s%s\n", i+1, vis.Step, visitNote(vis))
 		}
 	}
 	if pb.Output != nil {
@@ -213,17 +214,17 @@ func writeDryPath(out io.Writer, pb *lang.Playbook, w *dryWalk) {
 }
 
 // visitNote says how a visit ended, when that is more than completing.
-func visitNote(v *visit) string {
+func visitNote(v *interp.Visit) string {
 	var notes []string
 	switch {
-	case v.skipped:
+	case v.Skipped:
 		notes = append(notes, "skipped")
-	case v.status == interp.StepFailed:
+	case v.Status == interp.StepFailed:
 		notes = append(notes, "failed")
 	}
-	if v.rule != "" {
-		r := "rule " + v.rule
-		if v.exhausted {
+	if v.Rule != "" {
+		r := "rule " + v.Rule
+		if v.Exhausted {
 			r += " (cap used up: on_exhausted)"
 		}
 		notes = append(notes, r)
@@ -253,7 +254,7 @@ func requiredExamples(pb *lang.Playbook, given map[string]cty.Value) map[string]
 // dryPath is the path a dry run of pb takes, for apl graph --dry-run:
 // in the current directory, with the mocks the flags choose and example
 // values for the required inputs the test does not give.
-func (e *env) dryPath(pb *lang.Playbook, ref string, f dryMockFlags) (*runPath, error) {
+func (e *env) dryPath(pb *lang.Playbook, ref string, f dryMockFlags) (*draw.Run, error) {
 	mocks, inputs, mode, err := e.dryMocks(pb, f)
 	if err != nil {
 		return nil, exitWith(exitUsage, err)

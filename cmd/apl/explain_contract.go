@@ -15,8 +15,8 @@ import (
 // contractStep reads the step an explain --contract address names:
 // step.NAME, or NAME alone.
 func contractStep(addr string) string {
-	if name, ok := strings.CutPrefix(addr, "step."); ok {
-		return name
+	if segs, err := lang.SplitAddress(addr); err == nil && len(segs) == 2 && segs[0] == "step" {
+		return segs[1]
 	}
 	return addr
 }

@@ -10,7 +10,7 @@ import (
 	"testing/fstest"
 
 	"github.com/apl-lang/apl/lang"
-	"github.com/google/go-cmp/cmp"
+	"github.com/apl-lang/apl/lang/diff"
 )
 
 // testStdlib is a stdlib of one playbook, with a prompt file, a test file
@@ -110,7 +110,7 @@ func TestForkDiffRoundTrip(t *testing.T) {
 	want := `Your changes:
 --- stdlib:review as forked (apl dev)
 +++ ` + dir + `
-~ prompt "review": template
+~ prompt.review: template
     @@ -1,3 +1,3 @@
      file("prompts/review.md"):
     -Review the change.
@@ -183,7 +183,7 @@ func TestForkDiffUpstreamChanged(t *testing.T) {
 	want := `Your changes:
 --- stdlib:review as forked (apl dev)
 +++ ` + dir + `
-+ step "notify"
++ step.notify
 budgets:
    budget  max_response_lines
 -  review  100
@@ -192,14 +192,14 @@ budgets:
 Upstream's changes since the fork:
 --- stdlib:review as forked (apl dev)
 +++ ` + up + `
-~ playbook "review": description = "Review a change." → "Review a change for bugs."
+~ playbook.review: description = "Review a change." → "Review a change for bugs."
 budgets:
    budget  max_response_lines
 -  review  100
 +  review  150
 
 Changed on both sides; merge these by hand:
-  budget "review": max_response_lines (yours: changed it; upstream: changed it)
+  budget.review: max_response_lines (yours: changed it; upstream: changed it)
 `
 	if out.String() != want {
 		t.Errorf("diff:\n%s\nwant:\n%s", out, want)
@@ -214,9 +214,9 @@ Changed on both sides; merge these by hand:
 		Equal bool
 		Fork  struct {
 			Upstream        string
-			Yours           []change
-			UpstreamChanges []change `json:"upstream_changes"`
-			Conflicts       []conflict
+			Yours           []diff.Change
+			UpstreamChanges []diff.Change `json:"upstream_changes"`
+			Conflicts       []diff.Conflict
 		}
 	}
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
@@ -233,28 +233,5 @@ Changed on both sides; merge these by hand:
 	(&diffCmd{A: dir, B: up}).Run(e)
 	if strings.Contains(out.String(), "merge these by hand") {
 		t.Errorf("the same change on both sides is a conflict:\n%s", out)
-	}
-}
-
-// TestForkRecordRoundTrip checks that .apl-fork gives back every file
-// byte for byte: one holding a line like a txtar marker, one without a
-// final newline.
-func TestForkRecordRoundTrip(t *testing.T) {
-	dir := t.TempDir()
-	rec := &forkRecord{Upstream: "stdlib:x", Version: "v1", Hash: "sha256:ab", Base: map[string][]byte{
-		"main.hcl":     []byte("playbook \"x\" {}\n"),
-		"prompts/a.md": []byte("Before\n-- b.md --\nAfter\n"),
-		"prompts/c.md": []byte("no newline"),
-		"empty.md":     {},
-	}}
-	if err := os.WriteFile(filepath.Join(dir, forkFile), rec.format(dir), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, err := readFork(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(rec, got); diff != "" {
-		t.Errorf("read back (-want +got):\n%s", diff)
 	}
 }

@@ -89,8 +89,7 @@ func svgSize(svg []byte) (w, h float64, err error) {
 // TestGraphRenderWithoutDot checks that --format png without Graphviz
 // says which package to install, with exit code 3.
 func TestGraphRenderWithoutDot(t *testing.T) {
-	defer func(c string) { dotCommand = c }(dotCommand)
-	dotCommand = filepath.Join(t.TempDir(), "no-dot-here")
+	t.Setenv("PATH", t.TempDir())
 	dir := t.TempDir()
 	pb := filepath.Join(dir, "pb.hcl")
 	if err := os.WriteFile(pb, []byte("playbook \"p\" {}\nstep \"a\" {\n  shell { command = [\"true\"] }\n}\n"), 0o644); err != nil {

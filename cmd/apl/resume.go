@@ -11,6 +11,7 @@ import (
 
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
+	"github.com/apl-lang/apl/lang/diff"
 )
 
 type resumeCmd struct {
@@ -118,7 +119,7 @@ func resumeError(err error, dir string, pb *lang.Playbook) error {
 		// Say what changed, from the sources the run recorded; runs of
 		// older apls recorded none, and only the hashes are known.
 		if was, rerr := interp.RunSources(dir); rerr == nil {
-			if changes := sourceChanges(was, pb.Sources); changes != "" {
+			if changes := diff.SourceChanges(was, pb.Sources); changes != "" {
 				return fmt.Errorf("the playbook changed since the run began:\n%s"+
 					"resume with --force to run the new version", indent(changes))
 			}

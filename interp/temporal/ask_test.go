@@ -109,7 +109,7 @@ func TestAskSignal(t *testing.T) {
 	var localPath []string
 	answers := map[string]string{"approve": "yes", "notes": "all good"}
 	lr, err := interp.Start(ctx, pb, ref, interp.Options{Workdir: t.TempDir(), NoSync: true, RunID: "ask-signal", Answers: answers,
-		Observer: interp.ObserverFunc(func(e interp.Event) { local.Event(e); localPath = append(localPath, PathEntry(e)...) })})
+		Observer: interp.ObserverFunc(func(e interp.Event) { local.Event(e); localPath = append(localPath, interp.PathEntry(e)...) })})
 	if err != nil || string(lr.OutputJSON) != want || !slices.Equal(localPath, path) {
 		t.Errorf("local run: %v %s %q; Temporal: %q", err, lr.OutputJSON, localPath, path)
 	}

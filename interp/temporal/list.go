@@ -103,7 +103,7 @@ func Show(ctx context.Context, c client.Client, id string) (Shown, error) {
 			return s, err
 		}
 		for _, e := range evs {
-			s.Path = append(s.Path, PathEntry(e)...)
+			s.Path = append(s.Path, interp.PathEntry(e)...)
 		}
 		if qs, err := Waiting(ctx, c, id); err == nil && len(qs) > 0 {
 			s.Status, s.Reason = interp.StatusWaiting, qs[0].Waiting.Reason()

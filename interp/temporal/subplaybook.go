@@ -26,7 +26,7 @@ type runEngine struct {
 	// in is the run's input: a sub-run's input inherits its files, agent
 	// command and task queue.
 	in   RunInput
-	path *pathObserver
+	path *interp.Path
 	docs docWriter
 }
 
@@ -80,7 +80,7 @@ func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Resu
 		return nil, err
 	}
 	for _, p := range out.Path {
-		*e.path = append(*e.path, sub.Step+"/"+p)
+		e.path.Ends = append(e.path.Ends, sub.Step+"/"+p)
 	}
 	return out.result()
 }

@@ -83,7 +83,7 @@ func runLocal(t *testing.T, pb *lang.Playbook, ref string, opts interp.Options) 
 		opts.Workdir = t.TempDir()
 	}
 	opts.NoSync = true
-	opts.Observer = interp.ObserverFunc(func(e interp.Event) { path = append(path, PathEntry(e)...) })
+	opts.Observer = interp.ObserverFunc(func(e interp.Event) { path = append(path, interp.PathEntry(e)...) })
 	res, err := interp.Start(context.Background(), pb, ref, opts)
 	if err != nil {
 		t.Fatalf("local run of %s: %v", ref, err)

@@ -172,7 +172,7 @@ func (f *follower) poll(ctx context.Context) error {
 		}
 		for _, e := range p.Events {
 			fromWire(&e)
-			f.path = append(f.path, PathEntry(e)...)
+			f.path = append(f.path, interp.PathEntry(e)...)
 			if f.obs != nil {
 				f.obs.Event(e)
 			}

@@ -208,7 +208,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	wctx, stop := interruptible(ctx)
 	e := &engine{cur: wctx}
 	acts := &actions{e: e, cfg: w.cfg, agentCmd: in.AgentCommand, queue: in.Home.Queue}
-	var path pathObserver
+	var path interp.Path
 	drivers := acts.driver
 	if len(in.Cassette) > 0 {
 		tape, err := agent.ReadCassette(in.CassetteName, in.Cassette)
@@ -245,28 +245,8 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		return RunOutput{}, err
 	}
 	return RunOutput{RunID: res.RunID, Status: res.Status, Recommendation: res.Recommendation, Reason: res.Reason,
-		ErrorKind: res.ErrorKind, Output: out, OutputJSON: res.OutputJSON, Waiting: res.Waiting, Metrics: res.Metrics, CapTrip: res.CapTrip, Spent: res.Spent, Path: path,
+		ErrorKind: res.ErrorKind, Output: out, OutputJSON: res.OutputJSON, Waiting: res.Waiting, Metrics: res.Metrics, CapTrip: res.CapTrip, Spent: res.Spent, Path: path.Ends,
 		Home: *in.Home}, nil
-}
-
-// pathObserver records the steps a run took, as RunOutput.Path.
-type pathObserver []string
-
-func (p *pathObserver) Event(e interp.Event) { *p = append(*p, PathEntry(e)...) }
-
-// PathEntry is what an event adds to a run's path: a step's or an
-// item's end.
-func PathEntry(e interp.Event) []string {
-	name := e.Step
-	if e.Item != "" {
-		name += "[" + e.Item + "]"
-	}
-	switch e.Type {
-	case interp.EventStepCompleted, interp.EventStepFailed, interp.EventStepSkipped,
-		interp.EventItemCompleted, interp.EventItemFailed, interp.EventItemBlocked:
-		return []string{name + " " + e.Type}
-	}
-	return nil
 }
 
 // actions are the walk's ways to the world, each an activity.

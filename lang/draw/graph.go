@@ -1,4 +1,4 @@
-package main
+package draw
 
 import (
 	"fmt"
@@ -9,13 +9,14 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// view is a playbook's step graph as apl graph draws it: the steps of
+// Graph is a playbook's step graph as apl graph draws it: the steps of
 // each section, the ends a run (or a for_each item) can reach, and every
-// way control moves between them. lang's edges say where control may go;
-// a view adds what a reader needs besides: which gate rule goes where, how
-// a run ends, where a `when` skips a step. Every format draws from one
-// view, so text, DOT and Mermaid agree.
-type view struct {
+// way control moves between them. A step's successors (lang.Step's
+// Successors) say where control may go; a Graph adds what a reader needs
+// besides: which ends they reach, how rules that go to one place merge
+// into one edge, where a `when` skips a step. Every format draws from one
+// Graph, so text, DOT and Mermaid agree.
+type Graph struct {
 	pb       *lang.Playbook
 	clusters []*cluster // main, its for_each bodies, on_failure, its bodies, finally, its bodies
 	nodes    []*vnode
@@ -207,9 +208,9 @@ func (e *vedge) tooltip() string {
 	return strings.Join(lines, "\n")
 }
 
-// newView builds the view of pb.
-func newView(pb *lang.Playbook) *view {
-	v := &view{pb: pb, byStep: map[*lang.Step]*vnode{}, ends: map[string]*vnode{}, ids: map[string]bool{}}
+// New builds the graph of pb, to write in any of the formats.
+func New(pb *lang.Playbook) *Graph {
+	v := &Graph{pb: pb, byStep: map[*lang.Step]*vnode{}, ends: map[string]*vnode{}, ids: map[string]bool{}}
 	main := &cluster{}
 	v.clusters = append(v.clusters, main)
 	for _, s := range pb.AllSteps() {
@@ -218,20 +219,8 @@ func newView(pb *lang.Playbook) *view {
 	v.start = v.node(&vnode{id: v.newID("start"), kind: nodeStart, label: "start", cluster: main})
 	v.addSteps(pb.Steps, main)
 	v.addBodies(pb.Steps)
-	var onFailure *cluster
-	if len(pb.OnFailure) > 0 {
-		onFailure = &cluster{id: v.newID("on_failure"), title: "on_failure: runs once the run failed", onFailure: true}
-		v.clusters = append(v.clusters, onFailure)
-		v.addSteps(pb.OnFailure, onFailure)
-		v.addBodies(pb.OnFailure)
-	}
-	var finally *cluster
-	if len(pb.Finally) > 0 {
-		finally = &cluster{id: v.newID("finally"), title: "finally: runs after every ending", finally: true}
-		v.clusters = append(v.clusters, finally)
-		v.addSteps(pb.Finally, finally)
-		v.addBodies(pb.Finally)
-	}
+	onFailure := v.addSection(pb.OnFailure, &cluster{id: "on_failure", title: "on_failure: runs once the run failed", onFailure: true})
+	finally := v.addSection(pb.Finally, &cluster{id: "finally", title: "finally: runs after every ending", finally: true})
 	// Routes in declared order: the main steps, each body, on_failure,
 	// finally.
 	if len(pb.Steps) > 0 {
@@ -270,7 +259,20 @@ func newView(pb *lang.Playbook) *view {
 	return v
 }
 
-func (v *view) node(n *vnode) *vnode {
+// addSection adds c, the cluster of the on_failure or the finally steps,
+// when there are any, with its id made unique; nil when there are none.
+func (v *Graph) addSection(steps []*lang.Step, c *cluster) *cluster {
+	if len(steps) == 0 {
+		return nil
+	}
+	c.id = v.newID(c.id)
+	v.clusters = append(v.clusters, c)
+	v.addSteps(steps, c)
+	v.addBodies(steps)
+	return c
+}
+
+func (v *Graph) node(n *vnode) *vnode {
 	v.nodes = append(v.nodes, n)
 	n.cluster.nodes = append(n.cluster.nodes, n)
 	return n
@@ -278,7 +280,7 @@ func (v *view) node(n *vnode) *vnode {
 
 // newID returns a node id like want that no step or other node has: ids
 // of letters, digits and underscores, which DOT and Mermaid both take.
-func (v *view) newID(want string) string {
+func (v *Graph) newID(want string) string {
 	want = safeID(want)
 	for strings.Contains(want, "__") {
 		want = strings.ReplaceAll(want, "__", "_")
@@ -292,7 +294,7 @@ func (v *view) newID(want string) string {
 	return id
 }
 
-func (v *view) addSteps(steps []*lang.Step, c *cluster) {
+func (v *Graph) addSteps(steps []*lang.Step, c *cluster) {
 	for _, s := range steps {
 		v.byStep[s] = v.node(&vnode{id: s.Name, kind: nodeStep, step: s, cluster: c})
 	}
@@ -300,7 +302,7 @@ func (v *view) addSteps(steps []*lang.Step, c *cluster) {
 
 // addBodies adds a cluster for the body of each for_each step of steps,
 // wherever the step is (main, on_failure, finally, another body).
-func (v *view) addBodies(steps []*lang.Step) {
+func (v *Graph) addBodies(steps []*lang.Step) {
 	for _, s := range steps {
 		fe := s.ForEach
 		if fe == nil || len(fe.Steps) == 0 {
@@ -317,7 +319,7 @@ func (v *view) addBodies(steps []*lang.Step) {
 	}
 }
 
-func (v *view) addRoute(r *route) {
+func (v *Graph) addRoute(r *route) {
 	if r.to == nil {
 		return
 	}
@@ -326,7 +328,7 @@ func (v *view) addRoute(r *route) {
 
 // end returns the end node of cluster c with label, making it on first
 // use.
-func (v *view) end(c *cluster, label string, failed bool) *vnode {
+func (v *Graph) end(c *cluster, label string, failed bool) *vnode {
 	key := c.id + "\x00" + label
 	if n := v.ends[key]; n != nil {
 		return n
@@ -342,7 +344,7 @@ func (v *view) end(c *cluster, label string, failed bool) *vnode {
 
 // next is where control goes after s when nothing routes it elsewhere: its
 // next step, or the end of its section.
-func (v *view) next(s *lang.Step) *vnode {
+func (v *Graph) next(s *lang.Step) *vnode {
 	if s.Next != nil {
 		return v.byStep[s.Next]
 	}
@@ -358,40 +360,30 @@ func (v *view) next(s *lang.Step) *vnode {
 	return v.end(c, "completed", false)
 }
 
-func (v *view) stepRoutes(n *vnode) {
-	s := n.step
-	if s.ForEach != nil && len(s.ForEach.Steps) > 0 {
-		v.addRoute(&route{from: n, to: v.byStep[s.ForEach.Steps[0]], kind: routeEach})
-	}
-	if s.Gate == nil {
-		v.addRoute(&route{from: n, to: v.next(s), kind: routeNext})
-		return
-	}
-	rules := append([]*lang.Rule(nil), s.Gate.Rules...)
-	if s.Gate.Otherwise != nil {
-		rules = append(rules, s.Gate.Otherwise)
-	}
-	for _, rule := range rules {
-		o := rule.Outcome
-		if o == nil {
-			continue
+// stepRoutes adds the routes out of a step: its successors, but for the
+// skip (drawn as a bypass around the step, skipRoutes) and its failure
+// (not drawn).
+func (v *Graph) stepRoutes(n *vnode) {
+	for _, x := range n.step.Successors() {
+		switch x.Exit {
+		case lang.ExitBody:
+			v.addRoute(&route{from: n, to: v.byStep[x.To], kind: routeEach})
+		case lang.ExitNext:
+			v.addRoute(&route{from: n, to: v.next(n.step), kind: routeNext})
+		case lang.ExitRule, lang.ExitExhausted:
+			v.addRoute(v.outcomeRoute(n, x))
 		}
-		v.addRoute(v.outcomeRoute(n, rule, o, routeRule))
-		if o.Exhausted != nil {
-			r := v.outcomeRoute(n, rule, o.Exhausted, routeExhausted)
-			r.max = o.Max
-			v.addRoute(r)
-		}
-	}
-	if s.Gate.Otherwise == nil {
-		v.addRoute(&route{from: n, to: v.next(s), kind: routeNext})
 	}
 }
 
 // outcomeRoute is where a rule's outcome (or its on_exhausted outcome)
 // sends control.
-func (v *view) outcomeRoute(n *vnode, rule *lang.Rule, o *lang.Outcome, kind routeKind) *route {
-	r := &route{from: n, kind: kind, rule: rule}
+func (v *Graph) outcomeRoute(n *vnode, x lang.Successor) *route {
+	r := &route{from: n, kind: routeRule, rule: x.Rule}
+	if x.Exit == lang.ExitExhausted {
+		r.kind, r.max = routeExhausted, x.Rule.Outcome.Max
+	}
+	o := x.Outcome
 	c := n.cluster
 	item := ""
 	if c.step != nil {
@@ -402,17 +394,17 @@ func (v *view) outcomeRoute(n *vnode, rule *lang.Rule, o *lang.Outcome, kind rou
 	}
 	switch {
 	case o.Goto != nil:
-		r.to = v.byStep[o.Goto]
-		if kind == routeRule {
+		r.to = v.byStep[x.To]
+		if r.kind == routeRule {
 			r.max = o.Max
 		}
-	case o.Finish != nil:
+	case x.End == lang.EndFinish:
 		r.to = v.end(c, item+v.exprText(o.Finish), false)
-	case o.Fail != nil:
+	case x.End == lang.EndFail:
 		r.to = v.end(c, item+"failed: "+v.exprText(o.Fail), true)
 	default:
 		r.to = v.next(n.step)
-		if kind == routeRule {
+		if r.kind == routeRule {
 			r.kind = routeNext
 		}
 	}
@@ -422,7 +414,7 @@ func (v *view) outcomeRoute(n *vnode, rule *lang.Rule, o *lang.Outcome, kind rou
 // skipRoutes adds a bypass for every step with a `when`: from each step
 // that flows into it (declared order or `next`, not a goto) to where it
 // goes when skipped.
-func (v *view) skipRoutes() {
+func (v *Graph) skipRoutes() {
 	for _, c := range v.clusters {
 		for _, n := range c.nodes {
 			s := n.step
@@ -455,7 +447,7 @@ func from0(ns []*vnode, n *vnode) bool {
 // mergeEdges draws the routes between the same two nodes as one edge, in
 // the order of the first: five rules that all go to rollback are one
 // arrow listing the five.
-func (v *view) mergeEdges() {
+func (v *Graph) mergeEdges() {
 	type key struct{ from, to *vnode }
 	byKey := map[key]*vedge{}
 	for _, r := range v.routes {
@@ -472,7 +464,7 @@ func (v *view) mergeEdges() {
 }
 
 // routesFrom returns the routes leaving n, in order.
-func (v *view) routesFrom(n *vnode) []*route {
+func (v *Graph) routesFrom(n *vnode) []*route {
 	var out []*route
 	for _, r := range v.routes {
 		if r.from == n {
@@ -484,7 +476,7 @@ func (v *view) routesFrom(n *vnode) []*route {
 
 // exprText is a constant string expression's value ("halt"), else its
 // source text (vars.recommendation).
-func (v *view) exprText(e hcl.Expression) string {
+func (v *Graph) exprText(e hcl.Expression) string {
 	if val, diags := e.Value(nil); !diags.HasErrors() && val.IsKnown() && !val.IsNull() && val.Type() == cty.String {
 		return val.AsString()
 	}

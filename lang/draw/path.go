@@ -1,144 +1,50 @@
-package main
+package draw
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
 )
 
-// runPath is one run's way through a playbook, as apl graph --path draws
-// it: which steps each frame (the run, or a for_each item) visited in
-// order, which gate rule each visit chose, and how the run stands. A
-// recorded run gives one (pathFromState); anything else that can say
-// which steps ran in which order, such as a dry run, can give another and
-// be drawn the same way.
-type runPath struct {
-	runID, status string
-	reason        string
-	// frames lists each frame's visits in order; frameOrder is the order
-	// frames began. The run's own frame is "".
-	frames     map[string][]*visit
-	frameOrder []string
-	// stopped is the step the run stopped at, when it did not end (waiting,
-	// interrupted, still running), or "".
-	stopped string
-	// stepStatus is the recorded status of each main step.
-	stepStatus map[string]string
+// Run is a run drawn over the graph: its way through the playbook, and
+// how it stands. A recorded run gives one (RunOf); anything else that can
+// say which steps ran in which order, such as a dry run, can give another
+// and be drawn the same way.
+type Run struct {
+	// ID, Status and Reason title the drawing: "run ID: Status — Reason".
+	ID, Status, Reason string
+	Path               *interp.Path
+	// Stopped is the step the run stopped at, when it did not end
+	// (waiting, interrupted, still running), or "".
+	Stopped string
 }
 
-// visit is one step of a frame: run (with the gate rule it chose, if any)
-// or skipped.
-type visit struct {
-	step      string
-	skipped   bool
-	status    string // completed, failed, skipped, running
-	rule      string // the gate rule chosen; "" for none
-	exhausted bool   // the rule's cap was used up: its on_exhausted ran
-}
-
-// readRunPath reads a recorded run's path: ref is a run id, a run
-// directory or "latest".
-func readRunPath(runsDir, ref string) (*runPath, error) {
-	if runsDir == "" {
-		// A checkout may hold a planted .apl symlink: graph reads runs
-		// only inside the project, as runs write them.
-		dir, err := builtins.ConfinedDir(".", interp.RunsDir("."))
-		if err != nil {
-			return nil, err
-		}
-		runsDir = dir
-	}
-	dir, err := interp.ResolveRun(runsDir, ref)
-	if err != nil {
-		return nil, err
-	}
-	st, _, err := interp.ReadRun(dir)
-	if err != nil {
-		return nil, err
-	}
-	// The whole event log: a long run keeps only its newest in the state.
-	if st.Events, err = interp.ReadEvents(dir, st); err != nil {
-		return nil, err
-	}
-	return pathFromState(st), nil
-}
-
-// pathFromState reads a run's path from its event log. A step that starts
-// again with no gate decision in between (a retry, a resumed run) is one
-// visit; a step_reused event is a visit of an earlier session, already in
-// the log.
-func pathFromState(st *interp.State) *runPath {
-	p := &runPath{runID: st.Meta.RunID, status: st.Meta.Status, reason: st.Meta.Reason,
-		frames: map[string][]*visit{}, stepStatus: map[string]string{}}
+// RunOf is the run st records, its path read from its event log.
+func RunOf(st *interp.State) *Run {
+	p := &Run{ID: st.Meta.RunID, Status: st.Meta.Status, Reason: st.Meta.Reason, Path: interp.PathOf(st.Events)}
 	if st.Meta.Recommendation != "" && st.Meta.Status == interp.StatusFailed {
-		p.status += " (" + st.Meta.Recommendation + ")"
-	}
-	for name, rec := range st.Steps {
-		p.stepStatus[name] = rec.Status
-	}
-	last := func(frame string) *visit {
-		vs := p.frames[frame]
-		if len(vs) == 0 {
-			return nil
-		}
-		return vs[len(vs)-1]
-	}
-	add := func(frame string, vis *visit) {
-		if _, ok := p.frames[frame]; !ok {
-			p.frameOrder = append(p.frameOrder, frame)
-		}
-		p.frames[frame] = append(p.frames[frame], vis)
-	}
-	for _, e := range st.Events {
-		if e.Step == "" {
-			continue
-		}
-		frame := e.Item
-		l := last(frame)
-		switch e.Type {
-		case interp.EventStepStarted:
-			if l != nil && l.step == e.Step && !l.skipped && l.rule == "" {
-				l.status = interp.StepRunning
-				continue
-			}
-			add(frame, &visit{step: e.Step, status: interp.StepRunning})
-		case interp.EventStepSkipped:
-			add(frame, &visit{step: e.Step, skipped: true, status: interp.StepSkipped})
-		case interp.EventStepCompleted, interp.EventStepFailed:
-			if l != nil && l.step == e.Step {
-				l.status = map[string]string{interp.EventStepCompleted: interp.StepCompleted, interp.EventStepFailed: interp.StepFailed}[e.Type]
-			}
-		case interp.EventGateDecision:
-			if l != nil && l.step == e.Step {
-				l.rule, _ = e.Details["rule"].(string)
-			}
-		case interp.EventCapExhausted:
-			if l != nil && l.step == e.Step {
-				l.exhausted = true
-			}
-		}
+		p.Status += " (" + st.Meta.Recommendation + ")"
 	}
 	switch st.Meta.Status {
 	case interp.StatusCompleted, interp.StatusFailed:
 	default:
-		p.stopped = st.Meta.CurrentStep
+		p.Stopped = st.Meta.CurrentStep
 		if w := st.Waiting; w != nil && w.Step != "" {
 			// A decision inside a for_each body: the step that asks.
-			p.stopped = w.Step
+			p.Stopped = w.Step
 		}
-		if l := last(""); p.stopped == "" && l != nil {
-			p.stopped = l.step
+		if l := p.Path.Last(""); p.Stopped == "" && l != nil {
+			p.Stopped = l.Step
 		}
 	}
 	return p
 }
 
-// pathOverlay is a runPath laid on a view: counts per node, edge and route.
+// pathOverlay is a Run laid on a Graph: counts per node, edge and route.
 type pathOverlay struct {
-	*runPath
+	*Run
 	nodes   map[*vnode]*nodeMark
 	edges   map[*vedge]int
 	routes  map[*route]int
@@ -150,9 +56,10 @@ type nodeMark struct {
 	stopped                          bool
 }
 
-// overlay lays p on the view.
-func (v *view) overlay(p *runPath) {
-	o := &pathOverlay{runPath: p, nodes: map[*vnode]*nodeMark{}, edges: map[*vedge]int{},
+// Overlay lays a run on the graph: every format then draws the steps it
+// visited and the edges it took, with how often.
+func (v *Graph) Overlay(p *Run) {
+	o := &pathOverlay{Run: p, nodes: map[*vnode]*nodeMark{}, edges: map[*vedge]int{},
 		routes: map[*route]int{}, reached: map[*vnode]bool{}}
 	v.path = o
 	mark := func(n *vnode) *nodeMark {
@@ -173,18 +80,18 @@ func (v *view) overlay(p *runPath) {
 		}
 	}
 	var failedEnd *vnode
-	for _, frame := range p.frameOrder {
+	for _, frame := range p.Path.FrameOrder {
 		// The run's own frame holds its main steps, then its on_failure
 		// and finally steps: sections, each with its own entry.
-		var sections [][]*visit
-		var cur []*visit
-		for _, vis := range p.frames[frame] {
-			s := v.pb.Step(vis.step)
+		var sections [][]*interp.Visit
+		var cur []*interp.Visit
+		for _, vis := range p.Path.Frames[frame] {
+			s := v.pb.Step(vis.Step)
 			if s == nil {
 				continue
 			}
 			if len(cur) > 0 {
-				if c := v.pb.Step(cur[0].step); s.OnFailure != c.OnFailure || s.Finally != c.Finally {
+				if c := v.pb.Step(cur[0].Step); s.OnFailure != c.OnFailure || s.Finally != c.Finally {
 					sections = append(sections, cur)
 					cur = nil
 				}
@@ -195,7 +102,7 @@ func (v *view) overlay(p *runPath) {
 			sections = append(sections, cur)
 		}
 		for _, visits := range sections {
-			first := v.byStep[v.pb.Step(visits[0].step)]
+			first := v.byStep[v.pb.Step(visits[0].Step)]
 			var entry *vnode
 			switch {
 			case first.cluster.step != nil:
@@ -209,9 +116,9 @@ func (v *view) overlay(p *runPath) {
 			}
 			prev := entry
 			for i, vis := range visits {
-				n := v.byStep[v.pb.Step(vis.step)]
+				n := v.byStep[v.pb.Step(vis.Step)]
 				m := mark(n)
-				switch vis.status {
+				switch vis.Status {
 				case interp.StepSkipped:
 					m.skipped++
 				case interp.StepFailed:
@@ -223,20 +130,20 @@ func (v *view) overlay(p *runPath) {
 				default:
 					m.runs++
 				}
-				if vis.skipped {
+				if vis.Skipped {
 					take(findRoute(v, prev, v.next(n.step), func(r *route) bool { return r.kind == routeSkip && r.skipped == n.step }))
 				} else if i == 0 && prev != nil {
 					take(findRoute(v, prev, n, nil))
 				}
-				if !vis.skipped {
+				if !vis.Skipped {
 					var to *vnode
-					if i+1 < len(visits) && !visits[i+1].skipped {
-						to = v.byStep[v.pb.Step(visits[i+1].step)]
+					if i+1 < len(visits) && !visits[i+1].Skipped {
+						to = v.byStep[v.pb.Step(visits[i+1].Step)]
 					}
 					// A rule the gate chose was taken even when the step it
 					// goes to was then skipped (the bypass shows that too).
 					r := chosenRoute(v, n, vis, to)
-					if vis.rule != "" || to != nil || (r != nil && r.to.kind == nodeEnd && vis.status != interp.StepFailed) {
+					if vis.Rule != "" || to != nil || (r != nil && r.to.kind == nodeEnd && vis.Status != interp.StepFailed) {
 						take(r)
 						if r != nil && r.to.kind == nodeEnd && r.to.failed && r.to.cluster.id == "" {
 							failedEnd = r.to
@@ -247,8 +154,8 @@ func (v *view) overlay(p *runPath) {
 			}
 		}
 	}
-	if p.stopped != "" {
-		if s := v.pb.Step(p.stopped); s != nil {
+	if p.Stopped != "" {
+		if s := v.pb.Step(p.Stopped); s != nil {
 			mark(v.byStep[s]).stopped = true
 		}
 	}
@@ -257,10 +164,10 @@ func (v *view) overlay(p *runPath) {
 // chosenRoute is the route a visit of n left by: the gate rule it chose
 // (or that rule's on_exhausted), else the one route to `to`, else (the
 // frame's last visit) the route to the end of the section.
-func chosenRoute(v *view, n *vnode, vis *visit, to *vnode) *route {
-	if vis.rule != "" {
+func chosenRoute(v *Graph, n *vnode, vis *interp.Visit, to *vnode) *route {
+	if vis.Rule != "" {
 		for _, r := range v.routesFrom(n) {
-			if r.rule != nil && r.rule.Name == vis.rule && (r.kind == routeExhausted) == vis.exhausted {
+			if r.rule != nil && r.rule.Name == vis.Rule && (r.kind == routeExhausted) == vis.Exhausted {
 				return r
 			}
 		}
@@ -268,7 +175,7 @@ func chosenRoute(v *view, n *vnode, vis *visit, to *vnode) *route {
 	if to != nil {
 		return findRoute(v, n, to, nil)
 	}
-	if vis.status == interp.StepCompleted && (n.step.Gate == nil || vis.rule == "") {
+	if vis.Status == interp.StepCompleted && (n.step.Gate == nil || vis.Rule == "") {
 		return findRoute(v, n, v.next(n.step), func(r *route) bool { return r.kind == routeNext })
 	}
 	return nil
@@ -276,7 +183,7 @@ func chosenRoute(v *view, n *vnode, vis *visit, to *vnode) *route {
 
 // findRoute is a route from one node to another that ok accepts (nil:
 // any but a skip).
-func findRoute(v *view, from, to *vnode, ok func(*route) bool) *route {
+func findRoute(v *Graph, from, to *vnode, ok func(*route) bool) *route {
 	if from == nil || to == nil {
 		return nil
 	}
@@ -310,7 +217,7 @@ func (o *pathOverlay) stepNote(n *vnode) string {
 		parts = append(parts, fmt.Sprintf("running ×%d", running))
 	}
 	if m.stopped {
-		parts = append(parts, "stopped here: "+o.status)
+		parts = append(parts, "stopped here: "+o.Status)
 	}
 	return "  (" + strings.Join(parts, ", ") + ")"
 }
@@ -324,7 +231,7 @@ func (o *pathOverlay) routeNote(r *route) string {
 }
 
 // skipNote is the suffix of a skipped step's bypass line in text.
-func (o *pathOverlay) skipNote(v *view, s *lang.Step) string {
+func (o *pathOverlay) skipNote(v *Graph, s *lang.Step) string {
 	if o == nil {
 		return ""
 	}
@@ -412,9 +319,9 @@ func (o *pathOverlay) title() string {
 	if o == nil {
 		return ""
 	}
-	s := "run " + o.runID + ": " + o.status
-	if o.reason != "" {
-		s += " — " + o.reason
+	s := "run " + o.ID + ": " + o.Status
+	if o.Reason != "" {
+		s += " — " + o.Reason
 	}
 	return s
 }
