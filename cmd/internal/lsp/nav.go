@@ -32,7 +32,7 @@ func isNameByte(c byte) bool {
 
 // quotedName matches a line whose string names a step, agent, input or
 // prompt: goto = "fix", step "plan" {, agent "researcher" {.
-var quotedName = regexp.MustCompile(`^\s*(goto|next|agent|requeue|extends)\s*=\s*"([^"]*)"|^\s*(step|agent|input|prompt|var|rule|check)\s+"([^"]*)"`)
+var quotedName = regexp.MustCompile(`^\s*(goto|next|agent|requeue|extends)\s*=\s*"([^"]*)"|^\s*(step|mock|agent|input|prompt|var|rule|check)\s+"([^"]*)"`)
 
 // refAt finds the name at byte offset off of src; full is false for
 // completion, which reads only what is left of the cursor.
@@ -92,7 +92,7 @@ func resolve(pb *lang.Playbook, r ref) (target, bool) {
 	}
 	name := r.parts[0]
 	switch r.quoted {
-	case "goto", "next", "requeue", "step":
+	case "goto", "next", "requeue", "step", "mock":
 		return stepTarget(pb, name)
 	case "agent":
 		if a := pb.Agents[name]; a != nil {

@@ -402,6 +402,17 @@ func TestTestFileDiagnostics(t *testing.T) {
 	if r := rangeOf(ds[0]); r.Start.Line != 2 {
 		t.Errorf("the diagnostic is on line %d, want 2: %v", r.Start.Line, ds)
 	}
+	// Go to definition from a mock's label to the step it mocks.
+	c.notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": 2},
+		"contentChanges": []any{map[string]any{"text": "mock \"rate\" {\n  output = { score = 1 }\n}\n"}}})
+	c.diagnostics(uri)
+	r := c.request("textDocument/definition", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": 0, "character": 7}})
+	b, _ := json.Marshal(r["result"])
+	var locs []Location
+	json.Unmarshal(b, &locs)
+	if len(locs) != 1 || locs[0].URI != pathURI(filepath.Join(root, "pb", "main.hcl")) || locs[0].Range.Start.Line != 14 {
+		t.Errorf("definition of a mock's step: %s, want main.hcl line 14", b)
+	}
 }
 
 func TestBadInputKeepsServing(t *testing.T) {
