@@ -34,6 +34,10 @@ func (s *Server) check(path string) {
 	for _, d := range s.docs {
 		if isHCL(d.path) {
 			d.ref = s.refOf(d.path)
+		} else {
+			d.ref = s.promptRef(d.path)
+		}
+		if d.ref != "" {
 			refs[d.ref] = true
 		}
 	}
@@ -43,7 +47,9 @@ func (s *Server) check(path string) {
 		}
 	}
 	changedRef := ""
-	if isHCL(path) {
+	if d := s.docByPath(path); d != nil {
+		changedRef = d.ref
+	} else if isHCL(path) {
 		changedRef = s.refOf(path)
 	}
 	byURI := map[string][]Diagnostic{}
@@ -141,6 +147,24 @@ func (s *Server) refOf(path string) string {
 		return strings.TrimSuffix(path, lang.TestFileSuffix) + ".hcl"
 	}
 	return path
+}
+
+// promptRef is the playbook a file that is no HCL (a prompt file) most
+// likely belongs to: the one playbook of its directory or of the one
+// above (prompts/plan.md); "" when there is none, or more than one.
+func (s *Server) promptRef(path string) string {
+	dir := filepath.Dir(path)
+	for range 2 {
+		switch files := s.playbookFiles(dir); len(files) {
+		case 0:
+			dir = filepath.Dir(dir)
+			continue
+		case 1:
+			return dir
+		}
+		return ""
+	}
+	return ""
 }
 
 // playbookFiles lists the .hcl files of dir (test files aside) that
@@ -321,12 +345,16 @@ func (s *Server) testsOf(ref, path string) bool {
 func (s *Server) locate(b *book, ref string, r *hcl.Range) (string, Range) {
 	if r != nil {
 		if u := pathURIOf(r.Filename); u != "" {
-			return u, toRange(b.srcs[r.Filename], *r)
+			src := b.srcs[r.Filename]
+			if d := s.docs[u]; d != nil {
+				src = d.text
+			}
+			return u, toRange(src, *r)
 		}
 	}
 	var uris []string
 	for _, d := range s.docs {
-		if d.ref == ref {
+		if d.ref == ref && isHCL(d.path) {
 			uris = append(uris, d.uri)
 		}
 	}

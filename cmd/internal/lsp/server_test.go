@@ -667,3 +667,21 @@ func TestCloseClearsAndOthersStay(t *testing.T) {
 		}
 	}
 }
+
+func TestPromptFileDiagnostics(t *testing.T) {
+	// Only the prompt file is open: its playbook is the one of the
+	// directory above, loaded with the buffer, and the problem is
+	// published for the prompt file.
+	pb := strings.Replace(demo, `prompt = "Rate phase ${inputs.phase}; answer {\"score\": 1, \"notes\": \"\"}."`, `prompt = file("prompts/rate.md")`, 1)
+	root := project(t, map[string]string{"pb/main.hcl": pb, "pb/prompts/rate.md": "Rate it; answer {\"score\": 1}.\n"})
+	c := initialized(t, root)
+	uri := pathURI(filepath.Join(root, "pb", "prompts", "rate.md"))
+	open(c, uri, "Rate ${inputs.phaze}; answer {\"score\": 1}.\n")
+	ds := c.diagnostics(uri)
+	if len(ds) == 0 || !strings.Contains(fmt.Sprint(ds), "phaze") {
+		t.Fatalf("diagnostics of a prompt file with a typo: %v", ds)
+	}
+	if r := rangeOf(ds[0]); r.Start != (Position{0, 7}) {
+		t.Errorf("the diagnostic starts at %+v, want 0:7", r.Start)
+	}
+}
