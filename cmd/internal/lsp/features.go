@@ -36,7 +36,9 @@ func (s *Server) hover(uri string, p Position) any {
 	off := offset(d.text, p)
 	t, ok := resolve(b.pb, refAt(d.text, off, true))
 	if !ok || t.hover == "" {
-		return nil
+		if t.hover = overrideHover(b.pb, d.path, off); t.hover == "" {
+			return nil
+		}
 	}
 	return map[string]any{"contents": map[string]any{"kind": "markdown", "value": t.hover}}
 }

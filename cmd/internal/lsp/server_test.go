@@ -610,6 +610,17 @@ func TestExtendsDiagnosticsInTheUpstream(t *testing.T) {
 	if got := fmt.Sprint(r["result"]); !strings.Contains(got, upURI) {
 		t.Errorf("definition of extends: %s, want %s", got, upURI)
 	}
+	// An attribute the fork overrides says what it overrides.
+	over := "extends = \"../upstream\"\n\nstep \"report\" {\n  when = \"steps.rate.output.score >= 2\"\n}\n"
+	open(c, fork, over)
+	c.diagnostics(fork)
+	r = c.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": fork}, "position": map[string]any{"line": 3, "character": 3}})
+	if got := fmt.Sprint(r["result"]); !strings.Contains(got, "`step.report.when` overrides") || !strings.Contains(got, `when = "steps.rate.output.score >= 1"`) || !strings.Contains(got, filepath.Join("upstream", "main.hcl")) {
+		t.Errorf("hover on an overriding attribute: %s", got)
+	}
+	// What the server published before the hover's reply is of the
+	// override; the next publication is of what follows.
+	c.notes = nil
 	// The upstream opened and fixed in the editor, unsaved: cleared.
 	open(c, upURI, demo)
 	if ds := c.diagnostics(upURI); len(ds) != 0 {
