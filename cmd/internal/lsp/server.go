@@ -238,6 +238,12 @@ func (s *Server) dispatch(m *message) (any, *rpcError) {
 			return nil, err
 		}
 		return s.definition(p.TextDocument.URI, p.Position), nil
+	case "textDocument/references":
+		var p positionParams
+		if err := params(m, &p); err != nil {
+			return nil, err
+		}
+		return s.references(p.TextDocument.URI, p.Position), nil
 	case "textDocument/completion":
 		var p positionParams
 		if err := params(m, &p); err != nil {
@@ -285,6 +291,7 @@ var initializeResult = map[string]any{
 		},
 		"hoverProvider":              true,
 		"definitionProvider":         true,
+		"referencesProvider":         true,
 		"documentFormattingProvider": true,
 		"documentSymbolProvider":     true,
 		"codeActionProvider":         map[string]any{"codeActionKinds": []string{"quickfix"}},

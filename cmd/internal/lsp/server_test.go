@@ -556,6 +556,20 @@ func TestDefinitionOfEveryName(t *testing.T) {
 			}
 		})
 	}
+	refs := c.request("textDocument/references", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": at(named, `goto = "plan"`, 0, 9),
+		"context": map[string]any{"includeDeclaration": true}})
+	var lines []string
+	for _, l := range refs["result"].([]any) {
+		lines = append(lines, fmt.Sprint(rangeOf(l).Start))
+	}
+	// The step's declaration, steps.plan in the condition and the goto;
+	// not prompt "plan", prompt.plan or agent "planner".
+	if got, want := strings.Join(lines, " "), fmt.Sprintf("%v %v %v",
+		position([]byte(named), strings.Index(named, `step "plan"`)+6),
+		position([]byte(named), strings.Index(named, "steps.plan")+6),
+		position([]byte(named), strings.Index(named, `goto = "plan"`)+8)); got != want {
+		t.Errorf("references of step plan: %s, want %s", got, want)
+	}
 	r := c.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": at(named, "prompt.plan", 0, 8)})
 	if got := fmt.Sprint(r["result"]); !strings.Contains(got, "reads: `local.label`") || !strings.Contains(got, `Plan ${local.label}`) {
 		t.Errorf("hover on prompt.plan: %s", got)
