@@ -18,7 +18,7 @@ import (
 // budget and checks the answer against the step's returns type. An answer
 // that does not match is sent back once with the problems listed; a second
 // mismatch fails the step.
-func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.AgentCall, rec *StepRecord, feedback string) result {
+func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.AgentCall, rec *StepRecord, feedback string) outcome {
 	res := r.askAgent(ctx, f, s, a, rec, feedback)
 	for _, fb := range a.Fallback {
 		kind := errorKind(res.err)
@@ -37,20 +37,20 @@ func (r *run) agentAction(ctx context.Context, f *frame, s *lang.Step, a *lang.A
 }
 
 // askAgent asks one agent: the action's own, or a fallback.
-func (r *run) askAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.AgentCall, rec *StepRecord, feedback string) result {
+func (r *run) askAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.AgentCall, rec *StepRecord, feedback string) outcome {
 	rec.Agent = a.Agent.Name
 	drv, err := r.drivers(a.Agent)
 	if err != nil {
-		return result{err: fmt.Errorf("agent %q: %w", a.Agent.Name, err)}
+		return failWith(fmt.Errorf("agent %q: %w", a.Agent.Name, err))
 	}
 	vars, err := r.promptVars(f, a)
 	if err != nil {
-		return result{err: err}
+		return failWith(err)
 	}
 	pctx := r.evalCtx(f, map[string]cty.Value{lang.RootVars: vars}, a.Template)
 	prompt, err := evalString(a.Template, pctx)
 	if err != nil {
-		return result{err: fmt.Errorf("rendering the prompt: %w", err)}
+		return failWith(fmt.Errorf("rendering the prompt: %w", err))
 	}
 	if r.opts.EmptyValue != nil {
 		r.reportEmpty(f, s, a, pctx)
@@ -60,12 +60,12 @@ func (r *run) askAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Agen
 	}
 	session, err := r.sessionOf(f, a)
 	if err != nil {
-		return result{err: err}
+		return failWith(err)
 	}
 	model := a.Model
 	if a.ModelExpr != nil {
 		if model, err = evalString(a.ModelExpr, r.evalCtx(f, nil, a.ModelExpr)); err != nil {
-			return result{err: fmt.Errorf("agent %q: model: %w", a.Agent.Name, err)}
+			return failWith(fmt.Errorf("agent %q: model: %w", a.Agent.Name, err))
 		}
 	}
 	req := agent.Request{
@@ -82,7 +82,7 @@ func (r *run) askAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Agen
 		// of the caps (budget).
 		hold, t := r.budget().admit(r.host, r.pb, s, r.estimate(s, a, req))
 		if t != nil {
-			return result{trip: t}
+			return tripWith(t)
 		}
 		rec.Calls++
 		req.Attempt = rec.Calls
@@ -94,24 +94,24 @@ func (r *run) askAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Agen
 		}
 		ans := r.callAgent(ctx, f, s, a, drv, req, rec, hold)
 		if ans.problem == nil {
-			return ans.result
+			return ans.outcome
 		}
 		if call == maxCalls {
-			return result{err: fmt.Errorf("the answer does not match returns %s: %w", s.Returns.FriendlyName(), ans.problem)}
+			return failWith(fmt.Errorf("the answer does not match returns %s: %w", s.Returns.FriendlyName(), ans.problem))
 		}
 		r.event(r.stepEvent(f, s, Event{Type: EventLog, Message: "answer rejected, asking again: " + ans.problem.Error()}))
 		schema, err := json.Marshal(req.Schema)
 		if err != nil {
-			return result{err: fmt.Errorf("internal error: the returns schema: %w", err)}
+			return failWith(fmt.Errorf("internal error: the returns schema: %w", err))
 		}
 		req.Prompt = prompt + fmt.Sprintf("\n\nYour previous answer was rejected: %v\nAnswer again, ending with one JSON object that matches this JSON Schema:\n%s\n", ans.problem, schema)
 	}
 }
 
-// answer is what one agent call came to: a result, or a problem with the
-// answer's shape that is worth asking again about.
+// answer is what one agent call came to: an outcome, or a problem with
+// the answer's shape that is worth asking again about.
 type answer struct {
-	result
+	outcome
 	problem error
 }
 
@@ -181,24 +181,24 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 			rec.SessionID = resp.SessionID
 			if cerr := r.commit(f, s, false); cerr != nil {
 				r.trace(span, start, err)
-				return answer{result: stopWith(abort(cerr))}
+				return answer{outcome: abort(cerr)}
 			}
 		}
 	}
 	if err != nil {
 		r.trace(span, start, err)
-		return answer{result: result{err: err}}
+		return answer{outcome: failWith(err)}
 	}
-	if spent := r.checkSpend(s, rec); spent.spent() {
+	if spent := r.checkSpend(s, rec); spent.kind != outNext {
 		r.trace(span, start, spent.failure())
-		return answer{result: spent}
+		return answer{outcome: spent}
 	}
 	text := resp.Text
 	if b := a.Budget; b != nil {
 		bd, err := agent.EnforceBudget(text, agent.Budget{MaxResponseLines: b.MaxResponseLines, MaxSummaryLines: b.MaxSummaryLines, Enforcement: string(b.Enforcement)})
 		if err != nil {
 			r.trace(span, start, err)
-			return answer{result: result{err: withKind(agent.KindBudget, fmt.Errorf("budget %q: %w", b.Name, err))}}
+			return answer{outcome: failWith(withKind(agent.KindBudget, fmt.Errorf("budget %q: %w", b.Name, err)))}
 		}
 		if bd.Cut {
 			r.event(r.stepEvent(f, s, Event{Type: EventBudgetEnforced,
@@ -208,7 +208,7 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	}
 	if s.Returns == cty.NilType {
 		r.trace(span, start, nil)
-		return answer{result: result{out: cty.StringVal(text)}}
+		return answer{outcome: done(cty.StringVal(text), nil)}
 	}
 	resp.Text = text
 	if strings.TrimSpace(text) == "" && len(resp.Structured) == 0 {
@@ -216,7 +216,7 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 		// agent that printed nothing.
 		err := withKind(agent.KindNoJSON, errors.New("the agent printed nothing on stdout"))
 		r.trace(span, start, err)
-		return answer{result: result{err: err}}
+		return answer{outcome: failWith(err)}
 	}
 	js, err := agent.ExtractFromResponse(resp)
 	if err != nil {
@@ -228,7 +228,7 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	if err != nil {
 		return answer{problem: err}
 	}
-	return answer{result: result{out: v}}
+	return answer{outcome: done(v, nil)}
 }
 
 // sessionOf evaluates the action's session: the id of the session its

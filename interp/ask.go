@@ -47,12 +47,12 @@ type Question struct {
 // STEP=CHOICE, or STEP[ITEM]=CHOICE inside a for_each), else the Asker,
 // else the run pauses as waiting. The choice is the step's output and is
 // recorded in the event log and the trace.
-func (r *run) askAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) result {
+func (r *run) askAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) outcome {
 	out, w, err := r.ask(ctx, f, s, a)
 	if w != nil {
-		return stopWith(outcome{kind: outWait, waiting: w})
+		return waitFor(w)
 	}
-	return result{out: out, err: err}
+	return done(out, err)
 }
 
 // ask gets the decision, or says what the run must wait for.
@@ -88,7 +88,7 @@ func (r *run) ask(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty
 	}
 	answer, how := "", ""
 	start := r.now()
-	if v, ok := r.opts.Answers[s.Name+"["+q.Item+"]"]; ok && q.Item != "" {
+	if v, ok := r.opts.Answers[StepKey(s.Name, q.Item)]; ok && q.Item != "" {
 		answer, how = v, "answer given to resume"
 	} else if v, ok := r.opts.Answers[s.Name]; ok {
 		answer, how = v, "answer given to resume"
@@ -122,11 +122,16 @@ func (r *run) ask(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty
 
 // Key names the question for apl resume --answer KEY=CHOICE: STEP, or
 // STEP[ITEM] inside a for_each.
-func (w Waiting) Key() string {
-	if w.Item != "" {
-		return w.Step + "[" + w.Item + "]"
+func (w Waiting) Key() string { return StepKey(w.Step, w.Item) }
+
+// StepKey names step as it runs for a for_each item: STEP[ITEM], or STEP
+// outside one (item ""). Answers, progress lines and a run's path name
+// steps so.
+func StepKey(step, item string) string {
+	if item != "" {
+		return step + "[" + item + "]"
 	}
-	return w.Step
+	return step
 }
 
 // Reason is a waiting run's reason: the question and what it takes.

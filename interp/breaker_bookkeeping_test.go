@@ -82,3 +82,54 @@ step "phases" {
 		t.Errorf("%d steps started; want phases and two items' work", n)
 	}
 }
+
+// TestBreakerOpensWhereAGateEndsTheItem: the breaker opening at a step
+// whose gate ends its for_each item (fail, as a failed phase does) stops
+// the run, as it does where the gate goes on; the item ends as its gate
+// said. The trip was dropped: the item failed, no other item started,
+// and the for_each failed as deadlocked instead of tripped.
+func TestBreakerOpensWhereAGateEndsTheItem(t *testing.T) {
+	pb := load(t, `
+playbook "cb" {}
+circuit_breaker {
+  no_progress = 2
+  cooldown    = "1h"
+}
+step "phases" {
+  for_each        = "['a', 'b', 'c']"
+  on_item_failure = "continue"
+  step "assess" {
+    progress_when = "false"
+    gate {
+      otherwise {
+        fail   = "halt"
+        reason = "phase ${item} failed"
+      }
+    }
+  }
+}
+step "after" {
+  shell { command = ["true"] }
+}
+`)
+	res, rec := startWith(t, pb, Options{})
+	if res.Status != StatusFailed || !strings.Contains(res.Reason, "circuit breaker open: 2 consecutive steps without progress") {
+		t.Fatalf("status %s reason %q", res.Status, res.Reason)
+	}
+	for _, s := range rec.steps(EventStepStarted) {
+		if s == "after" {
+			t.Errorf("the run went on to step after with the breaker open")
+		}
+	}
+	st, _, _ := ReadRun(res.Dir)
+	if st.Meta.CurrentStep != "phases" {
+		t.Errorf("resume goes on from %q, want phases", st.Meta.CurrentStep)
+	}
+	items := st.Items["phases"]
+	if it := items["1"]; it == nil || it.Status != StepFailed || it.Error != "phase b failed" {
+		t.Errorf("item 1: %+v; want failed as its gate said", it)
+	}
+	if it := items["2"]; it == nil || it.Status != StepPending {
+		t.Errorf("item 2: %+v; want pending: no item starts once the breaker opened", it)
+	}
+}

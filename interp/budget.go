@@ -246,15 +246,25 @@ func (b *budget) stopped() *trip {
 	return b.crossed()
 }
 
-// capsStopped is the cap that stopped the run while its main steps run:
-// no item starts, nor goes on to its next step, after it. The on_failure
-// and finally steps of a run that a cap stopped run all the same (their
-// agent calls are refused: admit).
-func (r *run) capsStopped() *trip {
-	if m := r.st.Meta; m.OnFailure || m.Finally {
+// stopped is what decided, while the run's main steps run, that the run
+// ends: a cap crossed (by an item's call, a sub-run) or the circuit
+// breaker open. After it no item starts, nor goes on to its next step,
+// even before the item whose step decided it reports, and a for_each
+// whose items were left stops the run. The on_failure and finally steps
+// of a run that stopped run all the same (their agent calls are refused:
+// admit).
+func (r *run) stopped() *trip {
+	m := r.st.Meta
+	if m.OnFailure || m.Finally {
 		return nil
 	}
-	return r.budget().stopped()
+	if t := r.budget().stopped(); t != nil {
+		return t
+	}
+	if b := r.st.Breaker; b.State == BreakerOpen {
+		return breakerTrip(b.Reason)
+	}
+	return nil
 }
 
 // admit decides whether a call of step s that may spend est starts (a

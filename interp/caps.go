@@ -1,7 +1,6 @@
 package interp
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -45,34 +44,18 @@ func (r *run) countRetry(f *frame, s *lang.Step, what string) *trip {
 // sub-run: the step's own (an error: the step fails), then the run's and
 // those of the runs that run it (a trip: the run stops), crossed or
 // refusing a call.
-func (r *run) checkSpend(s *lang.Step, rec *StepRecord) result {
+// It goes on (outNext) when no cap was crossed.
+func (r *run) checkSpend(s *lang.Step, rec *StepRecord) outcome {
 	if s.MaxTokens > 0 && rec.Tokens > s.MaxTokens {
-		return result{err: &agent.BudgetError{Err: fmt.Errorf("max_tokens: step used %d tokens (max %d)", rec.Tokens, s.MaxTokens)}}
+		return failWith(&agent.BudgetError{Err: fmt.Errorf("max_tokens: step used %d tokens (max %d)", rec.Tokens, s.MaxTokens)})
 	}
 	if s.MaxCostUSD > 0 && rec.CostUSD != nil && *rec.CostUSD > s.MaxCostUSD {
-		return result{err: &agent.BudgetError{Err: fmt.Errorf("max_cost_usd: step cost $%.4f (max $%.4f)", *rec.CostUSD, s.MaxCostUSD)}}
+		return failWith(&agent.BudgetError{Err: fmt.Errorf("max_cost_usd: step cost $%.4f (max $%.4f)", *rec.CostUSD, s.MaxCostUSD)})
 	}
 	if t := r.budget().stopped(); t != nil {
-		return result{trip: t}
+		return tripWith(t)
 	}
-	return result{}
-}
-
-// spent reports whether a result says the action is over: it failed or
-// tripped a cap.
-func (res result) spent() bool { return res.err != nil || res.trip != nil || res.stop != nil }
-
-// failure is the result's failure as an error, for traces.
-func (res result) failure() error {
-	switch {
-	case res.err != nil:
-		return res.err
-	case res.trip != nil:
-		return errors.New(res.trip.msg)
-	case res.stop != nil:
-		return fmt.Errorf("%s: %s", res.stop.kind, res.stop.reason)
-	}
-	return nil
+	return goTo("")
 }
 
 // breaker updates the circuit breaker after a step and returns an error
@@ -160,5 +143,10 @@ func (r *run) openBreaker(s *lang.Step, reason string) *trip {
 	b.Reason = reason
 	r.event(Event{Type: EventBreakerOpened, Step: s.Name, Message: "circuit breaker opened: " + reason,
 		Details: map[string]any{"cooldown_until": until.Format(time.RFC3339)}})
+	return breakerTrip(reason)
+}
+
+// breakerTrip is the trip of a breaker that opened for reason.
+func breakerTrip(reason string) *trip {
 	return &trip{"circuit breaker open: " + reason, agent.KindOther}
 }

@@ -17,12 +17,12 @@
 // the finally steps; each item of a for_each step walks a frame of its
 // own over the step's body:
 //
-//	           ┌────────────── walkMain / walkEnding ────────────┐
-//	           │  s := current step                              │
+//	           ┌──────────────────── walkFrame ──────────────────┐
+//	           │  s := the step the frame stands at              │
 //	outcome ◄──┤  o := step(s)        (when, attempts, action,   │
 //	applied    │                       checks, breaker, gate)    │
-//	to Meta    │  apply o: next | finish | fail | trip |         │
-//	           │           wait | interrupt | abort              │
+//	to the     │  next: go on | finish, fail, trip: end the frame│
+//	frame      │  wait, interrupt, abort, requeue: stop the walk │
 //	           └──────────────┬──────────────────────────────────┘
 //	                          │ a for_each step's action
 //	           ┌──────────────▼─────── scheduler ────────────────┐
@@ -33,15 +33,22 @@
 //	           │         stop the run on a trip (close stop)     │
 //	           └─────────────────────────────────────────────────┘
 //
-// step returns an outcome (outcome.go), a closed set: go on to a step,
-// finish with a status of the playbook's own, fail, trip a run-wide cap,
-// wait for a person, be interrupted, or abort because apl cannot go on. A
-// step writes only its own record; the frame's loop is the one place that
-// applies an outcome to the run's status (Meta), and for an item the
-// scheduler is the one place that applies the item's final outcome:
-// its status, the items it releases or blocks, and whether the run stops.
-// An action reports a result: its output and error, a cap it tripped, or
-// a stop (wait, interrupt, abort, an item's trip) that ends the walk.
+// One loop, walkFrame, walks every frame; a frameWalk says what differs
+// between the main steps (walkMain), an ending section (walkEnding) and
+// an item (walkItem): where the frame stands, and what an outcome that
+// ends it means. step returns an outcome (outcome.go), a closed set: go
+// on to a step, finish with a status of the playbook's own, fail, trip a
+// run-wide cap or the circuit breaker, wait for a person, be interrupted,
+// abort because apl cannot go on, or requeue an item. It is the one
+// result shape: an action and a gate return one too (an output, a
+// failure not yet located, a trip), and the step turns theirs into its
+// own. A step writes only its own record; the frame's loop is the one
+// place that applies an outcome to the run's status (Meta), and for an
+// item the scheduler is the one place that applies the item's final
+// outcome: its status, the items it releases or blocks, and whether the
+// run stops. Whether the run decided to end (a cap crossed, the breaker
+// open) is one predicate, stopped, which every item checks before each
+// step and the scheduler before it starts one.
 //
 // # The host
 //
@@ -55,10 +62,11 @@
 // same path. localHost is the process's clock, goroutines and a baton
 // mutex, and the run's store; a test runs the walk on a fake clock
 // (host_test.go), and a durable-execution engine runs it as a workflow:
-// Options.Engine (an Engine: clock, timers, coroutines and channels)
-// replaces the local host's time and scheduling, and Options' Shell,
-// Funcs and Drivers send the actions to the engine's workers
-// (interp/temporal). The walk's coroutines hand each other values only
+// Options.Engine (an Engine: clock, timers, coroutines and channels, and
+// every way to the world: the actions, documents and sub-runs) replaces
+// the local host's time and scheduling and sends the actions to the
+// engine's workers (interp/temporal). The engine supplies all of them or
+// the run does not start: none falls back to a local one. The walk's coroutines hand each other values only
 // through the host's channels, never Go's, so an engine can schedule
 // them.
 //

@@ -271,13 +271,13 @@ func (r *run) archiveDocuments() bool {
 }
 
 // WriteDocumentFile writes a playbook document's data to f.Path under
-// root (the project) as a run does, for a DocumentWriter; sync fsyncs it.
+// root (the project) as a run does, for an Engine's WriteDocument; sync fsyncs it.
 func WriteDocumentFile(root string, f DocumentFile, data []byte, sync bool) error {
 	return writeDocumentFile(root, f, data, sync)
 }
 
 // MoveDocumentFile moves a document to its archive, both under root, as
-// a run does, for a DocumentWriter.
+// a run does, for an Engine's MoveDocument.
 func MoveDocumentFile(root, from, to string, sync bool) error {
 	return moveDocumentFile(root, from, to, sync)
 }

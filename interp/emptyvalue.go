@@ -35,10 +35,7 @@ type EmptyValue struct {
 }
 
 func (e EmptyValue) String() string {
-	step := e.Step
-	if e.Item != "" {
-		step += "[" + e.Item + "]"
-	}
+	step := StepKey(e.Step, e.Item)
 	prompt := "its prompt"
 	if e.Prompt != "" {
 		prompt = fmt.Sprintf("prompt %q", e.Prompt)

@@ -14,12 +14,18 @@ import (
 // route evaluates a step's gate: rules in order, first match wins, then
 // otherwise; with no match control goes to next.
 func (r *run) route(f *frame, s *lang.Step, next string) outcome {
-	conds := make([]*lang.Condition, len(s.Gate.Rules))
-	for i, rule := range s.Gate.Rules {
-		conds[i] = rule.When
+	rules := s.Gate.Tried()
+	var conds []*lang.Condition
+	for _, rule := range rules {
+		if rule.When != nil {
+			conds = append(conds, rule.When)
+		}
 	}
 	env := r.exprEnv(f, conds...)
-	for _, rule := range s.Gate.Rules {
+	for _, rule := range rules {
+		if rule.When == nil { // otherwise
+			return r.decide(f, s, rule, next)
+		}
 		ok, err := rule.When.Eval(env)
 		if err != nil {
 			return r.failed(f, s, fmt.Errorf("gate rule %q (%s): %w", rule.Name, rule.When.Range, err))
@@ -27,9 +33,6 @@ func (r *run) route(f *frame, s *lang.Step, next string) outcome {
 		if ok {
 			return r.decide(f, s, rule, next)
 		}
-	}
-	if s.Gate.Otherwise != nil {
-		return r.decide(f, s, s.Gate.Otherwise, next)
 	}
 	r.event(r.stepEvent(f, s, Event{Type: EventGateDecision, Message: "no rule matched; continuing",
 		Details: map[string]any{"rule": ""}}))
@@ -40,18 +43,22 @@ func (r *run) decide(f *frame, s *lang.Step, rule *lang.Rule, next string) outco
 	r.event(r.stepEvent(f, s, Event{Type: EventGateDecision, Message: "rule " + rule.Name,
 		Details: map[string]any{"rule": rule.Name}}))
 	start := r.now()
-	o, t, err := r.apply(f, s, rule, rule.Outcome, next)
+	o := r.apply(f, s, rule, rule.Outcome, next)
 	cond := "otherwise"
 	if rule.When != nil {
 		cond = rule.When.Source
 	}
+	var err error
+	if o.kind == outFail {
+		err = o.err
+	}
 	r.trace(Span{Step: s.Name, Item: f.key(), Action: "decision", InputSummary: "rule " + rule.Name + ": " + cond,
 		OutputSummary: decisionSummary(o, f)}, start, err)
-	if t != nil {
+	switch {
+	case o.kind == outTrip:
 		// The step completed and its gate chose: resume goes on from there.
-		return r.tripped(f, s, t, o.next)
-	}
-	if err != nil {
+		return r.tripped(f, s, o.trip, o.next)
+	case err != nil:
 		return r.failed(f, s, fmt.Errorf("gate rule %q: %w", rule.Name, err))
 	}
 	return o
@@ -60,9 +67,10 @@ func (r *run) decide(f *frame, s *lang.Step, rule *lang.Rule, next string) outco
 // apply carries out a rule's outcome: set, log and event, then goto /
 // finish / fail. finish and fail end the frame: the run, or inside a
 // for_each body the item. A capped goto back counts as a retry of the
-// run, which may trip limits.max_retries.
-func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, next string) (outcome, *trip, error) {
-	var t *trip
+// run, which may trip limits.max_retries: an outTrip whose next is where
+// the gate led. An outFail with err is a rule that could not be carried
+// out.
+func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, next string) outcome {
 	if max := o.MaxIn(r.fixed); o.Goto != nil && max > 0 {
 		key := s.Name + "/" + rule.Name
 		if f.caps[key] >= max {
@@ -76,13 +84,14 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 			// The capped outcome's set still holds (the last feedback, a
 			// count); the on_exhausted outcome's own set comes after it.
 			if err := r.assign(f, o); err != nil {
-				return outcome{}, nil, err
+				return failWith(err)
 			}
-			eo, t, err := r.apply(f, s, rule, o.Exhausted, next)
-			if err == nil && t == nil && o.Exhausted.OpenBreaker {
-				t = r.openBreaker(s, fmt.Sprintf("rule %q of step %s: %s taken %d times (max %d)", rule.Name, s.Name, what, f.caps[key], max))
+			eo := r.apply(f, s, rule, o.Exhausted, next)
+			if o.Exhausted.OpenBreaker && eo.err == nil && eo.kind != outTrip {
+				t := r.openBreaker(s, fmt.Sprintf("rule %q of step %s: %s taken %d times (max %d)", rule.Name, s.Name, what, f.caps[key], max))
+				return outcome{kind: outTrip, trip: t, next: eo.next}
 			}
-			return eo, t, err
+			return eo
 		}
 		f.caps[key]++
 		if o.Goto.Index <= s.Index || o.Requeue {
@@ -92,20 +101,20 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 			if o.Requeue {
 				verb = "requeue to"
 			}
-			if t = r.countRetry(f, s, fmt.Sprintf("rule %q: %s %s (%d/%d)", rule.Name, verb, o.Goto.Name, f.caps[key], max)); t != nil {
-				return goTo(o.Goto.Name), t, nil
+			if t := r.countRetry(f, s, fmt.Sprintf("rule %q: %s %s (%d/%d)", rule.Name, verb, o.Goto.Name, f.caps[key], max)); t != nil {
+				return outcome{kind: outTrip, trip: t, next: o.Goto.Name}
 			}
 		}
 	}
 	if err := r.assign(f, o); err != nil {
-		return outcome{}, nil, err
+		return failWith(err)
 	}
 	ctx := r.evalCtx(f, nil, o.Log, o.Reason, o.Finish, o.Fail)
 	msg := ""
 	if o.Log != nil {
 		m, err := evalString(o.Log, ctx)
 		if err != nil {
-			return outcome{}, nil, err
+			return failWith(err)
 		}
 		msg = m
 		r.event(r.stepEvent(f, s, Event{Type: EventLog, Message: msg}))
@@ -115,7 +124,7 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 		if o.Details != nil {
 			d, err := r.eventDetails(f, o.Details)
 			if err != nil {
-				return outcome{}, nil, err
+				return failWith(err)
 			}
 			details = d
 		}
@@ -128,34 +137,34 @@ func (r *run) apply(f *frame, s *lang.Step, rule *lang.Rule, o *lang.Outcome, ne
 	if o.Reason != nil {
 		v, err := evalString(o.Reason, ctx)
 		if err != nil {
-			return outcome{}, nil, err
+			return failWith(err)
 		}
 		reason = v
 	}
 	switch {
 	case o.Requeue && f.item == nil:
-		return outcome{}, nil, fmt.Errorf("requeue outside a for_each item")
+		return failWith(fmt.Errorf("requeue outside a for_each item"))
 	case o.Requeue:
-		return outcome{kind: outRequeue, next: o.Goto.Name}, nil, nil
+		return outcome{kind: outRequeue, next: o.Goto.Name}
 	case o.Goto != nil:
-		return goTo(o.Goto.Name), nil, nil
+		return goTo(o.Goto.Name)
 	case o.Finish != nil:
 		status, err := evalString(o.Finish, ctx)
 		if err != nil {
-			return outcome{}, nil, err
+			return failWith(err)
 		}
 		if lang.ReservedStatus(status, f.item != nil) {
-			return outcome{}, nil, fmt.Errorf("cannot finish as %q: apl sets that status itself", status)
+			return failWith(fmt.Errorf("cannot finish as %q: apl sets that status itself", status))
 		}
-		return outcome{kind: outFinish, status: status, reason: reason}, nil, nil
+		return outcome{kind: outFinish, status: status, reason: reason}
 	case o.Fail != nil:
 		rec, err := evalString(o.Fail, ctx)
 		if err != nil {
-			return outcome{}, nil, err
+			return failWith(err)
 		}
-		return outcome{kind: outFail, recommendation: rec, reason: reason}, nil, nil
+		return outcome{kind: outFail, recommendation: rec, reason: reason}
 	}
-	return goTo(next), nil, nil
+	return goTo(next)
 }
 
 // assign carries out a set: each attribute of the object becomes a var.

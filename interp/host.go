@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/apl-lang/apl/builtins"
 )
 
 // host is everything the walk needs from the world outside the playbook:
@@ -222,12 +224,14 @@ type Channel interface {
 
 // Engine runs a run's walk somewhere other than this process's
 // goroutines: on a durable-execution engine, where the walk is a
-// workflow (interp/temporal). It is the part of the host that decides
-// time and scheduling; the rules are the host's (see host): the walk's
-// coroutines take turns only inside Sleep, Block and a Channel's
+// workflow (interp/temporal). It supplies every part of the run that
+// depends on time, scheduling or the world, so that none is left to a
+// local default: a part running locally in a workflow would make it take
+// another path on a replay. The rules are the host's (see host): the
+// walk's coroutines take turns only inside Sleep, Block and a Channel's
 // Receive and Send, and given the same results from the world the walk
-// takes the same path. The actions reach the world through Options'
-// Shell, Funcs and Drivers, which the engine supplies too.
+// takes the same path. Start refuses a run whose engine leaves a part
+// nil, or whose Options set one of the parts the engine supplies.
 //
 // A run on an engine keeps no state on disk: the engine's history is its
 // durable state, so checkpoints are skipped and it cannot be resumed
@@ -250,27 +254,54 @@ type Engine interface {
 	Block(fn func())
 	// Channel makes a channel of capacity n between coroutines.
 	Channel(n int) Channel
-}
 
-// DocumentWriter is an Engine that writes a playbook's documents itself,
-// where the run's actions reach the project (a worker), instead of the
-// process that runs the walk. Paths are relative to the project root, or
-// absolute, and lie in it (openDocuments checked them); the writes are
-// WriteDocumentFile's and MoveDocumentFile's.
-type DocumentWriter interface {
+	// Shell, Funcs and Drivers are the actions' ways to the engine's
+	// workers, in place of Options' Shell, Funcs and Drivers.
+	Shell() ShellRunner
+	Funcs() builtins.Registry
+	Drivers() DriverFactory
+	// WriteDocument and MoveDocument write a playbook's documents where
+	// the run's actions reach the project (a worker), instead of the
+	// process that runs the walk. Paths are relative to the project
+	// root, or absolute, and lie in it (openDocuments checked them); the
+	// writes are WriteDocumentFile's and MoveDocumentFile's.
 	WriteDocument(f DocumentFile, data []byte) error
 	MoveDocument(from, to string) error
+	// SubRun runs a sub-playbook step's run on the engine (a child
+	// workflow) and returns how it ended, with its output, the decision
+	// it waits for and its metrics, as Start's result does.
+	SubRun(ctx context.Context, sub SubRun) (*Result, error)
 }
 
-// engineHost is the host of a run on an Engine: the engine's time and
-// scheduling, no checkpoints (the engine's history is the durable
-// state) and no heartbeat (the engine has its own), the engine's
-// documents if it writes them (DocumentWriter), else the local host's,
-// and the local host's observer.
-type engineHost struct {
-	*localHost
-	e Engine
+// engineParts checks that opts' engine supplies every part, and that
+// opts sets none of those it supplies.
+func engineParts(opts Options) error {
+	e := opts.Engine
+	switch {
+	case opts.Shell != nil || opts.Funcs != nil || opts.Drivers != nil:
+		return fmt.Errorf("internal error: Options set Shell, Funcs or Drivers beside an Engine, which supplies them")
+	case e.Shell() == nil:
+		return fmt.Errorf("internal error: the engine %T supplies no Shell", e)
+	case e.Funcs() == nil:
+		return fmt.Errorf("internal error: the engine %T supplies no Funcs", e)
+	case e.Drivers() == nil:
+		return fmt.Errorf("internal error: the engine %T supplies no Drivers", e)
+	}
+	return nil
 }
+
+// engineHost is the host of a run on an Engine: the engine's time,
+// scheduling and documents, no checkpoints (the engine's history is the
+// durable state) and no heartbeat (the engine has its own), and the
+// local host's observer. It embeds nothing, so that a host method it
+// lacks is a compile error, not a local call.
+type engineHost struct {
+	e Engine
+	// local holds the run's observer and the store it closes.
+	local *localHost
+}
+
+var _ host = (*engineHost)(nil)
 
 func (h *engineHost) now() time.Time        { return h.e.Now() }
 func (h *engineHost) uuid() string          { return h.e.UUID() }
@@ -284,22 +315,16 @@ func (h *engineHost) sleep(ctx context.Context, d time.Duration) error {
 func (h *engineHost) withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	return h.e.WithTimeout(ctx, d)
 }
-func (h *engineHost) writeDocument(root string, f DocumentFile, data []byte) error {
-	if w, ok := h.e.(DocumentWriter); ok {
-		return w.WriteDocument(f, data)
-	}
-	return h.localHost.writeDocument(root, f, data)
+func (h *engineHost) writeDocument(_ string, f DocumentFile, data []byte) error {
+	return h.e.WriteDocument(f, data)
 }
-func (h *engineHost) moveDocument(root, from, to string) error {
-	if w, ok := h.e.(DocumentWriter); ok {
-		return w.MoveDocument(from, to)
-	}
-	return h.localHost.moveDocument(root, from, to)
-}
+func (h *engineHost) moveDocument(_, from, to string) error   { return h.e.MoveDocument(from, to) }
 func (h *engineHost) checkpoint(*State, *changes, bool) error { return nil }
 func (h *engineHost) snapshot(*State, *changes) error         { return nil }
 func (h *engineHost) heartbeat(time.Duration, func()) func()  { return func() {} }
 func (h *engineHost) after(time.Duration, func()) func()      { return func() {} }
+func (h *engineHost) emit(e Event)                            { h.local.emit(e) }
+func (h *engineHost) close() error                            { return h.local.close() }
 
 // retry calls try up to n times, every d, until it says it is done. It
 // waits outside any walk (taking a run's lock), so it sleeps for real.

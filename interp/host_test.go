@@ -3,6 +3,7 @@ package interp
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -144,5 +145,53 @@ step "review" {
 	}
 	if st.Meta.StartedAt != t0 {
 		t.Errorf("started at %v, want %v", st.Meta.StartedAt, t0)
+	}
+}
+
+// partEngine is an Engine that supplies the parts its fields hold; any
+// other call panics (the embedded Engine is nil).
+type partEngine struct {
+	Engine
+	shell   ShellRunner
+	funcs   builtins.Registry
+	drivers DriverFactory
+}
+
+func (e partEngine) Shell() ShellRunner       { return e.shell }
+func (e partEngine) Funcs() builtins.Registry { return e.funcs }
+func (e partEngine) Drivers() DriverFactory   { return e.drivers }
+
+// TestEngineMustSupplyEveryPart: a run on an engine that leaves one of
+// the actions' ways to the world unsupplied, or whose Options set one
+// beside the engine, does not start: a local default in its place would
+// run commands, builtins or agents inside the workflow.
+func TestEngineMustSupplyEveryPart(t *testing.T) {
+	pb := load(t, `
+playbook "p" {}
+step "a" {
+  shell { command = ["true"] }
+}
+`)
+	full := partEngine{shell: &builtins.Shell{}, funcs: builtins.Registry{}, drivers: defaultDrivers(nil)}
+	noShell, noFuncs, noDrivers := full, full, full
+	noShell.shell, noFuncs.funcs, noDrivers.drivers = nil, nil, nil
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"no shell", Options{Engine: noShell}, "supplies no Shell"},
+		{"no funcs", Options{Engine: noFuncs}, "supplies no Funcs"},
+		{"no drivers", Options{Engine: noDrivers}, "supplies no Drivers"},
+		{"shell beside it", Options{Engine: full, Shell: &builtins.Shell{}}, "beside an Engine"},
+		{"funcs beside it", Options{Engine: full, Funcs: builtins.Funcs()}, "beside an Engine"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.Workdir, tc.opts.RunsDir = t.TempDir(), t.TempDir()
+			_, err := Start(context.Background(), pb, "p", tc.opts)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want one saying %q", err, tc.want)
+			}
+		})
 	}
 }

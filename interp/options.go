@@ -27,6 +27,8 @@ type Options struct {
 	Mode string
 
 	// Shell runs shell actions. Default: builtins.Shell at Workdir.
+	// Shell, Funcs and Drivers are left unset with an Engine, which
+	// supplies its own.
 	Shell ShellRunner
 	// Funcs are the builtins `call` blocks reach. Default: builtins.Funcs().
 	Funcs builtins.Registry
@@ -89,8 +91,9 @@ type Options struct {
 	From string
 
 	// Engine, when set, runs the walk on a durable-execution engine
-	// instead of this process's goroutines (see Engine); the engine
-	// supplies Shell, Funcs and Drivers that reach its workers.
+	// instead of this process's goroutines (see Engine). The engine
+	// supplies Shell, Funcs and Drivers that reach its workers: a run
+	// that sets them beside it does not start.
 	Engine Engine
 
 	// OuterCaps are what the runs that run this one leave it of their

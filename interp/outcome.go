@@ -1,21 +1,35 @@
 package interp
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
 
-// An outcome is what running one step came to, as the walk of its frame
-// applies it. Steps never write the run's or the item's status
-// themselves: they return an outcome, and one loop per frame (walkMain,
-// walkEnding, walkItem) applies it; for an item, the scheduler
-// applies the item's final outcome to the run. The set is closed.
+	"github.com/zclconf/go-cty/cty"
+)
+
+// An outcome is what running a step, or a part of it (its action, its
+// gate), came to. It is the one result shape of the walk: an action
+// returns one, the step turns its action's and its gate's into its own,
+// and one loop (walkFrame) applies a step's outcome to its frame; for an
+// item, the scheduler applies the item's final outcome to the run. Steps
+// never write the run's or the item's status themselves. The set of kinds
+// is closed, and a trip (a cap, the circuit breaker) arrives only as an
+// outTrip.
 type outcome struct {
 	kind outcomeKind
 	// next is, for outNext, the step to run next ("" ends the frame
 	// well); for outFail and outTrip, the step that resume goes on from
-	// ("" when the frame decided to stop: nothing to resume).
+	// ("" when the frame decided to stop: nothing to resume); for
+	// outRequeue, the step the item restarts at.
 	next string
+	// out is the output an action produced, kept in the step's record
+	// even when the action failed or tripped.
+	out cty.Value
 	// status is the frame's status for outFinish.
 	status string
-	// recommendation and reason say why a frame failed or finished.
+	// recommendation and reason say why a frame failed or finished. A
+	// step sets them; an action's or a gate's failure that the step has
+	// yet to record and locate has err instead.
 	recommendation string
 	reason         string
 	// errorKind classifies the failure of an outFail or outTrip (one of
@@ -23,9 +37,13 @@ type outcome struct {
 	errorKind string
 	// waiting is the decision an outWait needs.
 	waiting *Waiting
-	// err is why apl itself cannot go on (outAbort): the state could not
-	// be written, or names a step the playbook lacks.
+	// err is, for outFail, the error an action or a gate met, before its
+	// step records and locates it (failed); for outAbort, why apl itself
+	// cannot go on: the state could not be written, or names a step the
+	// playbook lacks.
 	err error
+	// trip is the cap or the circuit breaker of an outTrip.
+	trip *trip
 }
 
 type outcomeKind uint8
@@ -75,15 +93,54 @@ func (k outcomeKind) String() string {
 
 func goTo(next string) outcome { return outcome{kind: outNext, next: next} }
 
+// done is an action that produced out, or failed with err.
+func done(out cty.Value, err error) outcome {
+	if err != nil {
+		return outcome{kind: outFail, out: out, err: err}
+	}
+	return outcome{kind: outNext, out: out}
+}
+
+// failWith is an action or a gate failing with err.
+func failWith(err error) outcome { return outcome{kind: outFail, err: err} }
+
+// tripWith is t tripping in an action or a gate; the step locates it
+// (tripped).
+func tripWith(t *trip) outcome { return outcome{kind: outTrip, trip: t} }
+
+// waitFor pauses the run for w.
+func waitFor(w *Waiting) outcome { return outcome{kind: outWait, waiting: w} }
+
+// withOut is o keeping the output out.
+func (o outcome) withOut(out cty.Value) outcome {
+	o.out = out
+	return o
+}
+
+// failure is what went wrong, as an error for a trace; nil for an
+// outcome that goes on.
+func (o outcome) failure() error {
+	switch {
+	case o.kind == outNext:
+		return nil
+	case o.err != nil:
+		return o.err
+	case o.trip != nil:
+		return errors.New(o.trip.msg)
+	}
+	return fmt.Errorf("%s: %s", o.kind, o.reason)
+}
+
 func abort(err error) outcome { return outcome{kind: outAbort, err: err} }
 
 var interrupted = outcome{kind: outInterrupt}
 
-// stops reports whether the outcome stops the whole run, not only the
-// frame: the run waits, was interrupted, tripped a cap, or cannot go on.
-func (o outcome) stops() bool {
+// stopsWalk reports whether the outcome stops the walk rather than ends
+// a frame: the run waits or was interrupted, apl cannot go on, or an
+// item gives up its turn.
+func (o outcome) stopsWalk() bool {
 	switch o.kind {
-	case outTrip, outWait, outInterrupt, outAbort:
+	case outWait, outInterrupt, outAbort, outRequeue:
 		return true
 	}
 	return false

@@ -113,7 +113,7 @@ func procStartTime(pid int) string {
 	if err != nil {
 		return ""
 	}
-	var buf [1024]byte
+	var buf [2048]byte // the whole line; starttime is within its first 600 bytes
 	n, err := syscall.Read(fd, buf[:])
 	syscall.Close(fd)
 	if err != nil || n <= 0 {

@@ -234,13 +234,24 @@ func newRun(pb *lang.Playbook, opts Options) (*run, *localHost, error) {
 		return nil, nil, err
 	}
 	r.workdir = abs
-	r.shell = opts.Shell
-	if r.shell == nil {
-		r.shell = &builtins.Shell{Workdir: r.workdir, Policy: builtins.DefaultPolicy}
-	}
-	r.funcs = opts.Funcs
-	if r.funcs == nil {
-		r.funcs = builtins.Funcs()
+	if opts.Engine != nil {
+		// The engine supplies the actions' ways to the world, all of
+		// them: one left to a local default would run in the workflow.
+		if err := engineParts(opts); err != nil {
+			return nil, nil, err
+		}
+		r.shell, r.funcs, r.drivers = opts.Engine.Shell(), opts.Engine.Funcs(), opts.Engine.Drivers()
+	} else {
+		r.shell, r.funcs, r.drivers = opts.Shell, opts.Funcs, opts.Drivers
+		if r.shell == nil {
+			r.shell = &builtins.Shell{Workdir: r.workdir, Policy: builtins.DefaultPolicy}
+		}
+		if r.funcs == nil {
+			r.funcs = builtins.Funcs()
+		}
+		if r.drivers == nil {
+			r.drivers = defaultDrivers(opts.AgentCommand)
+		}
 	}
 	r.playbooks = opts.Playbooks
 	if opts.DryRun != nil {
@@ -253,17 +264,11 @@ func newRun(pb *lang.Playbook, opts Options) (*run, *localHost, error) {
 			r.opts.Observer = &syncObserver{inner: opts.Observer}
 		}
 	}
-	if r.drivers == nil {
-		r.drivers = opts.Drivers
-	}
-	if r.drivers == nil {
-		r.drivers = defaultDrivers(opts.AgentCommand)
-	}
 	r.redact = builtins.EnvRedactor(keyVars(pb)...)
 	h := newLocalHost(r.opts)
 	r.host = h
 	if opts.Engine != nil {
-		r.host = &engineHost{localHost: h, e: opts.Engine}
+		r.host = &engineHost{e: opts.Engine, local: h}
 	}
 	if opts.host != nil {
 		r.host = opts.host(h)

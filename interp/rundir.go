@@ -175,10 +175,12 @@ func ignoreStateFiles(f files) error {
 }
 
 // pointLatest makes runs/latest a symlink to the run (or, where symlinks
-// are not possible, a file holding its id).
+// are not possible, a file holding its id). Runs that start at once in
+// one directory (a for_each's sub-runs, two apl processes) each make
+// their own temporary link, named by the run, and the last rename wins.
 func pointLatest(runsDir, id string) error {
 	latest := filepath.Join(runsDir, "latest")
-	tmp := latest + ".tmp"
+	tmp := latest + ".tmp-" + id
 	os.Remove(tmp)
 	if err := os.Symlink(id, tmp); err != nil {
 		if err := os.WriteFile(tmp, []byte(id+"\n"), 0o644); err != nil {

@@ -25,10 +25,10 @@ import (
 // outcome back to the scheduler, which alone decides what it means: the
 // item's status, the items it releases or blocks, and whether the run
 // stops.
-func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) result {
+func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) outcome {
 	items, err := r.items(s)
 	if err != nil {
-		return result{err: err}
+		return failWith(err)
 	}
 	sc := &scheduler{r: r, step: s, g: newItemGraph(items), inUse: map[string]int{},
 		done: r.host.channel(s.ForEach.ConcurrencyIn(r.fixed)), stop: make(chan struct{})}
@@ -40,9 +40,10 @@ func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) result {
 	r.docs.inForEach++
 	defer func() { r.docs.inForEach-- }()
 	for {
-		// A cap crossed anywhere in the run (an item's call, a sub-run)
-		// starts no item, even before the item that crossed it reports.
-		if ctx.Err() == nil && sc.stopped == nil && sc.waiting == nil && sc.failing == "" && r.capsStopped() == nil && !r.breakerStopped() {
+		// Once the run decided to end (a cap crossed anywhere in it, the
+		// breaker open), no item starts, even before the item that
+		// decided it reports.
+		if ctx.Err() == nil && sc.stopped == nil && sc.waiting == nil && sc.failing == "" && r.stopped() == nil {
 			sc.startReady(ctx)
 		}
 		if sc.live == 0 {
@@ -62,20 +63,22 @@ func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) result {
 	}
 	switch {
 	case sc.stopped != nil && sc.stopped.kind == outAbort:
-		return stopWith(*sc.stopped)
+		return *sc.stopped
 	case ctx.Err() != nil:
-		return stopWith(interrupted)
+		return interrupted
 	case sc.waiting != nil:
-		return stopWith(outcome{kind: outWait, waiting: sc.waiting})
+		return waitFor(sc.waiting)
 	}
 	out, stuck := r.forEachOutput(s, items, sc.failing != "")
 	if sc.stopped != nil {
-		return result{out: out, stop: sc.stopped}
+		return sc.stopped.withOut(out)
 	}
-	if t := r.capsStopped(); t != nil {
-		// A cap crossed outside the items (a sub-run of another item's
-		// parent) left items not started.
-		return result{out: out, trip: t}
+	if t := r.stopped(); t != nil {
+		// The run decided to end where no item's outcome carries it: a
+		// cap crossed outside the items (a sub-run of another item's
+		// parent), the breaker opened at a step whose gate ended its
+		// item. Items were left not started.
+		return tripWith(t).withOut(out)
 	}
 	if sc.failing != "" {
 		notStarted := 0
@@ -84,17 +87,17 @@ func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) result {
 				notStarted++
 			}
 		}
-		return result{out: out, err: fmt.Errorf("item %q failed; %d item(s) not started (on_item_failure = %q)", sc.failing, notStarted, lang.ItemFailFast)}
+		return done(out, fmt.Errorf("item %q failed; %d item(s) not started (on_item_failure = %q)", sc.failing, notStarted, lang.ItemFailFast))
 	}
 	if len(stuck) > 0 {
 		r.event(Event{Type: EventDeadlock, Step: s.Name, Message: "deadlock: " + strings.Join(stuck, "; "),
 			Details: map[string]any{"items": len(stuck)}})
-		return result{out: out, err: fmt.Errorf("deadlock: nothing runs and nothing is ready: %s (needs intervention)", strings.Join(stuck, "; "))}
+		return done(out, fmt.Errorf("deadlock: nothing runs and nothing is ready: %s (needs intervention)", strings.Join(stuck, "; ")))
 	}
 	if failed := failedItems(items); len(failed) > 0 && s.ForEach.OnItemFailure != lang.ItemFailContinue {
-		return result{out: out, err: fmt.Errorf("%d item(s) failed: %s (on_item_failure = %q)", len(failed), strings.Join(failed, "; "), s.ForEach.OnItemFailure)}
+		return done(out, fmt.Errorf("%d item(s) failed: %s (on_item_failure = %q)", len(failed), strings.Join(failed, "; "), s.ForEach.OnItemFailure))
 	}
-	return result{out: out}
+	return done(out, nil)
 }
 
 // failedItems describes the failed items, in list order: key and error.
@@ -277,17 +280,11 @@ func (sc *scheduler) settle(d itemDone, ran bool) {
 	case outAbort:
 		rec.Status = StepPending
 		sc.halt(o)
+	default:
+		rec.Status = StepPending
+		sc.halt(abort(fmt.Errorf("internal error: item %q of step %q came to %s", rec.Key, sc.step.Name, o.kind)))
 	}
 	r.changes.item(sc.step.Name, rec.Key)
-}
-
-// breakerStopped reports whether the circuit breaker opened while the
-// run's main steps run. As for a crossed cap, no item starts, nor goes on
-// to its next step, after it, even before the item whose step opened it
-// reports to the scheduler.
-func (r *run) breakerStopped() bool {
-	m := r.st.Meta
-	return !m.OnFailure && !m.Finally && r.st.Breaker.State == BreakerOpen
 }
 
 // halt stops the run for o (the first reason wins): no item starts, and
@@ -339,39 +336,26 @@ func limitsAllow(fe *lang.ForEach, fixed lang.FixedSettings, it *item, inUse map
 // ending means is for the scheduler to apply. Before the first step at or
 // after its for_each's release_slot step, it calls release once.
 func (r *run) walkItem(ctx context.Context, it *item, stop <-chan struct{}, release func()) outcome {
-	f := r.itemFrame(it)
-	for {
+	before := func(s *lang.Step) (outcome, bool) {
 		select {
 		case <-stop:
-			return interrupted
+			return interrupted, true
 		default:
 		}
-		if ctx.Err() != nil || r.capsStopped() != nil || r.breakerStopped() {
-			// Interrupted, or a cap was crossed or the breaker opened
-			// elsewhere: this item stops before its next step, as for
-			// another item's trip.
-			return interrupted
-		}
-		s := r.pb.Step(it.rec.Current)
-		if s == nil {
-			return outcome{kind: outFail, reason: fmt.Sprintf("state names step %q, which the playbook does not have", it.rec.Current)}
+		if ctx.Err() != nil || r.stopped() != nil {
+			// Interrupted, or the run decided to end elsewhere (a cap
+			// crossed, the breaker opened): this item stops before its
+			// next step, as for another item's trip.
+			return interrupted, true
 		}
 		if rel := it.parent.ForEach.ReleaseFrom; rel != nil && !it.released && s.Index >= rel.Index {
 			r.host.block(release)
 		}
-		o := r.step(ctx, f, s)
-		if o.kind != outNext {
-			r.changes.item(it.parent.Name, it.rec.Key)
-			return o
-		}
-		it.rec.Current = o.next
-		if o.next == "" {
-			return o // the item ends; the scheduler commits that
-		}
-		if err := r.commit(f, s, true); err != nil {
-			return abort(err)
-		}
+		return outcome{}, false
 	}
+	// The item ends; the scheduler commits that.
+	end := func(outcome) bool { return false }
+	return r.walkFrame(ctx, frameWalk{f: r.itemFrame(it), at: &it.rec.Current, before: before, end: end})
 }
 
 // itemGraph tracks which items can run: each item's count of

@@ -94,33 +94,35 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 		}
 	}
 
-	res := r.attempt(ctx, f, s, rec)
-	if res.stop != nil && (res.stop.kind == outWait || res.stop.kind == outInterrupt) || ctx.Err() != nil {
+	o := r.attempt(ctx, f, s, rec)
+	if o.kind == outWait || o.kind == outInterrupt || ctx.Err() != nil {
 		// Interrupted or paused: the attempt did not finish and does not
 		// count.
 		undoAttempt(rec)
-		if res.stop != nil && res.stop.kind == outWait {
-			return *res.stop
+		if o.kind == outWait {
+			return o
 		}
 		return interrupted
 	}
-	if res.stop != nil && res.stop.kind == outAbort {
-		return *res.stop
+	switch o.kind {
+	case outAbort:
+		return o
+	case outNext, outFail, outTrip:
+	default:
+		return abort(fmt.Errorf("internal error: step %q: its action came to %s", s.Name, o.kind))
 	}
 	end := r.now()
 	rec.CompletedAt = &end
 	rec.DurationS = end.Sub(start).Seconds()
 	r.st.Metrics.StepsRun++
-	if res.stop != nil || res.trip != nil {
-		// A cap tripped in the step's action, or in an item of it (the
-		// item's stop carries the trip, its reason naming the item).
-		var o outcome
-		if res.stop != nil {
-			o = *res.stop
-			o.next = s.Name
-		} else {
-			o = r.tripped(f, s, res.trip, s.Name)
+	if o.kind == outTrip {
+		// A cap tripped in the step's action, or in an item of it (whose
+		// step located it: the reason names the item). The step failed:
+		// resume runs it again.
+		if o.reason == "" {
+			o = r.tripped(f, s, o.trip, s.Name)
 		}
+		o.next = s.Name
 		rec.Status = StepFailed
 		rec.Error, rec.ErrorKind = o.reason, o.errorKind
 		r.st.Metrics.StepsFailed++
@@ -128,32 +130,34 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 			Details: r.stepDetails(f, s, rec, true)}))
 		return o
 	}
-	if res.err != nil {
+	err := o.err
+	if err != nil {
 		rec.Status = StepFailed
-		rec.Error, rec.ErrorKind = res.err.Error(), errorKind(res.err)
+		rec.Error, rec.ErrorKind = err.Error(), errorKind(err)
 		r.st.Metrics.StepsFailed++
-		r.event(r.stepEvent(f, s, Event{Type: EventStepFailed, Attempt: rec.Attempts, Message: res.err.Error(),
+		r.event(r.stepEvent(f, s, Event{Type: EventStepFailed, Attempt: rec.Attempts, Message: err.Error(),
 			Details: r.stepDetails(f, s, rec, true)}))
 	} else {
 		rec.Status = StepCompleted
 		r.event(r.stepEvent(f, s, Event{Type: EventStepCompleted, Attempt: rec.Attempts,
 			Message: r.progressNote(f, s.ProgressDone), Details: r.stepDetails(f, s, rec, false)}))
 	}
-	br := r.breaker(f, s, res.err)
-	if res.err != nil && (!s.ContinueOnError || br != nil) {
+	br := r.breaker(f, s, err)
+	if err != nil && (!s.ContinueOnError || br != nil) {
 		if br != nil {
 			// The step failed: resume runs it again.
 			return r.tripped(f, s, br, s.Name)
 		}
-		return r.failed(f, s, res.err)
+		return r.failed(f, s, err)
 	}
-	o := goTo(next)
+	o = goTo(next)
 	if s.Gate != nil {
 		o = r.route(f, s, next)
 	}
 	if br != nil && o.kind == outNext {
 		// The step completed: resume goes on from where its gate led. A
-		// gate that ended the frame has the last word.
+		// gate that ended the frame has the last word on the frame; for
+		// an item, the scheduler stops the run all the same (run.stopped).
 		return r.tripped(f, s, br, o.next)
 	}
 	return o
@@ -170,26 +174,10 @@ func undoAttempt(rec *StepRecord) {
 	rec.StartedAt = nil
 }
 
-// result is what an attempt at a step's action came to: an output and an
-// error, or a stop of the whole walk.
-type result struct {
-	out cty.Value
-	err error
-	// trip is a cap that the action itself tripped (an agent's tokens,
-	// the run's retries).
-	trip *trip
-	// stop ends the walk: the run waits or was interrupted, apl cannot go
-	// on, or a cap tripped inside a for_each item (reason already names
-	// the item).
-	stop *outcome
-}
-
-func stopWith(o outcome) result { return result{stop: &o} }
-
 // attempt performs the step's action, retrying it after errors as its
 // retry block allows and running it again when a check rejects its
 // output (for agents, with the check's message as feedback).
-func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepRecord) result {
+func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepRecord) outcome {
 	retries, rechecks := 0, map[string]int{}
 	feedback := ""
 	for {
@@ -204,18 +192,19 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 		rec.Model, rec.RawFile = "", ""
 		delete(f.outputs, s.Name)
 		delete(r.raws, rec)
-		res := r.act(actx, f, s, rec, feedback)
+		o := r.act(actx, f, s, rec, feedback)
 		timedOut := limit.d > 0 && errors.Is(actx.Err(), context.DeadlineExceeded)
 		cancel()
-		if res.stop != nil && res.stop.kind != outTrip {
-			return res
+		switch o.kind {
+		case outWait, outInterrupt, outAbort:
+			return o
 		}
 		if ctx.Err() != nil {
-			return stopWith(interrupted)
+			return interrupted
 		}
-		err := timeoutError(s, limit, res.err, timedOut)
-		out := res.out
-		if err == nil && res.trip == nil && res.stop == nil {
+		err := timeoutError(s, limit, o.err, timedOut)
+		out := o.out
+		if err == nil && o.kind == outNext {
 			out, err = r.conform(s, out)
 		}
 		if out != cty.NilVal {
@@ -223,36 +212,36 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 				err = oerr
 			}
 		}
-		if res.trip != nil || res.stop != nil {
-			return result{out: out, trip: res.trip, stop: res.stop}
+		if o.kind == outTrip {
+			return o
 		}
 		if err != nil {
 			if s.Retry == nil || retries >= s.Retry.Max {
-				return result{out: out, err: err}
+				return failWith(err)
 			}
 			retries++
 			if t := r.countRetry(f, s, fmt.Sprintf("retry %d/%d after: %v", retries, s.Retry.Max, err)); t != nil {
-				return result{out: out, trip: t}
+				return tripWith(t)
 			}
 			wait := s.Retry.Backoff << (retries - 1)
 			if werr := r.host.sleep(ctx, wait); werr != nil {
-				return stopWith(interrupted)
+				return interrupted
 			}
 			continue
 		}
 		check, msg, cerr := r.runChecks(f, s)
 		if cerr != nil {
-			return result{out: out, err: cerr}
+			return failWith(cerr)
 		}
 		if check == nil {
-			return result{out: out}
+			return goTo("")
 		}
 		if check.OnFail != lang.OnFailRetry || rechecks[check.Name] >= check.Max {
-			return result{out: out, err: fmt.Errorf("check %q failed: %s", check.Name, msg)}
+			return failWith(fmt.Errorf("check %q failed: %s", check.Name, msg))
 		}
 		rechecks[check.Name]++
 		if t := r.countRetry(f, s, fmt.Sprintf("check %q failed (%d/%d): %s", check.Name, rechecks[check.Name], check.Max, msg)); t != nil {
-			return result{out: out, trip: t}
+			return tripWith(t)
 		}
 		feedback = fmt.Sprintf("Your previous answer was rejected by check %q: %s", check.Name, msg)
 	}
@@ -406,7 +395,7 @@ func (r *run) stepEvent(f *frame, s *lang.Step, e Event) Event {
 
 // act performs the step's action. The set of actions is closed; an
 // unknown one is a bug in lang or here.
-func (r *run) act(ctx context.Context, f *frame, s *lang.Step, rec *StepRecord, feedback string) result {
+func (r *run) act(ctx context.Context, f *frame, s *lang.Step, rec *StepRecord, feedback string) outcome {
 	if s.ForEach != nil {
 		return r.forEach(ctx, f, s)
 	}
@@ -427,7 +416,7 @@ func (r *run) act(ctx context.Context, f *frame, s *lang.Step, rec *StepRecord, 
 	default:
 		err = fmt.Errorf("internal error: unknown action %T", a)
 	}
-	return result{out: out, err: err}
+	return done(out, err)
 }
 
 func (r *run) callAction(ctx context.Context, f *frame, s *lang.Step, a *lang.Call, rec *StepRecord) (cty.Value, error) {

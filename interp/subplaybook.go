@@ -19,22 +19,21 @@ import (
 // under this run's directory (subruns/STEP-ATTEMPT, plus the item key in a
 // for_each). If this run is resumed while the sub-run was unfinished, the
 // sub-run is resumed too, so its completed steps are not run again. On
-// an engine that runs sub-runs itself (SubRunner), the sub-run is a run
-// on the engine. The sub-run's output object is the step's output; its
+// an engine, the sub-run is a run on the engine (Engine.SubRun). The sub-run's output object is the step's output; its
 // failure fails the step. This run's caps (tokens, cost, retries, time)
 // hold during the sub-run, beside the sub-playbook's own limits: a
 // sub-run here spends from this run's budget as it goes; one on an
 // engine is given what is left of it (Caps), and what it spent is
 // charged when it ends.
-func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *lang.SubPlaybook, rec *StepRecord) result {
+func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *lang.SubPlaybook, rec *StepRecord) outcome {
 	inputs := map[string]cty.Value{}
 	if a.Inputs != nil {
 		v, diags := a.Inputs.Value(r.evalCtx(f, nil, a.Inputs))
 		if diags.HasErrors() {
-			return result{err: diagsError(diags)}
+			return failWith(diagsError(diags))
 		}
 		if v.IsNull() || !v.CanIterateElements() {
-			return result{err: fmt.Errorf("%s: inputs must be an object", a.Inputs.Range())}
+			return failWith(fmt.Errorf("%s: inputs must be an object", a.Inputs.Range()))
 		}
 		for it := v.ElementIterator(); it.Next(); {
 			k, ev := it.Element()
@@ -43,7 +42,7 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	}
 	if r.playbooks != nil {
 		if out, ok, err := r.playbooks(ctx, s.Name); ok {
-			return result{out: out, err: err}
+			return done(out, err)
 		}
 	}
 	id := fmt.Sprintf("%s-%d", s.Name, rec.Runs)
@@ -64,9 +63,9 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	start := r.now()
 	var res *Result
 	var err error
-	if sr, ok := r.opts.Engine.(SubRunner); ok {
+	if e := r.opts.Engine; e != nil {
 		r.host.block(func() {
-			res, err = sr.SubRun(ctx, SubRun{ID: id, Parent: r.st.Meta.RunID, Step: s.Name, Item: f.key(), Attempt: rec.Runs,
+			res, err = e.SubRun(ctx, SubRun{ID: id, Parent: r.st.Meta.RunID, Step: s.Name, Item: f.key(), Attempt: rec.Runs,
 				Playbook: a, Inputs: inputs, Answers: answers, Caps: r.budget().left()})
 		})
 	} else {
@@ -75,33 +74,33 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 			// It ended before this run stopped: what it spent is counted.
 			out, err := r.subResult(a, res)
 			if t := r.budget().stopped(); t != nil {
-				return result{out: out, trip: t}
+				return tripWith(t).withOut(out)
 			}
-			return result{out: out, err: err}
+			return done(out, err)
 		}
 	}
 	r.trace(Span{Step: s.Name, Item: f.key(), Action: "agent_spawn", Attempt: rec.Runs,
 		InputSummary: "playbook " + a.Source, OutputSummary: resultSummary(res, err)}, start, err)
 	if errors.Is(err, ErrInterrupted) {
-		return stopWith(interrupted)
+		return interrupted
 	}
 	if err != nil {
 		// The sub-run's bad inputs, or its refusal to resume, are this
 		// step's failure, not a usage error of this run: %v drops the type.
-		return result{err: fmt.Errorf("playbook %s: %v", a.Source, err)}
+		return failWith(fmt.Errorf("playbook %s: %v", a.Source, err))
 	}
 	if res.Status == StatusWaiting && res.Waiting != nil {
 		// The decision the sub-run waits for is this run's to wait for.
 		w := *res.Waiting
 		w.Step = s.Name + "/" + w.Step
-		return stopWith(outcome{kind: outWait, waiting: &w})
+		return waitFor(&w)
 	}
 	// What the sub-run spent counts toward this step's and this run's
 	// metrics and caps. A sub-run here charged this run's budget as it
 	// spent; one on an engine is charged now.
 	r.st.Metrics.AgentCalls += res.Metrics.AgentCalls
 	r.account(rec, agent.Response{Usage: agent.Usage{InputTokens: res.Metrics.TotalTokens}, CostUSD: res.Metrics.TotalCostUSD})
-	if _, ok := r.opts.Engine.(SubRunner); ok {
+	if r.opts.Engine != nil {
 		if res.CapTrip != "" {
 			// The sub-run stopped at a cap of this run, in the copy of
 			// this run's budget it was given: this run stops too.
@@ -114,11 +113,11 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 		r.budget().charge(res.Metrics.TotalTokens, cost, res.Metrics.Retries)
 		r.budget().learn(res.Spent)
 	}
-	if spent := r.checkSpend(s, rec); spent.spent() {
+	if spent := r.checkSpend(s, rec); spent.kind != outNext {
 		return spent
 	}
 	out, err := r.subResult(a, res)
-	return result{out: out, err: err}
+	return done(out, err)
 }
 
 // subRunHere runs a sub-playbook step's run in this process, under this
@@ -162,16 +161,7 @@ func (r *run) subRunHere(ctx context.Context, s *lang.Step, a *lang.SubPlaybook,
 	return res, false, err
 }
 
-// SubRunner is an Engine that runs sub-playbook steps itself, each as a
-// run on the engine (a child workflow), instead of in the process that
-// runs the walk.
-type SubRunner interface {
-	// SubRun runs sub and returns how it ended, with its output, the
-	// decision it waits for and its metrics, as Start's result does.
-	SubRun(ctx context.Context, sub SubRun) (*Result, error)
-}
-
-// SubRun is a sub-playbook step's run, for SubRunner.
+// SubRun is a sub-playbook step's run on an engine (Engine.SubRun).
 type SubRun struct {
 	// ID is the sub-run's run id, as a local sub-run's (STEP-ATTEMPT,
 	// STEP-ITEMKEY-ATTEMPT in a for_each); Parent is the id of the run

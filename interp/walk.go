@@ -50,42 +50,108 @@ func (r *run) walk(ctx context.Context) (*Result, error) {
 	return r.finish()
 }
 
+// A frameWalk is what differs between the walks of the run's frames:
+// its main steps, an ending section, a for_each item. walkFrame is the one
+// loop that walks them all; a frameWalk says where its frame stands and
+// what an outcome that ends the frame means for it.
+type frameWalk struct {
+	f *frame
+	// at is the step the frame runs next, "" once it is over: the run's
+	// current step, an ending section's mark, an item's current step.
+	at *string
+	// ctx is the context the frame's steps run in, when it is not the
+	// walk's: the main steps' holds the run's wall-clock cap, and timeout
+	// says how the cap ran out.
+	ctx     context.Context
+	timeout string
+	// before, when set, is called before each step, and may stop the
+	// walk there with an outcome: an item stops once the run decided to
+	// end, and gives up its slot at its for_each's release_slot step.
+	before func(s *lang.Step) (outcome, bool)
+	// end applies an outcome that ends the frame (next "", finish, fail
+	// or trip) to it, and says whether the walk commits the step that
+	// ended it: an item's scheduler commits the item's end itself.
+	end func(o outcome) (commit bool)
+}
+
+// walkFrame runs w's frame from the step it stands at until the frame
+// ends, and returns the outcome that ended it; an outcome that stops the
+// whole walk (wait, interrupt, abort, an item's requeue) comes back
+// without being applied. Every step but the one that ends an item is
+// committed before the next starts.
+func (r *run) walkFrame(ctx context.Context, w frameWalk) outcome {
+	sctx := ctx
+	if w.ctx != nil {
+		sctx = w.ctx
+	}
+	for *w.at != "" {
+		s := r.pb.Step(*w.at)
+		if s == nil {
+			return abort(fmt.Errorf("state names step %q, which the playbook does not have", *w.at))
+		}
+		if w.before != nil {
+			if o, stop := w.before(s); stop {
+				return o
+			}
+		}
+		o := r.step(sctx, w.f, s)
+		if o.kind == outInterrupt && ctx.Err() == nil && sctx.Err() != nil {
+			// The frame's wall clock ran out, not the user's patience.
+			o = r.tripped(w.f, s, &trip{w.timeout, agent.KindTimeout}, s.Name)
+		}
+		commit := true
+		switch o.kind {
+		case outNext:
+			*w.at = o.next
+			if o.next == "" {
+				commit = w.end(o)
+			}
+		case outFinish, outFail, outTrip:
+			commit = w.end(o)
+		case outWait, outInterrupt, outAbort, outRequeue:
+			return o
+		default:
+			return abort(fmt.Errorf("internal error: step %q came to %s", s.Name, o.kind))
+		}
+		if commit {
+			if err := r.commit(w.f, s, true); err != nil {
+				return abort(err)
+			}
+		}
+		if *w.at == "" || o.kind != outNext {
+			return o
+		}
+	}
+	return goTo("")
+}
+
 // walkMain runs the main steps from the current one and applies each
 // step's outcome to the run. It returns outNext when the main steps are
 // over, however the run ended; anything else stops the walk.
 func (r *run) walkMain(ctx context.Context) outcome {
-	// The run's wall-clock cap counts time already spent before a resume.
-	runCtx := ctx
-	if l := r.pb.Limits; l != nil && l.Timeout > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = r.host.withTimeout(ctx, l.Timeout-r.elapsed())
-		defer cancel()
+	m := &r.st.Meta
+	if m.Status != StatusRunning {
+		return goTo("")
 	}
-	top, m := r.top(), &r.st.Meta
-	for m.Status == StatusRunning && m.CurrentStep != "" {
-		s := r.pb.Step(m.CurrentStep)
-		if s == nil {
-			return abort(fmt.Errorf("state names step %q, which the playbook does not have", m.CurrentStep))
-		}
-		o := r.step(runCtx, top, s)
-		if o.kind == outInterrupt && ctx.Err() == nil && runCtx.Err() != nil {
-			// The wall clock ran out, not the user's patience.
-			o = r.tripped(top, s, &trip{fmt.Sprintf("limits.timeout: the run took longer than %s", r.pb.Limits.Timeout), agent.KindTimeout}, s.Name)
-		}
+	w := frameWalk{f: r.top(), at: &m.CurrentStep, end: func(o outcome) bool {
 		switch o.kind {
-		case outNext:
-			m.CurrentStep = o.next
 		case outFinish:
 			m.Status, m.Reason, m.CurrentStep = o.status, o.reason, ""
 		case outFail, outTrip:
 			m.Status, m.Recommendation, m.Reason, m.CurrentStep = StatusFailed, o.recommendation, o.reason, o.next
 			m.ErrorKind = o.errorKind
-		default:
-			return o
 		}
-		if err := r.commit(top, s, true); err != nil {
-			return abort(err)
-		}
+		return true
+	}}
+	// The run's wall-clock cap counts time already spent before a resume.
+	if l := r.pb.Limits; l != nil && l.Timeout > 0 {
+		var cancel context.CancelFunc
+		w.ctx, cancel = r.host.withTimeout(ctx, l.Timeout-r.elapsed())
+		defer cancel()
+		w.timeout = fmt.Sprintf("limits.timeout: the run took longer than %s", l.Timeout)
+	}
+	if o := r.walkFrame(ctx, w); o.stopsWalk() {
+		return o
 	}
 	if m.Status == StatusRunning {
 		m.Status = StatusCompleted
@@ -112,24 +178,12 @@ func (r *run) walkEnding(ctx context.Context, steps []*lang.Step, begun *bool, n
 			return abort(err)
 		}
 	}
-	top := r.top()
-	for *next != "" {
-		s := r.pb.Step(*next)
-		if s == nil {
-			return abort(fmt.Errorf("state names step %q, which the playbook does not have", *next))
-		}
-		o := r.step(ctx, top, s)
-		switch o.kind {
-		case outNext:
-			*next = o.next
-		case outFinish, outFail, outTrip:
-			*next = ""
-		default:
-			return o
-		}
-		if err := r.commit(top, s, true); err != nil {
-			return abort(err)
-		}
+	w := frameWalk{f: r.top(), at: next, end: func(outcome) bool {
+		*next = ""
+		return true
+	}}
+	if o := r.walkFrame(ctx, w); o.stopsWalk() {
+		return o
 	}
 	return goTo("")
 }

@@ -130,6 +130,9 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 	diags = append(diags, l.checkSessions()...)
 	diags = append(diags, l.checkAfterDecode()...)
 	diags = append(diags, l.buildGraph()...)
+	if !diags.HasErrors() {
+		diags = append(diags, l.checkUseBeforeRun()...)
+	}
 	diags = append(diags, l.checkUnused()...)
 	diags = append(diags, l.checkContracts()...)
 	return diags

@@ -3,7 +3,6 @@ package stdlib
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -211,11 +210,7 @@ func writeStep(b *bytes.Buffer, pb *lang.Playbook, s *lang.Step) {
 		w("\n")
 	}
 	if s.Gate != nil {
-		rules := slices.Clone(s.Gate.Rules)
-		if s.Gate.Otherwise != nil {
-			rules = append(rules, s.Gate.Otherwise)
-		}
-		for _, r := range rules {
+		for _, r := range s.Gate.Tried() {
 			out := outcomeText(pb, r.Outcome)
 			if r.When == nil && out == "" {
 				continue // an otherwise that goes on
@@ -311,11 +306,7 @@ func referenceEvents(pb *lang.Playbook) []refEvent {
 		if s.Gate == nil {
 			continue
 		}
-		rules := slices.Clone(s.Gate.Rules)
-		if s.Gate.Otherwise != nil {
-			rules = append(rules, s.Gate.Otherwise)
-		}
-		for _, r := range rules {
+		for _, r := range s.Gate.Tried() {
 			if r.Outcome == nil {
 				continue
 			}

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/apl-lang/apl/builtins/agent"
 
@@ -182,21 +183,39 @@ const shortLivedGCLimit = 128 << 20
 // stops; under the limit it collects none, and a playbook large enough to
 // pass it (10,000 steps) collects only as it nears it. A GOGC the user set
 // is left alone, and so are the commands that run playbooks, whose memory
-// is bounded by collecting.
+// is bounded by collecting. Calls of Main at once (in one test process)
+// share the setting: the last to return puts it back.
 func shortLivedGC(cmd, gogc string) (restore func()) {
 	if !shortLived[cmd] || gogc != "" {
 		return func() {}
 	}
-	limit := debug.SetMemoryLimit(-1)
-	if limit < shortLivedGCLimit {
-		return func() {} // GOMEMLIMIT asks for less
+	gcTuning.Lock()
+	defer gcTuning.Unlock()
+	if gcTuning.users == 0 {
+		limit := debug.SetMemoryLimit(-1)
+		if limit < shortLivedGCLimit {
+			return func() {} // GOMEMLIMIT asks for less
+		}
+		gcTuning.percent, gcTuning.limit = debug.SetGCPercent(-1), limit
+		debug.SetMemoryLimit(shortLivedGCLimit)
 	}
-	percent := debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(shortLivedGCLimit)
+	gcTuning.users++
 	return func() {
-		debug.SetGCPercent(percent)
-		debug.SetMemoryLimit(limit)
+		gcTuning.Lock()
+		defer gcTuning.Unlock()
+		if gcTuning.users--; gcTuning.users == 0 {
+			debug.SetGCPercent(gcTuning.percent)
+			debug.SetMemoryLimit(gcTuning.limit)
+		}
 	}
+}
+
+// gcTuning is what shortLivedGC put aside, and how many commands use it.
+var gcTuning struct {
+	sync.Mutex
+	users   int
+	percent int
+	limit   int64
 }
 
 // newParser builds apl's kong parser over c. With c.Run given a playbook,

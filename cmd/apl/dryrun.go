@@ -144,10 +144,7 @@ func (c *runCmd) dryRun(e *env, inputs map[string]cty.Value, from map[string]str
 	var prompt func(step, item, text string)
 	if opts.ShowPrompts {
 		prompt = func(step, item, text string) {
-			if item != "" {
-				step += "[" + item + "]"
-			}
-			fmt.Fprintf(pw, "--- prompt: %s\n%s\n", step, strings.TrimRight(text, "\n"))
+			fmt.Fprintf(pw, "--- prompt: %s\n%s\n", interp.StepKey(step, item), strings.TrimRight(text, "\n"))
 		}
 	}
 	prog := newProgress(e.stderr, opts.progressOptions, c.pb)

@@ -20,7 +20,13 @@ func TestShortLivedGC(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != shortLivedGCLimit {
 		t.Errorf("validate: memory limit %d, want %d", got, shortLivedGCLimit)
 	}
+	// A second command at once keeps the setting until both returned.
+	restore2 := shortLivedGC("fmt", "")
 	restore()
+	if got := debug.SetGCPercent(-1); got != -1 {
+		t.Errorf("one of two commands returned: GC percent %d, want -1 still", got)
+	}
+	restore2()
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("after validate: GC percent %d, want 100 back", got)
 	}

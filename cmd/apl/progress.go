@@ -55,11 +55,7 @@ func newProgress(w io.Writer, o progressOptions, pb *lang.Playbook) *progress {
 // output is interp.Options.Output for --verbose: each line of a shell
 // step's output, prefixed with the step.
 func (p *progress) output(step, item string, stderr bool, line string) {
-	name := p.stepName(step, "")
-	if item != "" {
-		name += "[" + item + "]"
-	}
-	p.println(name + " | " + line)
+	p.println(interp.StepKey(p.stepName(step, ""), item) + " | " + line)
 }
 
 // close stops the status block, leaving the lines above it.

@@ -116,8 +116,8 @@ func (a *signalAsker) How() string { return "answer given to resume" }
 // Ask implements interp.Asker: it waits, on the workflow's clock, for the
 // answer, or until ctx's deadline (the step's timeout).
 func (a *signalAsker) Ask(ctx context.Context, q interp.Question) (string, error) {
-	c := a.e.cur
-	defer func() { a.e.cur = c }()
+	c, back := a.e.hold()
+	defer back()
 	a.asked++
 	pq := &question{Question: Question{N: a.asked, Waiting: interp.Waiting{Step: q.Step, Item: q.Item, Question: q.Question, Options: q.Options, Text: q.Text}}}
 	a.pending = append(a.pending, pq)

@@ -2,7 +2,7 @@
 // --engine temporal starts a run, apl worker serves it.
 //
 // The interpreter's walk is the workflow (runner.Run): interp.Start with
-// an interp.Engine (engine) whose clock is workflow.Now, whose sleeps are
+// an interp.Engine (runEngine) whose clock is workflow.Now, whose sleeps are
 // workflow timers, whose coroutines are workflow coroutines and whose
 // channels are workflow channels, so that given the same step results
 // the walk takes the same path on every replay. Every action that reaches
@@ -13,15 +13,14 @@
 // they do locally; Temporal retries an activity only when its worker went
 // silent (heartbeat timeout), which is how a run outlives a worker.
 //
-// A sub-playbook step is a child workflow (runEngine.SubRun, through
-// interp.SubRunner): the same workflow with the sub-playbook's ref and the
+// A sub-playbook step is a child workflow (runEngine.SubRun): the same workflow with the sub-playbook's ref and the
 // step's inputs, its ID the parent workflow's and the sub-run's id
 // (STEP-ATTEMPT, STEP-ITEMKEY-ATTEMPT), so each phase of an orchestrator
 // has a history of its own. Its result carries its metrics, which count
 // toward the parent's caps as a local sub-run's do, and the decision it
 // waits for. A playbook's documents are projected by the walk and, when
 // one changed, written by a worker in its project directory (the Document
-// and ArchiveDocument activities, through interp.DocumentWriter), one
+// and ArchiveDocument activities, through runEngine.WriteDocument), one
 // write at a time in the walk's order.
 //
 // The workflow's input carries the playbook's sources as apl run loaded

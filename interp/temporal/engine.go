@@ -9,12 +9,13 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// engine is interp.Engine inside a Temporal workflow. Each of the walk's
+// engine is the scheduling part of interp.Engine inside a Temporal
+// workflow (runEngine adds the run's ways to the world). Each of the walk's
 // coroutines is a workflow coroutine (workflow.Go), and a blocking call
 // must be made with the calling coroutine's own workflow.Context: cur is
 // the context of the coroutine that runs now. Only one runs at a time,
 // and they switch only inside blocking calls, so each blocking call
-// remembers cur and puts it back when it returns.
+// remembers cur and puts it back when it returns (hold).
 type engine struct {
 	cur workflow.Context
 	// stops cancel the activities and child workflows under way when the
@@ -23,7 +24,14 @@ type engine struct {
 	nstop int
 }
 
-var _ interp.Engine = (*engine)(nil)
+// hold is the context of the coroutine that runs now, for a blocking
+// call it makes, and back, which makes that coroutine's context current
+// again when the call returns (other coroutines ran meanwhile, and set
+// cur to theirs): c, back := e.hold(); defer back().
+func (e *engine) hold() (c workflow.Context, back func()) {
+	c = e.cur
+	return c, func() { e.cur = c }
+}
 
 func (e *engine) Now() time.Time { return workflow.Now(e.cur) }
 
@@ -37,8 +45,8 @@ func (e *engine) Sleep(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c := e.cur
-	defer func() { e.cur = c }()
+	c, back := e.hold()
+	defer back()
 	// Not workflow.Sleep: the run's cancellation reaches the walk through
 	// ctx (cancel.go).
 	if _, err := workflow.AwaitWithTimeout(c, d, func() bool { return ctx.Err() != nil }); err != nil {
@@ -70,8 +78,8 @@ func (e *engine) Spawn(fn func()) {
 }
 
 func (e *engine) Block(fn func()) {
-	c := e.cur
-	defer func() { e.cur = c }()
+	_, back := e.hold()
+	defer back()
 	fn()
 }
 
@@ -86,14 +94,14 @@ type channel struct {
 }
 
 func (ch *channel) Send(v any) {
-	c := ch.e.cur
-	defer func() { ch.e.cur = c }()
+	c, back := ch.e.hold()
+	defer back()
 	ch.ch.Send(c, v)
 }
 
 func (ch *channel) Receive() any {
-	c := ch.e.cur
-	defer func() { ch.e.cur = c }()
+	c, back := ch.e.hold()
+	defer back()
 	var v any
 	ch.ch.Receive(c, &v)
 	return v

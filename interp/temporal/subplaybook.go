@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
@@ -14,13 +15,18 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// runEngine is the engine of one run's workflow with the run's own ways
-// to the world that are not actions: its sub-playbook steps are child
-// workflows (interp.SubRunner) and its documents are written by a worker
-// (interp.DocumentWriter).
+// runEngine is the engine of one run's workflow (interp.Engine): the
+// workflow's clock and coroutines (engine), and the run's ways to the
+// world, every one reaching a worker or the engine: its actions are
+// activities (acts, funcs, drivers), its sub-playbook steps are child
+// workflows and its documents are written by a worker.
 type runEngine struct {
 	*engine
 	acts *actions
+	// funcs are the worker's builtins as activities; drivers serve the
+	// agent profiles (activities, or the run's cassette).
+	funcs   builtins.Registry
+	drivers interp.DriverFactory
 	// events is the run's event log, which names its running sub-runs.
 	events *eventLog
 	// in is the run's input: a sub-run's input inherits its files, agent
@@ -30,10 +36,11 @@ type runEngine struct {
 	docs docWriter
 }
 
-var (
-	_ interp.SubRunner      = (*runEngine)(nil)
-	_ interp.DocumentWriter = (*runEngine)(nil)
-)
+var _ interp.Engine = (*runEngine)(nil)
+
+func (e *runEngine) Shell() interp.ShellRunner     { return e.acts }
+func (e *runEngine) Funcs() builtins.Registry      { return e.funcs }
+func (e *runEngine) Drivers() interp.DriverFactory { return e.drivers }
 
 // SubRun runs a sub-playbook step's run as a child workflow of this one:
 // the same workflow, with the sub-playbook's ref (its files are in the
@@ -45,8 +52,8 @@ var (
 // events do. It is held to what this run leaves it of its caps
 // (sub.Caps), and to this run's time limit, as its execution timeout.
 func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Result, error) {
-	c := e.cur
-	defer func() { e.cur = c }()
+	c, back := e.hold()
+	defer back()
 	in := RunInput{Ref: sub.Playbook.Ref, Dir: sub.Playbook.Playbook.Dir, Files: e.in.Files, Hash: sub.Playbook.Playbook.Hash,
 		RunID: sub.ID, Mode: sub.Playbook.Mode, AgentCommand: e.in.AgentCommand,
 		Cassette: e.in.Cassette, CassetteName: e.in.CassetteName, Answers: sub.Answers, Caps: sub.Caps, Home: e.in.Home}

@@ -228,9 +228,9 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	opts := interp.Options{
 		Workdir: in.Home.Workdir, RunsDir: tmp, RunID: in.RunID, Inputs: inputs, Mode: in.Mode,
 		AgentCommand: in.AgentCommand, NoSync: true,
-		Engine:   &runEngine{engine: e, acts: acts, events: events, in: in, path: &path},
+		Engine:   &runEngine{engine: e, acts: acts, funcs: acts.funcs(), drivers: drivers, events: events, in: in, path: &path},
 		Observer: interp.ObserverFunc(func(ev interp.Event) { path.Event(ev); events.Event(ev) }),
-		Shell:    acts, Funcs: acts.funcs(), Drivers: drivers, Asker: asker, Answers: in.Answers,
+		Asker:    asker, Answers: in.Answers,
 		OuterCaps: in.Caps,
 	}
 	res, err := interp.Start(stop(e), pb, in.Ref, opts)
@@ -270,8 +270,8 @@ type actions struct {
 // context stops them: nothing a step started goes on after the run has
 // decided to end. The walk then sees ctx's error, as a local walk does.
 func (a *actions) activity(ctx context.Context, name string, in any, out any) error {
-	c := a.e.cur
-	defer func() { a.e.cur = c }()
+	c, back := a.e.hold()
+	defer back()
 	limit := 24 * time.Hour
 	deadline, timed := ctx.Deadline()
 	if timed {

@@ -341,7 +341,7 @@ step "tasks" {
     ask {
       question = (steps.implement.output.signal == "IMPLEMENTATION_BLOCKED"
         ? "Task ${item.id} is blocked: \"${coalesce(steps.implement.output.reason, steps.implement.output.summary, "no reason given")}\". How would you like to proceed?"
-      : "Task ${item.id} failed with high severity: \"${coalesce(steps.review.output.summary, "no summary")}\". How would you like to proceed?")
+      : "Task ${item.id} failed with high severity: \"${coalesce(try(steps.review.output.summary, null), "no summary")}\". How would you like to proceed?")
       options = ["retry_with_guidance", "mark_fixed", "skip", "return_to_planning"]
       default = "retry_with_guidance"
     }

@@ -140,17 +140,6 @@ step "phases" {
     }
   }
 
-  # The circuit breaker counts the phases' work: a phase run
-  # that ended completed, needs_human_verification or split_request made
-  # progress, a failed one did not. This is the only step with
-  # progress_when, so the orchestrator's own bookkeeping steps around it
-  # do not count: three failed phases in a row open the breaker. It has
-  # no gate of its own, so a breaker it opens stops the run here (assess
-  # failing the item would end only the item).
-  step "progress" {
-    progress_when = "steps.run.status == 'completed' && (steps.run.output?.status ?? '') in ['completed', 'needs_human_verification', 'split_request']"
-  }
-
   # A remediation cycle's run closes the cycle (remediation_completed):
   # old and new score, read before score records the new one (an
   # outcome's set runs before its log and details).
@@ -196,7 +185,15 @@ step "phases" {
   # threshold gets up to max_remediation_cycles remediation cycles (2; 3
   # in quality mode), fed the scorecard's
   # deductions and the judge's concerns; then it passes force_incomplete.
+  #
+  # The circuit breaker counts the phases' work here: a phase run that
+  # ended completed, needs_human_verification or split_request made
+  # progress, a failed one did not. This is the only step with
+  # progress_when, so the orchestrator's own bookkeeping steps around it
+  # do not count: three failed phases in a row open the breaker, which
+  # stops the run even where this gate fails only the phase.
   step "assess" {
+    progress_when = "steps.run.status == 'completed' && (steps.run.output?.status ?? '') in ['completed', 'needs_human_verification', 'split_request']"
     # Why a phase failed: the phase runner's error, else its summary.
     locals {
       run_error = steps.run.error != "" ? steps.run.error : try(steps.run.output.summary, "the phase runner failed")

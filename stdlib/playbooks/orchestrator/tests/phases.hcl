@@ -44,9 +44,9 @@ test "three phases pass" {
   expect {
     status = "completed"
     path = ["learnings_reset", "roadmap", "spec_lock", "phases",
-      "phase_start", "checkpoint", "run", "progress", "score", "assess", "phase_done",
-      "phase_start", "checkpoint", "run", "progress", "score", "assess", "phase_done",
-      "phase_start", "checkpoint", "run", "progress", "score", "assess", "phase_done",
+      "phase_start", "checkpoint", "run", "score", "assess", "phase_done",
+      "phase_start", "checkpoint", "run", "score", "assess", "phase_done",
+      "phase_start", "checkpoint", "run", "score", "assess", "phase_done",
     "metrics_file", "completion_report", "metrics"]
     output = {
       status = "completed"
@@ -91,7 +91,7 @@ test "one remediation cycle reaches the threshold" {
   expect {
     status = "completed"
     path = ["learnings_reset", "roadmap", "spec_lock", "phases",
-      "phase_start", "checkpoint", "run", "progress", "score", "assess", "run", "progress", "remediated", "score", "assess", "phase_done",
+      "phase_start", "checkpoint", "run", "score", "assess", "run", "remediated", "score", "assess", "phase_done",
     "metrics_file", "completion_report", "metrics"]
     output = {
       phases = {
@@ -118,7 +118,7 @@ test "remediation runs out: force_incomplete and a diagnostic" {
   expect {
     status = "completed"
     path = ["learnings_reset", "roadmap", "spec_lock", "phases",
-      "phase_start", "checkpoint", "run", "progress", "score", "assess", "run", "progress", "remediated", "score", "assess", "run", "progress", "remediated", "score", "assess",
+      "phase_start", "checkpoint", "run", "score", "assess", "run", "remediated", "score", "assess", "run", "remediated", "score", "assess",
     "force_incomplete", "diagnostic", "phase_done", "metrics_file", "completion_report", "metrics"]
     output = {
       phases = {
