@@ -16,7 +16,7 @@ import (
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/interp/playtest"
 	"github.com/apl-lang/apl/lang"
-	"github.com/apl-lang/apl/lang/draw"
+	"github.com/apl-lang/apl/interp/draw"
 	"github.com/zclconf/go-cty/cty"
 )
 

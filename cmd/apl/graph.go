@@ -7,7 +7,7 @@ import (
 
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/interp"
-	"github.com/apl-lang/apl/lang/draw"
+	"github.com/apl-lang/apl/interp/draw"
 )
 
 type graphCmd struct {
