@@ -1,0 +1,375 @@
+package lsp
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/apl-lang/apl/lang"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// Diagnostic is an LSP diagnostic.
+type Diagnostic struct {
+	Range    Range  `json:"range"`
+	Severity int    `json:"severity"` // 1 error, 2 warning
+	Source   string `json:"source"`
+	Message  string `json:"message"`
+}
+
+// check loads again the playbooks that read the file at path, which
+// changed (opened, edited, saved or closed), and those of documents not
+// loaded yet, and publishes what changed in their diagnostics: always for
+// path, and an empty list for a file whose problems are gone. A playbook
+// reads its own files, its upstreams', its sub-playbooks', its prompt
+// files and its test files; a playbook that reads none of them keeps its
+// diagnostics, so that an edit costs one load, not one per open playbook.
+func (s *Server) check(path string) {
+	refs := map[string]bool{}
+	for _, d := range s.docs {
+		if isHCL(d.path) {
+			d.ref = s.refOf(d.path)
+		} else {
+			d.ref = s.promptRef(d.path)
+		}
+		if d.ref != "" {
+			refs[d.ref] = true
+		}
+	}
+	for ref := range s.books {
+		if !refs[ref] {
+			delete(s.books, ref)
+		}
+	}
+	changedRef := ""
+	if d := s.docByPath(path); d != nil {
+		changedRef = d.ref
+	} else if isHCL(path) {
+		changedRef = s.refOf(path)
+	}
+	byURI := map[string][]Diagnostic{}
+	for _, ref := range slices.Sorted(mapsKeys(refs)) {
+		b := s.books[ref]
+		if b == nil || b.deps[path] || ref == changedRef {
+			b = s.load(ref)
+			s.books[ref] = b
+		}
+		for u, ds := range b.diagnostics {
+			byURI[u] = append(byURI[u], ds...)
+		}
+	}
+	for _, d := range s.docs {
+		if _, ok := byURI[d.uri]; !ok && isHCL(d.path) {
+			byURI[d.uri] = []Diagnostic{} // an open file with none hears so
+		}
+	}
+	for u := range s.published {
+		if _, ok := byURI[u]; !ok {
+			byURI[u] = []Diagnostic{}
+		}
+	}
+	changed := pathURI(path)
+	for _, u := range slices.Sorted(mapsKeys(byURI)) {
+		ds := byURI[u]
+		b, _ := json.Marshal(ds)
+		if string(b) == s.published[u] && u != changed {
+			continue
+		}
+		if len(ds) == 0 {
+			delete(s.published, u)
+		} else {
+			s.published[u] = string(b)
+		}
+		s.notify("textDocument/publishDiagnostics", map[string]any{"uri": u, "diagnostics": ds})
+	}
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func isHCL(path string) bool { return strings.HasSuffix(path, ".hcl") }
+
+func isTestFile(path string) bool { return strings.HasSuffix(path, lang.TestFileSuffix) }
+
+// project is the project a file lies in, as the loader finds it.
+func (s *Server) project(path string) *lang.Project {
+	if s.opts.Loader.Root != "" {
+		return lang.NewProject(s.opts.Loader.Root, s.opts.Loader.Allow)
+	}
+	return lang.FindProject(path, s.opts.Loader.Allow)
+}
+
+// text is a file's text: the editor's buffer when it is open, else the
+// file on disk if it lies in the project.
+func (s *Server) text(path string) ([]byte, bool) {
+	if d := s.docByPath(path); d != nil {
+		return d.text, true
+	}
+	b, err := s.project(path).ReadFile(path)
+	return b, err == nil
+}
+
+func (s *Server) docByPath(path string) *document {
+	for _, d := range s.docs {
+		if d.path == path {
+			return d
+		}
+	}
+	return nil
+}
+
+// refOf is the playbook a file belongs to, as apl validate DIR/... finds
+// playbooks: a directory whose files (test files aside) hold one playbook
+// block is one playbook; a directory with several holds that many
+// single-file playbooks, and X_test.hcl tests X.hcl. A file in a tests/
+// folder tests the playbook of the directory above.
+func (s *Server) refOf(path string) string {
+	dir := filepath.Dir(path)
+	if filepath.Base(dir) == "tests" && len(s.playbookFiles(filepath.Dir(dir))) > 0 {
+		return filepath.Dir(dir)
+	}
+	if len(s.playbookFiles(dir)) <= 1 {
+		return dir
+	}
+	if isTestFile(path) {
+		return strings.TrimSuffix(path, lang.TestFileSuffix) + ".hcl"
+	}
+	return path
+}
+
+// promptRef is the playbook a file that is no HCL (a prompt file) most
+// likely belongs to: the one playbook of its directory or of the one
+// above (prompts/plan.md); "" when there is none, or more than one.
+func (s *Server) promptRef(path string) string {
+	dir := filepath.Dir(path)
+	for range 2 {
+		switch files := s.playbookFiles(dir); len(files) {
+		case 0:
+			dir = filepath.Dir(dir)
+			continue
+		case 1:
+			return dir
+		}
+		return ""
+	}
+	return ""
+}
+
+// playbookFiles lists the .hcl files of dir (test files aside) that
+// declare a playbook block, open buffers in place of the disk's.
+func (s *Server) playbookFiles(dir string) []string {
+	var out []string
+	for _, p := range s.hclFiles(dir) {
+		if src, ok := s.text(p); ok && s.declaresPlaybook(src, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// hclFiles lists the playbook .hcl files of dir, on disk inside the
+// project or open in the editor.
+func (s *Server) hclFiles(dir string) []string {
+	seen := map[string]bool{}
+	if entries, err := s.project(dir).ReadDir(dir); err == nil {
+		for _, e := range entries {
+			if !e.IsDir() {
+				seen[filepath.Join(dir, e.Name())] = true
+			}
+		}
+	}
+	for _, d := range s.docs {
+		if filepath.Dir(d.path) == dir {
+			seen[d.path] = true
+		}
+	}
+	var out []string
+	for p := range seen {
+		if isHCL(p) && !isTestFile(p) {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// declaresPlaybook is declaresPlaybook, remembered by the text's hash:
+// finding a document's playbook parses the files beside it at every
+// edit, and most of them did not change.
+func (s *Server) declaresPlaybook(src []byte, name string) bool {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write(src)
+	key := h.Sum64()
+	if v, ok := s.declares[key]; ok {
+		return v
+	}
+	if len(s.declares) > 4096 {
+		clear(s.declares) // bounded: old texts are not asked for again
+	}
+	v := declaresPlaybook(src, name)
+	s.declares[key] = v
+	return v
+}
+
+// declaresPlaybook reports whether an HCL file has a top-level playbook
+// block; a file too broken to parse counts when a line starts one.
+func declaresPlaybook(src []byte, name string) bool {
+	f, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+	if body, ok := f.Body.(*hclsyntax.Body); ok && !diags.HasErrors() {
+		for _, b := range body.Blocks {
+			if b.Type == "playbook" {
+				return true
+			}
+		}
+		return false
+	}
+	for _, line := range strings.Split(string(src), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "playbook ") {
+			return true
+		}
+	}
+	return false
+}
+
+// overlay is what the load reads in place of the file system: every open
+// document, and beside each open playbook file the other files of its
+// directory (the loader reads a directory from its Files alone once any
+// file of it is there).
+func (s *Server) overlay() map[string][]byte {
+	files := map[string][]byte{}
+	for _, d := range s.docs {
+		files[d.path] = d.text
+	}
+	for _, d := range s.docs {
+		if !isHCL(d.path) {
+			continue
+		}
+		for _, p := range s.hclFiles(filepath.Dir(d.path)) {
+			if _, ok := files[p]; !ok {
+				if b, ok := s.text(p); ok {
+					files[p] = b
+				}
+			}
+		}
+	}
+	return files
+}
+
+// load loads the playbook ref and its tests as apl validate does, from
+// the editor's buffers over the disk, and turns what it reports into LSP
+// diagnostics by file.
+func (s *Server) load(ref string) *book {
+	ld := s.opts.Loader
+	ld.Cache = nil
+	ld.Files = s.overlay()
+	pb, diags := ld.Load(ref)
+	b := &book{ref: ref, pb: pb, srcs: map[string][]byte{}, diagnostics: map[string][]Diagnostic{}, deps: map[string]bool{ref: true}}
+	if files, err := lang.Files(pb); err == nil {
+		for p := range files {
+			b.deps[p] = true
+		}
+	}
+	for n, src := range pb.Sources {
+		b.srcs[n] = src
+	}
+	if !diags.HasErrors() {
+		tests, _ := ld.TestFiles(ref)
+		if tests == nil {
+			tests = map[string][]byte{}
+		}
+		for _, d := range s.docs {
+			if s.testsOf(ref, d.path) {
+				tests[d.path] = d.text
+			}
+		}
+		if len(tests) > 0 {
+			for n, src := range tests {
+				b.srcs[n] = src
+				b.tests = append(b.tests, n)
+				b.deps[n] = true
+			}
+			_, td := lang.LoadTests(pb, tests)
+			diags = append(diags, td...)
+		}
+	}
+	for _, d := range diags {
+		u, rng := s.locate(b, ref, d.Subject)
+		if u == "" {
+			continue
+		}
+		sev := 1
+		if d.Severity == hcl.DiagWarning {
+			sev = 2
+		}
+		msg := d.Summary
+		if d.Detail != "" {
+			msg += ": " + d.Detail
+		}
+		if d.Subject != nil && pathURIOf(d.Subject.Filename) == "" {
+			msg += fmt.Sprintf(" (at %s)", d.Subject)
+		}
+		b.diagnostics[u] = append(b.diagnostics[u], Diagnostic{Range: rng, Severity: sev, Source: "apl", Message: msg})
+	}
+	return b
+}
+
+// testsOf reports whether path is a test file of the playbook ref.
+func (s *Server) testsOf(ref, path string) bool {
+	if !isHCL(path) {
+		return false
+	}
+	if strings.HasSuffix(ref, ".hcl") {
+		return path == strings.TrimSuffix(ref, ".hcl")+lang.TestFileSuffix
+	}
+	dir := filepath.Dir(path)
+	return dir == ref && isTestFile(path) || dir == filepath.Join(ref, "tests")
+}
+
+// locate is the URI and range a diagnostic is shown at. One without a
+// range, or in a file the editor cannot open (the stdlib's), is shown at
+// the top of the playbook's first open file.
+func (s *Server) locate(b *book, ref string, r *hcl.Range) (string, Range) {
+	if r != nil {
+		if u := pathURIOf(r.Filename); u != "" {
+			src := b.srcs[r.Filename]
+			if d := s.docs[u]; d != nil {
+				src = d.text
+			}
+			return u, toRange(src, *r)
+		}
+	}
+	var uris []string
+	for _, d := range s.docs {
+		if d.ref == ref && isHCL(d.path) {
+			uris = append(uris, d.uri)
+		}
+	}
+	if len(uris) == 0 {
+		return "", Range{}
+	}
+	slices.Sort(uris)
+	return uris[0], Range{}
+}
+
+// pathURIOf is the URI of a diagnostic's file, "" for one that is no
+// absolute path (stdlib:NAME/main.hcl).
+func pathURIOf(name string) string {
+	if !filepath.IsAbs(name) {
+		return ""
+	}
+	return pathURI(name)
+}

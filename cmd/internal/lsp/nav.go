@@ -1,0 +1,367 @@
+package lsp
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/apl-lang/apl/lang"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// What is under the cursor is found in the text, not the syntax tree: the
+// same dotted names (steps.plan.output.score) appear in HCL expressions
+// and inside expr conditions, which are strings to HCL, and a half-typed
+// file has no tree to walk.
+
+// A ref is the name under the cursor.
+type ref struct {
+	parts []string // steps, plan, output, score
+	at    int      // the part the cursor is in
+	// quoted is the attribute or block whose string holds the name:
+	// "goto", "next", "agent", "step", "input", "prompt".
+	quoted string
+	start  int // byte offset where the part at the cursor begins
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// quotedName matches a line whose string names a step, agent, input or
+// prompt: goto = "fix", step "plan" {, agent "researcher" {.
+var quotedName = regexp.MustCompile(`^\s*(goto|next|agent|requeue|extends)\s*=\s*"([^"]*)"|^\s*(step|mock|agent|input|prompt|var|rule|check)\s+"([^"]*)"`)
+
+// refAt finds the name at byte offset off of src; full is false for
+// completion, which reads only what is left of the cursor.
+func refAt(src []byte, off int, full bool) ref {
+	ls := strings.LastIndexByte(string(src[:off]), '\n') + 1
+	le := len(src)
+	if i := strings.IndexByte(string(src[off:]), '\n'); i >= 0 {
+		le = off + i
+	}
+	line := string(src[ls:le])
+	if m := quotedName.FindStringSubmatchIndex(line); m != nil {
+		for g := 1; g <= 3; g += 2 {
+			if m[2*g] < 0 {
+				continue
+			}
+			vs, ve := ls+m[2*(g+1)], ls+m[2*(g+1)+1]
+			if off >= vs && off <= ve {
+				end := ve
+				if !full {
+					end = off
+				}
+				return ref{parts: []string{string(src[vs:end])}, quoted: line[m[2*g]:m[2*g+1]], start: vs}
+			}
+		}
+	}
+	s := off
+	for s > ls && (isNameByte(src[s-1]) || src[s-1] == '.') {
+		s--
+	}
+	e := off
+	if full {
+		for e < le && isNameByte(src[e]) {
+			e++
+		}
+	}
+	text := string(src[s:e])
+	parts := strings.Split(text, ".")
+	r := ref{parts: parts, at: strings.Count(string(src[s:off]), ".")}
+	r.start = s + strings.LastIndexByte(string(src[s:off]), '.') + 1
+	if e < le && src[e] == '(' && len(parts) == 1 {
+		r.quoted = "("
+	}
+	return r
+}
+
+// target is what a name refers to: where it is declared, and what hover
+// says of it.
+type target struct {
+	decl  hcl.Range
+	hover string
+}
+
+// resolve finds what r names in pb.
+func resolve(pb *lang.Playbook, r ref) (target, bool) {
+	if pb == nil || len(r.parts) == 0 {
+		return target{}, false
+	}
+	name := r.parts[0]
+	switch r.quoted {
+	case "goto", "next", "requeue", "step", "mock":
+		return stepTarget(pb, name)
+	case "agent":
+		if a := pb.Agents[name]; a != nil {
+			return agentTarget(a), true
+		}
+		return target{}, false
+	case "prompt":
+		if p := pb.Prompts[name]; p != nil {
+			return promptTarget(pb, p), true
+		}
+		return target{}, false
+	case "input":
+		return inputTarget(pb, name)
+	case "var":
+		return varTarget(pb, name)
+	case "rule", "check":
+		return target{}, false
+	case "(":
+		return functionTarget(name)
+	}
+	if len(r.parts) < 2 || r.at == 0 {
+		return target{}, false
+	}
+	name = r.parts[1]
+	switch r.parts[0] {
+	case "steps":
+		s := pb.Step(name)
+		if s == nil {
+			return target{}, false
+		}
+		if r.at >= 3 && len(r.parts) > 3 && r.parts[2] == "output" {
+			return fieldTarget(s, r.parts[3:r.at+1])
+		}
+		return stepTarget(pb, name)
+	case "inputs":
+		return inputTarget(pb, name)
+	case "var", "vars":
+		return varTarget(pb, name)
+	case "local":
+		for _, l := range allLocals(pb) {
+			if l.Name == name {
+				return target{l.DeclRange, fmt.Sprintf("**local** `%s`: `%s`", l.Name, lang.TypeText(l.Type))}, true
+			}
+		}
+	case "prompt":
+		if p := pb.Prompts[name]; p != nil {
+			return promptTarget(pb, p), true
+		}
+	case "agent":
+		if a := pb.Agents[name]; a != nil {
+			return agentTarget(a), true
+		}
+	}
+	return target{}, false
+}
+
+// allLocals are the playbook's locals and every step's.
+func allLocals(pb *lang.Playbook) []*lang.Local {
+	out := slices.Clone(pb.Locals)
+	for _, s := range pb.AllSteps() {
+		out = append(out, s.Locals...)
+	}
+	return out
+}
+
+func stepTarget(pb *lang.Playbook, name string) (target, bool) {
+	s := pb.Step(name)
+	if s == nil {
+		return target{}, false
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**step** `%s`: %s", s.Name, kindOf(s))
+	if s.Description != "" {
+		fmt.Fprintf(&b, "\n\n%s", s.Description)
+	}
+	if a, ok := s.Action.(*lang.AgentCall); ok && a.Agent != nil {
+		fmt.Fprintf(&b, "\n\nagent: `%s`", a.Agent.Name)
+		if a.Agent.Model != "" {
+			fmt.Fprintf(&b, " (model %s)", a.Agent.Model)
+		}
+		if a.Prompt != nil {
+			fmt.Fprintf(&b, ", prompt `%s`", a.Prompt.Name)
+		}
+	}
+	if s.When != nil {
+		fmt.Fprintf(&b, "\n\nwhen: `%s`", s.When.Source)
+	}
+	if s.Returns != cty.NilType {
+		fmt.Fprintf(&b, "\n\nreturns `%s`:", shortTypeText(s.Returns))
+		for _, f := range lang.AnswerFields(s.Returns) {
+			opt := ""
+			if f.Optional {
+				opt = " (optional)"
+			}
+			fmt.Fprintf(&b, "\n- `%s`: %s%s", f.Path, f.TypeName(), opt)
+		}
+	}
+	if len(s.Checks) > 0 {
+		b.WriteString("\n\nchecks:")
+		for _, c := range s.Checks {
+			cond := ""
+			if c.Condition != nil {
+				cond = ": `" + c.Condition.Source + "`"
+			}
+			fmt.Fprintf(&b, "\n- %s%s (on_fail %s)", c.Name, cond, c.OnFail)
+		}
+	}
+	return target{s.DeclRange, b.String()}, true
+}
+
+// shortTypeText writes a type for a hover's first line: object, not the
+// whole object type that the field list spells out.
+func shortTypeText(t cty.Type) string {
+	if t.IsObjectType() {
+		return "object"
+	}
+	return lang.TypeText(t)
+}
+
+// kindOf names what a step does.
+func kindOf(s *lang.Step) string {
+	switch a := s.Action.(type) {
+	case nil:
+		if s.ForEach != nil {
+			return "for_each"
+		}
+		return "a step that only routes"
+	case *lang.AgentCall:
+		return "agent step"
+	case *lang.Shell:
+		return "shell step"
+	case *lang.Call:
+		return "call step (" + a.Builtin + ")"
+	case *lang.SubPlaybook:
+		return "sub-playbook step"
+	default:
+		return a.String()
+	}
+}
+
+func agentTarget(a *lang.Agent) target {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**agent** `%s`", a.Name)
+	for _, kv := range [][2]string{{"type", a.Type}, {"driver", a.Driver}, {"model", a.Model}, {"budget", a.Budget}} {
+		if kv[1] != "" {
+			fmt.Fprintf(&b, "\n- %s: %s", kv[0], kv[1])
+		}
+	}
+	if a.Description != "" {
+		fmt.Fprintf(&b, "\n\n%s", a.Description)
+	}
+	return target{a.DeclRange, b.String()}
+}
+
+func inputTarget(pb *lang.Playbook, name string) (target, bool) {
+	in := pb.Input(name)
+	if in == nil {
+		return target{}, false
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**input** `%s`: `%s`", in.Name, lang.TypeText(in.Type))
+	if in.Required() {
+		b.WriteString(", required")
+	} else {
+		fmt.Fprintf(&b, ", default `%s`", valueText(in.Default))
+	}
+	if in.Description != "" {
+		fmt.Fprintf(&b, "\n\n%s", in.Description)
+	}
+	return target{in.DeclRange, b.String()}, true
+}
+
+func varTarget(pb *lang.Playbook, name string) (target, bool) {
+	v := pb.Var(name)
+	if v == nil {
+		return target{}, false
+	}
+	s := fmt.Sprintf("**var** `%s`: `%s`", v.Name, lang.TypeText(v.Type))
+	if v.Description != "" {
+		s += "\n\n" + v.Description
+	}
+	return target{v.DeclRange, s}, true
+}
+
+// fieldTarget is the field of step s's output that path names.
+func fieldTarget(s *lang.Step, path []string) (target, bool) {
+	t := s.Returns
+	optional := false
+	for _, n := range path {
+		for t.IsListType() || t.IsSetType() || t.IsMapType() {
+			t = t.ElementType()
+		}
+		if !t.IsObjectType() || !t.HasAttribute(n) {
+			return target{}, false
+		}
+		optional = t.AttributeOptional(n)
+		t = t.AttributeType(n)
+	}
+	opt := ""
+	if optional {
+		opt = " (optional)"
+	}
+	return target{s.DeclRange, fmt.Sprintf("`steps.%s.output.%s`: `%s`%s", s.Name, strings.Join(path, "."), lang.TypeText(t), opt)}, true
+}
+
+func functionTarget(name string) (target, bool) {
+	sig, isValue := lang.FunctionSignature(name)
+	inCond, why := lang.ConditionFunction(name)
+	if !isValue && !inCond {
+		return target{}, false
+	}
+	var b strings.Builder
+	if isValue {
+		fmt.Fprintf(&b, "```\n%s\n```\n\nA function of values (HCL expressions).", sig)
+	} else {
+		fmt.Fprintf(&b, "**%s**: an expr-lang builtin, for conditions only.", name)
+	}
+	switch {
+	case isValue && inCond:
+		b.WriteString(" Conditions may call it too.")
+	case isValue:
+		b.WriteString(" Conditions may not call it: " + why + ".")
+	}
+	return target{hover: b.String()}, true
+}
+
+func valueText(v cty.Value) string {
+	if v.IsNull() {
+		return "null"
+	}
+	if v.Type() == cty.String && v.IsKnown() {
+		return fmt.Sprintf("%q", v.AsString())
+	}
+	if v.Type() == cty.Number && v.IsKnown() {
+		return v.AsBigFloat().Text('g', -1)
+	}
+	if v.Type() == cty.Bool && v.IsKnown() {
+		return fmt.Sprint(v.True())
+	}
+	return lang.TypeText(v.Type())
+}
+
+// promptLines bounds the template a hover shows.
+const promptLines = 12
+
+func promptTarget(pb *lang.Playbook, p *lang.Prompt) target {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**prompt** `%s`", p.Name)
+	if p.Description != "" {
+		fmt.Fprintf(&b, "\n\n%s", p.Description)
+	}
+	if p.Template == nil {
+		return target{p.DeclRange, b.String()}
+	}
+	var names []string
+	for _, tr := range p.Template.Variables() {
+		if n := lang.TraversalText(tr); !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	if len(names) > 0 {
+		fmt.Fprintf(&b, "\n\nreads: `%s`", strings.Join(names, "`, `"))
+	}
+	if text := pb.SourceText(p.Template.Range()); text != "" {
+		lines := strings.Split(text, "\n")
+		if len(lines) > promptLines {
+			lines = append(lines[:promptLines], "…")
+		}
+		fmt.Fprintf(&b, "\n\nfrom %s:\n```\n%s\n```", p.Template.Range(), strings.Join(lines, "\n"))
+	}
+	return target{p.DeclRange, b.String()}
+}
