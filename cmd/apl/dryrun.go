@@ -14,9 +14,9 @@ import (
 	"syscall"
 
 	"github.com/apl-lang/apl/interp"
+	"github.com/apl-lang/apl/interp/draw"
 	"github.com/apl-lang/apl/interp/playtest"
 	"github.com/apl-lang/apl/lang"
-	"github.com/apl-lang/apl/interp/draw"
 	"github.com/zclconf/go-cty/cty"
 )
 
