@@ -197,7 +197,7 @@ func (r *run) assignVars(f *frame, verb string, set hcl.Expression) error {
 				cur = cty.NullVal(cty.DynamicPseudoType)
 			}
 			var err error
-			if t := ev.Type(); !ev.IsNull() && !(t.IsListType() || t.IsTupleType() || t.IsSetType() || t.IsObjectType() || t.IsMapType()) {
+			if t := ev.Type(); !ev.IsNull() && !isSeq(t) && !isObj(t) {
 				return fmt.Errorf("%s: append %s: append adds a list or an object; use set to replace a value", set.Range(), name)
 			}
 			if ev, err = appended(cur, ev, "vars."+name); err != nil {
@@ -285,12 +285,10 @@ func appended(cur, v cty.Value, path string) (cty.Value, error) {
 	if v.IsNull() || !v.IsKnown() {
 		return cur, nil
 	}
-	seq := func(t cty.Type) bool { return t.IsListType() || t.IsTupleType() || t.IsSetType() }
-	obj := func(t cty.Type) bool { return t.IsObjectType() || t.IsMapType() }
 	empty := cur.IsNull() || !cur.IsKnown()
 	switch t := v.Type(); {
-	case seq(t):
-		if !empty && !seq(cur.Type()) {
+	case isSeq(t):
+		if !empty && !isSeq(cur.Type()) {
 			return cty.NilVal, fmt.Errorf("%s is %s; append adds a list only to a list", path, cur.Type().FriendlyName())
 		}
 		var elems []cty.Value
@@ -302,8 +300,8 @@ func appended(cur, v cty.Value, path string) (cty.Value, error) {
 			return cty.EmptyTupleVal, nil
 		}
 		return cty.TupleVal(elems), nil
-	case obj(t):
-		if !empty && !obj(cur.Type()) {
+	case isObj(t):
+		if !empty && !isObj(cur.Type()) {
 			return cty.NilVal, fmt.Errorf("%s is %s; append adds an object only to an object or a map", path, cur.Type().FriendlyName())
 		}
 		out := map[string]cty.Value{}
@@ -329,3 +327,8 @@ func appended(cur, v cty.Value, path string) (cty.Value, error) {
 	}
 	return v, nil
 }
+
+// isSeq and isObj are the kinds append adds to: a sequence's elements go
+// at the end, an object's (or map's) attributes are merged.
+func isSeq(t cty.Type) bool { return t.IsListType() || t.IsTupleType() || t.IsSetType() }
+func isObj(t cty.Type) bool { return t.IsObjectType() || t.IsMapType() }

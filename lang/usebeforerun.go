@@ -166,17 +166,39 @@ func (l *loader) checkUseBeforeRun() hcl.Diagnostics {
 	return diags
 }
 
-// outputRead is the step whose output a traversal reads (steps.X.output).
-func (l *loader) outputRead(tr hcl.Traversal) (*Step, bool) {
+// stepRead names the step a traversal of steps reads (steps.X...) and
+// the field it reads ("" for steps.X alone).
+func stepRead(tr hcl.Traversal) (step, field string, ok bool) {
 	if tr.RootName() != RootSteps {
-		return nil, false
+		return "", "", false
 	}
 	names := attrNames(tr[1:])
-	if len(names) < 2 || names[1] != "output" {
+	switch len(names) {
+	case 0:
+		return "", "", false
+	case 1:
+		return names[0], "", true
+	}
+	return names[0], names[1], true
+}
+
+// outputRead is the step whose output a traversal reads (steps.X.output).
+func (l *loader) outputRead(tr hcl.Traversal) (*Step, bool) {
+	name, field, ok := stepRead(tr)
+	if !ok || field != "output" {
 		return nil, false
 	}
-	x := l.pb.Step(names[0])
+	x := l.pb.Step(name)
 	return x, x != nil
+}
+
+// guardSteps marks the steps e reads as guarded.
+func guardSteps(g map[string]bool, e hcl.Expression) {
+	for _, tr := range e.Variables() {
+		if name, _, ok := stepRead(tr); ok {
+			g[name] = true
+		}
+	}
 }
 
 // hclGuards says which reads of an HCL expression are guarded: steps,
@@ -203,29 +225,21 @@ func hclGuards(e hcl.Expression) (steps map[string]bool, reads map[int]bool) {
 			// cond ? a : b, where cond reads the step: the author chose
 			// between its outcomes.
 			tested := map[string]bool{}
-			for _, tr := range n.Condition.Variables() {
-				if names := attrNames(tr[1:]); tr.RootName() == RootSteps && len(names) > 0 {
-					tested[names[0]] = true
-				}
-			}
+			guardSteps(tested, n.Condition)
 			for _, branch := range []hclsyntax.Expression{n.TrueResult, n.FalseResult} {
 				for _, tr := range branch.Variables() {
-					if names := attrNames(tr[1:]); tr.RootName() == RootSteps && len(names) > 0 && tested[names[0]] {
+					if name, _, ok := stepRead(tr); ok && tested[name] {
 						reads[tr.SourceRange().Start.Byte] = true
 					}
 				}
 			}
 		case *hclsyntax.BinaryOpExpr:
 			if isNull(n.LHS) || isNull(n.RHS) {
-				for _, tr := range n.Variables() {
-					if names := attrNames(tr[1:]); tr.RootName() == RootSteps && len(names) > 0 {
-						g[names[0]] = true
-					}
-				}
+				guardSteps(g, n)
 			}
 		case *hclsyntax.ScopeTraversalExpr:
-			if names := attrNames(n.Traversal[1:]); n.Traversal.RootName() == RootSteps && len(names) > 1 && (names[1] == "status" || names[1] == "attempts") {
-				g[names[0]] = true
+			if name, field, ok := stepRead(n.Traversal); ok && (field == "status" || field == "attempts") {
+				g[name] = true
 			}
 		}
 		return nil

@@ -349,19 +349,13 @@ func conditionFunctionHint(name string) string {
 	if why, ok := condExcluded[name]; ok {
 		return fmt.Sprintf(" %s() is a value function that conditions cannot call: %s.", name, why)
 	}
-	names := slices.Collect(maps.Keys(functions))
-	for n := range builtin.Index {
-		names = append(names, n)
-	}
-	names = slices.DeleteFunc(names, func(n string) bool { _, ex := condExcluded[n]; return ex })
-	slices.Sort(names)
-	return didYouMean(name, slices.Compact(names))
+	names := slices.DeleteFunc(allFunctionNames(), func(n string) bool { _, ex := condExcluded[n]; return ex })
+	return didYouMean(name, names)
 }
 
-// FunctionTable is the table of spec/language.md's "Functions": every
-// function of either language, where a playbook may call it, and what it
-// does, in Markdown.
-func FunctionTable() string {
+// allFunctionNames are the names of every function of either language,
+// sorted (expr's now, which conditions cannot call, left out).
+func allFunctionNames() []string {
 	names := slices.Collect(maps.Keys(functions))
 	for n := range builtin.Index {
 		if n != "now" {
@@ -369,7 +363,14 @@ func FunctionTable() string {
 		}
 	}
 	slices.Sort(names)
-	names = slices.Compact(names)
+	return slices.Compact(names)
+}
+
+// FunctionTable is the table of spec/language.md's "Functions": every
+// function of either language, where a playbook may call it, and what it
+// does, in Markdown.
+func FunctionTable() string {
+	names := allFunctionNames()
 	var b strings.Builder
 	b.WriteString("| function | in values | in conditions | what it does |\n|---|---|---|---|\n")
 	for _, n := range names {
