@@ -163,6 +163,9 @@ func (l *loader) merge(up, own *hclsyntax.Body, addr string, top bool) *hclsynta
 		}
 		if prev := out.Attributes[n]; prev != nil {
 			l.pb.overrides[a.SrcRange] = append([]hcl.Range{prev.SrcRange}, l.pb.overrides[prev.SrcRange]...)
+			if n == "with" {
+				a = mergeArgs(prev, a)
+			}
 		}
 		out.Attributes[n] = a
 	}
