@@ -130,3 +130,49 @@ step "s" {
 		t.Errorf("diagnostics %v, want one Unused template warning", diags)
 	}
 }
+
+// TestTemplateRuleBeforeOtherwise checks that a rule a step adds to its
+// template's gate is tried before the template's otherwise, and that a
+// rule it names again keeps its place.
+func TestTemplateRuleBeforeOtherwise(t *testing.T) {
+	pb, diags := (&Loader{}).LoadSources(map[string][]byte{"playbook.hcl": []byte(`
+playbook "t" {}
+template "check" {
+  shell { command = ["true"] }
+  gate {
+    rule "first" {
+      when = "self.status == 'failed'"
+      fail = "broken"
+    }
+    otherwise {
+      log = "ok"
+    }
+  }
+}
+step "s" {
+  use = template.check
+  gate {
+    rule "added" {
+      when = "self.output == 'x'"
+      log  = "x"
+    }
+    rule "first" {
+      fail = "still_broken"
+    }
+  }
+}
+`)}, t.TempDir())
+	if len(diags) > 0 {
+		t.Fatalf("diagnostics: %v", diags)
+	}
+	var names []string
+	for _, r := range pb.Step("s").Gate.Rules {
+		names = append(names, r.Name)
+	}
+	if want := []string{"first", "added"}; !slices.Equal(names, want) {
+		t.Errorf("rules %v, want %v", names, want)
+	}
+	if pb.Step("s").Gate.Otherwise == nil {
+		t.Error("the template's otherwise is gone")
+	}
+}
