@@ -34,6 +34,10 @@ agent "worker" {
   type = "worker"
 }
 
+agent "helper" {
+  type = "helper"
+}
+
 step "preflight" {
   shell {
     command = ["true"]
@@ -42,7 +46,8 @@ step "preflight" {
 
 step "notes" {
   agent "worker" {
-    prompt = "Notes for ${inputs.phase_id}."
+    prompt   = "Notes for ${inputs.phase_id}."
+    fallback = ["helper"]
   }
 }
 
@@ -281,6 +286,59 @@ test "e" {
 `,
 		"empty": `
 # WARNING: No tests in file
+`,
+		"agents": `
+test "g" {
+  inputs = { phase_id = "1" }
+  mock "notes" {
+    agent "wroker" {                       # ERROR: Mock of an agent the step does not ask
+      output = "x"
+    }
+    agent "worker" {
+      output = { text = "x" }              # ERROR: Mock does not match the step
+    }
+    agent "worker" {                       # ERROR: Duplicate agent mock
+      output = "y"
+    }
+    agent "helper" {}                      # ERROR: Empty mock
+  }
+  mock "verify" {
+    agent "helper" {                       # ERROR: Mock of an agent the step does not ask
+      output = { pass = true, checks = [] }
+    }
+    agent "worker" {
+      output     = { pass = true, checks = [] }
+      error      = "x"                     # ERROR: Conflicting mock attributes
+    }
+  }
+  mock "preflight" {
+    agent "worker" {                       # ERROR: Agent mock of a step that asks no agent
+      output = "x"
+    }
+  }
+  mock "hash" {
+    agent "worker" {                       # ERROR: Agent mock of a step that asks no agent
+      exit_code = 1
+    }
+  }
+  expect {
+    status = "completed"
+    agents = {
+      notes     = "helpr"                  # ERROR: Not an agent of the step
+      preflight = "worker"                 # ERROR: Not an agent step
+      nope      = "worker"                 # ERROR: Reference to undeclared step
+    }
+  }
+}
+test "h" {
+  inputs = { phase_id = "1" }
+  mock "notes" {
+    agent "worker" {
+      exit_code = 0                        # ERROR: Unsupported argument
+    }
+  }
+  expect { status = "completed" }
+}
 `,
 		"shared": `
 mock "verify" {
