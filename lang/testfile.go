@@ -18,8 +18,12 @@ import (
 // that apl test runs and the loader leaves out of the playbook.
 const TestFileSuffix = "_test.hcl"
 
-// Test file schemas. A test file holds only test blocks.
+// Test file schemas. A test file holds test blocks, the mocks its tests
+// share, and the other test files whose mocks they share too.
 var testFileSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "include"},
+	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "test", LabelNames: []string{"name"}},
 		{Type: "mock", LabelNames: []string{"step"}},
@@ -40,11 +44,19 @@ var testSchema = &hcl.BodySchema{
 // TestFile is one decoded test file.
 type TestFile struct {
 	Filename string
-	// Mocks are the file's top-level mocks, keyed by step name: each test
-	// of the file that does not mock the step itself uses them (they are
-	// already merged into its Mocks).
+	// Include are the test files, by name as LoadTestFiles was given
+	// them, whose top-level mocks this file's tests share.
+	Include []string
+	// Mocks are the mocks every test of the file starts from, keyed by
+	// step name: its included files' top-level mocks, then its own over
+	// them. Each test of the file that does not mock the step itself
+	// uses them (they are already merged into its Mocks).
 	Mocks map[string]*Mock
 	Tests []*Test
+	// own are the file's own top-level mocks.
+	own map[string]*Mock
+	// includeRange is where include is written.
+	includeRange hcl.Range
 }
 
 // Test is a test block: one run of the playbook with constant inputs and
@@ -137,6 +149,49 @@ func (ld *Loader) TestFiles(ref string) (map[string][]byte, error) {
 	return out, nil
 }
 
+// ReadTestFile reads the test file at name (a file path, as apl run
+// --dry-run --mocks gives it) and the test files it includes, and theirs,
+// keyed by path, for LoadTestFiles. An include it cannot read is left
+// out; LoadTestFiles reports it.
+func (ld *Loader) ReadTestFile(name string) (map[string][]byte, error) {
+	// The file is read where it is, as any file a flag names; what it
+	// includes, inside its project, as a playbook's own files are.
+	proj := FindProject(name, ld.Allow)
+	out := map[string][]byte{}
+	todo := []string{name}
+	for len(todo) > 0 {
+		n := todo[0]
+		todo = todo[1:]
+		if _, ok := out[n]; ok {
+			continue
+		}
+		read := proj.ReadFile
+		if n == name {
+			read = os.ReadFile
+		}
+		b, err := read(n)
+		if err != nil {
+			if n == name {
+				return nil, err
+			}
+			continue
+		}
+		out[n] = b
+		_, f, _ := ParseConfig(b, n)
+		if f == nil || f.Body == nil {
+			continue
+		}
+		content, _, _ := f.Body.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "include"}}})
+		if a := content.Attributes["include"]; a != nil {
+			rels, _ := constStrings(a)
+			for _, rel := range rels {
+				todo = append(todo, includePath(n, rel))
+			}
+		}
+	}
+	return out, nil
+}
+
 // LoadTests decodes test files, keyed by file name, against the playbook
 // they test. It returns every test it could decode, in file-name and then
 // declaration order, with all diagnostics.
@@ -155,6 +210,8 @@ func LoadTestFiles(pb *Playbook, files map[string][]byte) ([]*TestFile, hcl.Diag
 	names := slices.Sorted(maps.Keys(files))
 	var diags hcl.Diagnostics
 	var out []*TestFile
+	byName := map[string]*TestFile{}
+	bodies := map[*TestFile]*hcl.BodyContent{}
 	parsed := parseFiles(files, names)
 	for i, n := range names {
 		f, fd := parsed[i].file, parsed[i].diags
@@ -164,14 +221,28 @@ func LoadTestFiles(pb *Playbook, files map[string][]byte) ([]*TestFile, hcl.Diag
 		}
 		content, cd := f.Body.Content(testFileSchema)
 		diags = append(diags, cd...)
-		tf := &TestFile{Filename: n, Mocks: map[string]*Mock{}}
-		shared := &Test{Mocks: tf.Mocks}
+		tf := &TestFile{Filename: n, own: map[string]*Mock{}}
+		shared := &Test{Mocks: tf.own}
 		for _, b := range content.Blocks {
 			if b.Type == "mock" {
 				diags = append(diags, d.decodeMock(shared, b)...)
 			}
 		}
-		for _, b := range content.Blocks {
+		if a := content.Attributes["include"]; a != nil {
+			diags = append(diags, d.decodeInclude(tf, a, files)...)
+		}
+		byName[n], bodies[tf] = tf, content
+		out = append(out, tf)
+	}
+	included := map[string]bool{}
+	for _, tf := range out {
+		for _, inc := range tf.Include {
+			included[inc] = true
+		}
+	}
+	for _, tf := range out {
+		diags = append(diags, d.fileMocks(tf, byName, nil)...)
+		for _, b := range bodies[tf].Blocks {
 			if b.Type != "test" {
 				continue
 			}
@@ -187,14 +258,110 @@ func LoadTestFiles(pb *Playbook, files map[string][]byte) ([]*TestFile, hcl.Diag
 			}
 			tf.Tests = append(tf.Tests, t)
 		}
-		if len(tf.Tests) == 0 && !fd.HasErrors() {
+		if len(tf.Tests) == 0 && !included[tf.Filename] && !hasErrorsIn(diags, tf.Filename) {
 			diags = append(diags, warnDiag("No tests in file",
-				fmt.Sprintf("%s holds no test blocks; a test file declares tests like test \"name\" { expect { status = \"completed\" } }.", n),
-				hcl.Range{Filename: n, Start: hcl.InitialPos, End: hcl.InitialPos}))
+				fmt.Sprintf("%s holds no test blocks; a test file declares tests like test \"name\" { expect { status = \"completed\" } }.", tf.Filename),
+				hcl.Range{Filename: tf.Filename, Start: hcl.InitialPos, End: hcl.InitialPos}))
 		}
-		out = append(out, tf)
 	}
 	return out, dedupe(diags)
+}
+
+// hasErrorsIn reports whether diags hold an error in the named file.
+func hasErrorsIn(diags hcl.Diagnostics, name string) bool {
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError && d.Subject != nil && d.Subject.Filename == name {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeInclude reads a test file's include: test files of the same
+// playbook, named relative to the file's directory.
+func (d *testDecoder) decodeInclude(tf *TestFile, a *hcl.Attribute, files map[string][]byte) hcl.Diagnostics {
+	rels, diags := constStrings(a)
+	if diags.HasErrors() {
+		return diags
+	}
+	tf.includeRange = a.Expr.Range()
+	for _, rel := range rels {
+		name := includePath(tf.Filename, rel)
+		if _, ok := files[name]; !ok || name == tf.Filename {
+			var known []string
+			for n := range files {
+				if n != tf.Filename {
+					known = append(known, includeRel(tf.Filename, n))
+				}
+			}
+			slices.Sort(known)
+			what := "is not a test file of this playbook"
+			if name == tf.Filename {
+				what = "is this file itself"
+			}
+			diags = append(diags, errDiag("Unknown included file",
+				fmt.Sprintf("%q %s; include names other test files of the playbook (its *_test.hcl files and the .hcl files of its tests/ folder), relative to this file.%s",
+					rel, what, didYouMean(rel, known)), a.Expr.Range()))
+			continue
+		}
+		tf.Include = append(tf.Include, name)
+	}
+	return diags
+}
+
+// includePath is the name of the test file that a test file named from
+// includes as rel: relative to its directory, with / in stdlib names.
+func includePath(from, rel string) string {
+	if strings.HasPrefix(from, StdlibPrefix) {
+		return path.Join(path.Dir(from), rel)
+	}
+	return filepath.Join(filepath.Dir(from), filepath.FromSlash(rel))
+}
+
+// includeRel is name as a test file named from would include it.
+func includeRel(from, name string) string {
+	if strings.HasPrefix(from, StdlibPrefix) {
+		if r, ok := strings.CutPrefix(name, path.Dir(from)+"/"); ok {
+			return r
+		}
+		return name
+	}
+	if r, err := filepath.Rel(filepath.Dir(from), name); err == nil {
+		return filepath.ToSlash(r)
+	}
+	return name
+}
+
+// fileMocks sets tf.Mocks once: the mocks of the files it includes, in
+// order (each with its own includes), then its own over them. through
+// are the files whose mocks are being gathered, to find a cycle.
+func (d *testDecoder) fileMocks(tf *TestFile, byName map[string]*TestFile, through []*TestFile) hcl.Diagnostics {
+	if tf.Mocks != nil {
+		return nil
+	}
+	through = append(through, tf)
+	var diags hcl.Diagnostics
+	mocks := map[string]*Mock{}
+	for _, name := range tf.Include {
+		inc := byName[name]
+		if inc == nil {
+			continue // it did not parse
+		}
+		if i := slices.Index(through, inc); i >= 0 {
+			var cycle []string
+			for _, f := range append(through[i:], inc) {
+				cycle = append(cycle, f.Filename)
+			}
+			diags = append(diags, errDiag("Include cycle",
+				fmt.Sprintf("Test files include each other: %s.", strings.Join(cycle, " includes ")), tf.includeRange))
+			continue
+		}
+		diags = append(diags, d.fileMocks(inc, byName, through)...)
+		maps.Copy(mocks, inc.Mocks)
+	}
+	maps.Copy(mocks, tf.own)
+	tf.Mocks = mocks
+	return diags
 }
 
 // testDecoder decodes the test blocks of one playbook's test files.
