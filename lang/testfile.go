@@ -34,6 +34,7 @@ var testSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "mode"},
 		{Name: "inputs"},
+		{Name: "include"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "mock", LabelNames: []string{"step"}},
@@ -65,8 +66,12 @@ type Test struct {
 	Name   string
 	Mode   string
 	Inputs map[string]cty.Value
-	// Mocks are keyed by step name. A step without a mock runs for real
-	// (shell and call steps) or fails (agent steps).
+	// Include are the test files whose top-level mocks the test starts
+	// from, over its file's (TestFile.Include).
+	Include []string
+	// Mocks are keyed by step name: the test's own, then those of the
+	// files it includes, then its file's. A step without a mock runs for
+	// real (shell and call steps) or fails (agent steps).
 	Mocks     map[string]*Mock
 	Expect    *Expect
 	DeclRange hcl.Range
@@ -181,8 +186,17 @@ func (ld *Loader) ReadTestFile(name string) (map[string][]byte, error) {
 		if f == nil || f.Body == nil {
 			continue
 		}
-		content, _, _ := f.Body.PartialContent(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "include"}}})
-		if a := content.Attributes["include"]; a != nil {
+		includes := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "include"}}, Blocks: []hcl.BlockHeaderSchema{{Type: "test", LabelNames: []string{"name"}}}}
+		content, _, _ := f.Body.PartialContent(includes)
+		attrs := []*hcl.Attribute{content.Attributes["include"]}
+		for _, b := range content.Blocks {
+			tc, _, _ := b.Body.PartialContent(includes)
+			attrs = append(attrs, tc.Attributes["include"])
+		}
+		for _, a := range attrs {
+			if a == nil {
+				continue
+			}
 			rels, _ := constStrings(a)
 			for _, rel := range rels {
 				todo = append(todo, includePath(n, rel))
@@ -206,11 +220,11 @@ func LoadTests(pb *Playbook, files map[string][]byte) ([]*Test, hcl.Diagnostics)
 
 // LoadTestFiles is LoadTests, with the tests grouped by file.
 func LoadTestFiles(pb *Playbook, files map[string][]byte) ([]*TestFile, hcl.Diagnostics) {
-	d := &testDecoder{pb: pb, names: map[string]hcl.Range{}}
+	byName := map[string]*TestFile{}
+	d := &testDecoder{pb: pb, names: map[string]hcl.Range{}, files: files, byName: byName}
 	names := slices.Sorted(maps.Keys(files))
 	var diags hcl.Diagnostics
 	var out []*TestFile
-	byName := map[string]*TestFile{}
 	bodies := map[*TestFile]*hcl.BodyContent{}
 	parsed := parseFiles(files, names)
 	for i, n := range names {
@@ -228,36 +242,56 @@ func LoadTestFiles(pb *Playbook, files map[string][]byte) ([]*TestFile, hcl.Diag
 				diags = append(diags, d.decodeMock(shared, b)...)
 			}
 		}
-		if a := content.Attributes["include"]; a != nil {
-			diags = append(diags, d.decodeInclude(tf, a, files)...)
-		}
 		byName[n], bodies[tf] = tf, content
 		out = append(out, tf)
 	}
-	included := map[string]bool{}
+	// Includes are read once every file is known.
 	for _, tf := range out {
-		for _, inc := range tf.Include {
-			included[inc] = true
+		if a := bodies[tf].Attributes["include"]; a != nil {
+			var id hcl.Diagnostics
+			tf.Include, id = d.decodeInclude(tf.Filename, a)
+			diags = append(diags, id...)
+			tf.includeRange = a.Expr.Range()
 		}
 	}
 	for _, tf := range out {
-		diags = append(diags, d.fileMocks(tf, byName, nil)...)
+		diags = append(diags, d.fileMocks(tf, nil)...)
 		for _, b := range bodies[tf].Blocks {
 			if b.Type != "test" {
 				continue
 			}
-			t, td := d.decodeTest(b)
+			t, td := d.decodeTest(b, tf.Filename)
 			diags = append(diags, td...)
 			if t == nil {
 				continue
 			}
-			for step, m := range tf.Mocks {
+			base := maps.Clone(tf.Mocks)
+			for _, name := range t.Include {
+				inc := byName[name]
+				diags = append(diags, d.fileMocks(inc, nil)...)
+				maps.Copy(base, inc.Mocks)
+			}
+			for step, m := range base {
 				if t.Mocks[step] == nil {
 					t.Mocks[step] = m
 				}
 			}
 			tf.Tests = append(tf.Tests, t)
 		}
+	}
+	// A file of mocks that others include needs no tests of its own.
+	included := map[string]bool{}
+	for _, tf := range out {
+		for _, inc := range tf.Include {
+			included[inc] = true
+		}
+		for _, t := range tf.Tests {
+			for _, inc := range t.Include {
+				included[inc] = true
+			}
+		}
+	}
+	for _, tf := range out {
 		if len(tf.Tests) == 0 && !included[tf.Filename] && !hasErrorsIn(diags, tf.Filename) {
 			diags = append(diags, warnDiag("No tests in file",
 				fmt.Sprintf("%s holds no test blocks; a test file declares tests like test \"name\" { expect { status = \"completed\" } }.", tf.Filename),
@@ -277,26 +311,27 @@ func hasErrorsIn(diags hcl.Diagnostics, name string) bool {
 	return false
 }
 
-// decodeInclude reads a test file's include: test files of the same
-// playbook, named relative to the file's directory.
-func (d *testDecoder) decodeInclude(tf *TestFile, a *hcl.Attribute, files map[string][]byte) hcl.Diagnostics {
+// decodeInclude reads the include of a test file named from, or of one
+// of its tests: test files of the same playbook, named relative to its
+// directory. It returns their names as LoadTestFiles was given them.
+func (d *testDecoder) decodeInclude(from string, a *hcl.Attribute) ([]string, hcl.Diagnostics) {
 	rels, diags := constStrings(a)
 	if diags.HasErrors() {
-		return diags
+		return nil, diags
 	}
-	tf.includeRange = a.Expr.Range()
+	var out []string
 	for _, rel := range rels {
-		name := includePath(tf.Filename, rel)
-		if _, ok := files[name]; !ok || name == tf.Filename {
+		name := includePath(from, rel)
+		if _, ok := d.byName[name]; !ok || name == from {
 			var known []string
-			for n := range files {
-				if n != tf.Filename {
-					known = append(known, includeRel(tf.Filename, n))
+			for n := range d.files {
+				if n != from {
+					known = append(known, includeRel(from, n))
 				}
 			}
 			slices.Sort(known)
 			what := "is not a test file of this playbook"
-			if name == tf.Filename {
+			if name == from {
 				what = "is this file itself"
 			}
 			diags = append(diags, errDiag("Unknown included file",
@@ -304,9 +339,9 @@ func (d *testDecoder) decodeInclude(tf *TestFile, a *hcl.Attribute, files map[st
 					rel, what, didYouMean(rel, known)), a.Expr.Range()))
 			continue
 		}
-		tf.Include = append(tf.Include, name)
+		out = append(out, name)
 	}
-	return diags
+	return out, diags
 }
 
 // includePath is the name of the test file that a test file named from
@@ -335,7 +370,7 @@ func includeRel(from, name string) string {
 // fileMocks sets tf.Mocks once: the mocks of the files it includes, in
 // order (each with its own includes), then its own over them. through
 // are the files whose mocks are being gathered, to find a cycle.
-func (d *testDecoder) fileMocks(tf *TestFile, byName map[string]*TestFile, through []*TestFile) hcl.Diagnostics {
+func (d *testDecoder) fileMocks(tf *TestFile, through []*TestFile) hcl.Diagnostics {
 	if tf.Mocks != nil {
 		return nil
 	}
@@ -343,10 +378,7 @@ func (d *testDecoder) fileMocks(tf *TestFile, byName map[string]*TestFile, throu
 	var diags hcl.Diagnostics
 	mocks := map[string]*Mock{}
 	for _, name := range tf.Include {
-		inc := byName[name]
-		if inc == nil {
-			continue // it did not parse
-		}
+		inc := d.byName[name]
 		if i := slices.Index(through, inc); i >= 0 {
 			var cycle []string
 			for _, f := range append(through[i:], inc) {
@@ -356,7 +388,7 @@ func (d *testDecoder) fileMocks(tf *TestFile, byName map[string]*TestFile, throu
 				fmt.Sprintf("Test files include each other: %s.", strings.Join(cycle, " includes ")), tf.includeRange))
 			continue
 		}
-		diags = append(diags, d.fileMocks(inc, byName, through)...)
+		diags = append(diags, d.fileMocks(inc, through)...)
 		maps.Copy(mocks, inc.Mocks)
 	}
 	maps.Copy(mocks, tf.own)
@@ -368,9 +400,13 @@ func (d *testDecoder) fileMocks(tf *TestFile, byName map[string]*TestFile, throu
 type testDecoder struct {
 	pb    *Playbook
 	names map[string]hcl.Range // test names seen, for duplicates
+	// files are the test files' sources, and byName those that parsed,
+	// by name: what an include may name.
+	files  map[string][]byte
+	byName map[string]*TestFile
 }
 
-func (d *testDecoder) decodeTest(b *hcl.Block) (*Test, hcl.Diagnostics) {
+func (d *testDecoder) decodeTest(b *hcl.Block, file string) (*Test, hcl.Diagnostics) {
 	name := b.Labels[0]
 	var diags hcl.Diagnostics
 	if strings.TrimSpace(name) == "" {
@@ -395,6 +431,11 @@ func (d *testDecoder) decodeTest(b *hcl.Block) (*Test, hcl.Diagnostics) {
 					fmt.Sprintf("The playbook has no mode named %q.%s", v, didYouMean(v, slices.Sorted(maps.Keys(d.pb.Modes)))), a.Expr.Range()))
 			}
 		}
+	}
+	if a := content.Attributes["include"]; a != nil {
+		inc, incd := d.decodeInclude(file, a)
+		diags = append(diags, incd...)
+		t.Include = inc
 	}
 	var id hcl.Diagnostics
 	if a := content.Attributes["inputs"]; a != nil {

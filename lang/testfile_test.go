@@ -586,6 +586,11 @@ test "shared" {
   inputs = { phase_id = "1" }
   expect { status = "completed" }
 }
+test "a test includes too" {
+  include = ["base.hcl"]
+  inputs  = { phase_id = "1" }
+  expect { status = "completed" }
+}
 `),
 	}
 	files, diags := LoadTestFiles(pb, srcs)
@@ -602,8 +607,9 @@ test "shared" {
 		}
 	}
 	want := map[string]map[string]string{
-		"own over shared": {"hash": `{"sha256":"own"}`, "notes": `"shared notes"`, "verify": `{"checks":[],"pass":false}`},
-		"shared":          {"hash": `{"sha256":"base"}`, "notes": `"shared notes"`, "verify": `{"checks":[],"pass":false}`},
+		"own over shared":     {"hash": `{"sha256":"own"}`, "notes": `"shared notes"`, "verify": `{"checks":[],"pass":false}`},
+		"shared":              {"hash": `{"sha256":"base"}`, "notes": `"shared notes"`, "verify": `{"checks":[],"pass":false}`},
+		"a test includes too": {"hash": `{"sha256":"base"}`, "notes": `"base notes"`, "verify": `{"checks":[],"pass":false}`},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mocks (-want +got):\n%s", diff)
@@ -645,6 +651,11 @@ test "d" {
 include = ["e_test.hcl"] # ERROR: Unknown included file
 test "e" {
   inputs = { phase_id = "1" }
+  expect { status = "completed" }
+}
+test "e2" {
+  inputs  = { phase_id = "1" }
+  include = ["c_tst.hcl"] # ERROR: Unknown included file
   expect { status = "completed" }
 }
 `),
