@@ -27,6 +27,13 @@ var testFileSchema = &hcl.BodySchema{
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "test", LabelNames: []string{"name"}},
 		{Type: "mock", LabelNames: []string{"step"}},
+		{Type: "unreachable", LabelNames: []string{"branch"}},
+	},
+}
+
+var unreachableSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "reason", Required: true},
 	},
 }
 
@@ -54,10 +61,22 @@ type TestFile struct {
 	// uses them (they are already merged into its Mocks).
 	Mocks map[string]*Mock
 	Tests []*Test
+	// Unreachable are the branches the file says no test can take.
+	Unreachable []*Unreachable
 	// own are the file's own top-level mocks.
 	own map[string]*Mock
 	// includeRange is where include is written.
 	includeRange hcl.Range
+}
+
+// Unreachable is a branch of the playbook (Branch) that a test file says
+// no test can take, and why: apl test --cover leaves it out of the share
+// it reports and lists it with the reason, and says so if a test takes
+// it after all.
+type Unreachable struct {
+	Branch    string
+	Reason    string
+	DeclRange hcl.Range
 }
 
 // Test is a test block: one run of the playbook with constant inputs and
@@ -238,8 +257,15 @@ func LoadTestFiles(pb *Playbook, files map[string][]byte) ([]*TestFile, hcl.Diag
 		tf := &TestFile{Filename: n, own: map[string]*Mock{}}
 		shared := &Test{Mocks: tf.own}
 		for _, b := range content.Blocks {
-			if b.Type == "mock" {
+			switch b.Type {
+			case "mock":
 				diags = append(diags, d.decodeMock(shared, b)...)
+			case "unreachable":
+				u, ud := d.decodeUnreachable(b)
+				diags = append(diags, ud...)
+				if u != nil {
+					tf.Unreachable = append(tf.Unreachable, u)
+				}
 			}
 		}
 		byName[n], bodies[tf] = tf, content
@@ -292,7 +318,7 @@ func LoadTestFiles(pb *Playbook, files map[string][]byte) ([]*TestFile, hcl.Diag
 		}
 	}
 	for _, tf := range out {
-		if len(tf.Tests) == 0 && !included[tf.Filename] && !hasErrorsIn(diags, tf.Filename) {
+		if len(tf.Tests) == 0 && len(tf.Unreachable) == 0 && !included[tf.Filename] && !hasErrorsIn(diags, tf.Filename) {
 			diags = append(diags, warnDiag("No tests in file",
 				fmt.Sprintf("%s holds no test blocks; a test file declares tests like test \"name\" { expect { status = \"completed\" } }.", tf.Filename),
 				hcl.Range{Filename: tf.Filename, Start: hcl.InitialPos, End: hcl.InitialPos}))
@@ -404,6 +430,44 @@ type testDecoder struct {
 	// by name: what an include may name.
 	files  map[string][]byte
 	byName map[string]*TestFile
+	// branches are the playbook's, by ID; unreachable, those a file
+	// declared unreachable, for duplicates.
+	branches    map[string]Branch
+	unreachable map[string]hcl.Range
+}
+
+func (d *testDecoder) decodeUnreachable(b *hcl.Block) (*Unreachable, hcl.Diagnostics) {
+	id := b.Labels[0]
+	if d.branches == nil {
+		d.branches, d.unreachable = map[string]Branch{}, map[string]hcl.Range{}
+		for _, br := range d.pb.Branches() {
+			d.branches[br.ID] = br
+		}
+	}
+	if _, ok := d.branches[id]; !ok {
+		return nil, hcl.Diagnostics{errDiag("Unknown branch",
+			fmt.Sprintf("The playbook has no branch %q; apl test --cover lists the branches a suite did not take by their addresses.%s",
+				id, didYouMean(id, slices.Sorted(maps.Keys(d.branches)))), b.LabelRanges[0])}
+	}
+	if prev, ok := d.unreachable[id]; ok {
+		return nil, hcl.Diagnostics{duplicate("unreachable", id, prev, b)}
+	}
+	d.unreachable[id] = b.DefRange
+	content, diags := b.Body.Content(unreachableSchema)
+	u := &Unreachable{Branch: id, DeclRange: b.DefRange}
+	if a := content.Attributes["reason"]; a != nil {
+		v, rd := constString(a)
+		diags = append(diags, rd...)
+		if !rd.HasErrors() && strings.TrimSpace(v) == "" {
+			diags = append(diags, errDiag("Empty reason",
+				"Say why no test can take the branch, e.g. reason = \"the rule before it always matches first\".", a.Expr.Range()))
+		}
+		u.Reason = v
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return u, diags
 }
 
 func (d *testDecoder) decodeTest(b *hcl.Block, file string) (*Test, hcl.Diagnostics) {

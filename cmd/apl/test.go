@@ -40,11 +40,20 @@ type testReport struct {
 
 // coverage is what one playbook's tests went through (lang.Branch).
 type coverage struct {
-	Playbook  string   `json:"playbook"`
+	Playbook string `json:"playbook"`
+	// Branches counts the playbook's branches but those its test files
+	// declare unreachable (and no test took); Covered, those of them the
+	// tests took; Percent is the one of the other.
 	Branches  int      `json:"branches"`
 	Covered   int      `json:"covered"`
 	Percent   float64  `json:"percent"`
 	Uncovered []branch `json:"uncovered"`
+	// Unreachable are the branches the test files declare no test can
+	// take, with their reasons.
+	Unreachable []branch `json:"unreachable,omitempty"`
+	// Reached are branches declared unreachable that a test took: the
+	// declaration is wrong (they count as covered).
+	Reached []branch `json:"reached,omitempty"`
 }
 
 type branch struct {
@@ -52,18 +61,35 @@ type branch struct {
 	Kind string `json:"kind"`
 	// At is FILE:LINE.
 	At string `json:"at"`
+	// Reason is why a branch is unreachable, as its declaration says.
+	Reason string `json:"reason,omitempty"`
 }
 
-// coverageOf counts pb's branches that the runs went through.
-func coverageOf(ref string, pb *lang.Playbook, covered map[string]bool) coverage {
+// coverageOf counts pb's branches that the runs went through, leaving out
+// those declared unreachable that none did.
+func coverageOf(ref string, pb *lang.Playbook, covered map[string]bool, unreachable []*lang.Unreachable) coverage {
+	why := map[string]string{}
+	for _, u := range unreachable {
+		why[u.Branch] = u.Reason
+	}
 	c := coverage{Playbook: ref, Uncovered: []branch{}}
 	for _, b := range pb.Branches() {
+		br := branch{ID: b.ID, Kind: b.Kind, At: fmt.Sprintf("%s:%d", b.Range.Filename, b.Range.Start.Line)}
+		reason, declared := why[b.ID]
+		switch {
+		case declared && !covered[b.ID]:
+			br.Reason = reason
+			c.Unreachable = append(c.Unreachable, br)
+			continue
+		case declared:
+			c.Reached = append(c.Reached, br)
+		}
 		c.Branches++
 		if covered[b.ID] {
 			c.Covered++
 			continue
 		}
-		c.Uncovered = append(c.Uncovered, branch{ID: b.ID, Kind: b.Kind, At: fmt.Sprintf("%s:%d", b.Range.Filename, b.Range.Start.Line)})
+		c.Uncovered = append(c.Uncovered, br)
 	}
 	c.Percent = 100
 	if c.Branches > 0 {
@@ -73,9 +99,19 @@ func coverageOf(ref string, pb *lang.Playbook, covered map[string]bool) coverage
 }
 
 func writeCoverage(w io.Writer, c coverage) {
-	fmt.Fprintf(w, "coverage: %d of %d branches (%.1f%%)\n", c.Covered, c.Branches, c.Percent)
+	fmt.Fprintf(w, "coverage: %d of %d branches (%.1f%%)", c.Covered, c.Branches, c.Percent)
+	if n := len(c.Unreachable); n > 0 {
+		fmt.Fprintf(w, ", %d declared unreachable", n)
+	}
+	fmt.Fprintln(w)
 	for _, b := range c.Uncovered {
 		fmt.Fprintf(w, "  not covered: %s: %s (%s)\n", b.At, b.ID, b.Kind)
+	}
+	for _, b := range c.Unreachable {
+		fmt.Fprintf(w, "  unreachable: %s: %s (%s): %s\n", b.At, b.ID, b.Kind, b.Reason)
+	}
+	for _, b := range c.Reached {
+		fmt.Fprintf(w, "  warning: %s: %s is declared unreachable, but a test took it\n", b.At, b.ID)
 	}
 }
 
@@ -122,7 +158,7 @@ func (c *testCmd) Run(e *env) error {
 		if ctx.Err() != nil {
 			break
 		}
-		pb, tests, err := e.loadTests(ref)
+		pb, tests, unreachable, err := e.loadTests(ref)
 		if err != nil {
 			rep.LoadErrors = append(rep.LoadErrors, err.Error())
 			fmt.Fprintf(e.stderr, "apl: %v\n", err)
@@ -168,7 +204,7 @@ func (c *testCmd) Run(e *env) error {
 			tally.write(e.stdout)
 		}
 		if c.Cover {
-			cov := coverageOf(ref, pb, covered)
+			cov := coverageOf(ref, pb, covered, unreachable)
 			rep.Coverage = append(rep.Coverage, cov)
 			if !c.JSON {
 				writeCoverage(e.stdout, cov)
@@ -238,20 +274,26 @@ func (t *emptyTally) write(w io.Writer) {
 // loadTests loads the playbook at ref and its tests. Diagnostics are
 // printed, with snippets from the playbook's and the test files' sources;
 // errors make the returned error.
-func (e *env) loadTests(ref string) (*lang.Playbook, []*lang.Test, error) {
+func (e *env) loadTests(ref string) (*lang.Playbook, []*lang.Test, []*lang.Unreachable, error) {
 	pb, diags := e.loader.Load(ref)
 	if diags.HasErrors() {
 		writeDiags(e.stderr, pb, diags)
-		return nil, nil, fmt.Errorf("%s: %s", ref, countDiags(diags))
+		return nil, nil, nil, fmt.Errorf("%s: %s", ref, countDiags(diags))
 	}
 	files, err := e.loader.TestFiles(ref)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", ref, err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", ref, err)
 	}
 	if len(files) == 0 {
-		return pb, nil, nil
+		return pb, nil, nil, nil
 	}
-	tests, diags := lang.LoadTests(pb, files)
+	tfs, diags := lang.LoadTestFiles(pb, files)
+	var tests []*lang.Test
+	var unreachable []*lang.Unreachable
+	for _, f := range tfs {
+		tests = append(tests, f.Tests...)
+		unreachable = append(unreachable, f.Unreachable...)
+	}
 	if len(diags) > 0 {
 		all := pb.Files()
 		for name, src := range files {
@@ -264,9 +306,9 @@ func (e *env) loadTests(ref string) (*lang.Playbook, []*lang.Test, error) {
 		hcl.NewDiagnosticTextWriter(e.stderr, all, 100, color).WriteDiagnostics(diags)
 	}
 	if diags.HasErrors() {
-		return nil, nil, fmt.Errorf("%s: test files: %s", ref, countDiags(diags))
+		return nil, nil, nil, fmt.Errorf("%s: test files: %s", ref, countDiags(diags))
 	}
-	return pb, tests, nil
+	return pb, tests, unreachable, nil
 }
 
 // testRefs turns a path argument into the playbooks to test: stdlib:NAME
