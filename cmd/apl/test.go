@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -15,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/apl-lang/apl/interp"
+	"github.com/apl-lang/apl/interp/draw"
 	"github.com/apl-lang/apl/interp/playtest"
 	"github.com/apl-lang/apl/lang"
 	"github.com/hashicorp/hcl/v2"
@@ -26,6 +29,7 @@ type testCmd struct {
 	JSON   bool     `name:"json" help:"Print the results as one JSON object instead of lines."`
 	NoExec bool     `name:"no-exec" help:"Run no program: a shell step or git.* call without a mock fails its test, naming the step. For playbooks nobody has reviewed, such as a pull request's in CI."`
 	Cover  bool     `name:"cover" help:"Report which branches of each playbook the tests went through: gate rules and otherwise blocks, on_exhausted outcomes, on_failure and finally steps, for_each items completed and failed; the uncovered ones by file:line."`
+	Graph  string   `name:"graph" placeholder:"FILE" help:"With --cover: draw the playbook's graph with every test's way through it into FILE, as apl graph --path draws a run: .svg or .png (drawn by Graphviz's dot), .dot, .mmd (Mermaid), else text. One playbook only."`
 }
 
 // testReport is what apl test --json prints.
@@ -98,6 +102,41 @@ func coverageOf(ref string, pb *lang.Playbook, covered map[string]bool, unreacha
 	return c
 }
 
+// writeCoverGraph draws pb's graph into file with the tests' paths over
+// it: each test's frames are kept apart, so that one test's last step
+// does not seem to lead to the next test's first.
+func writeCoverGraph(file string, pb *lang.Playbook, paths []*interp.Path) error {
+	all := &interp.Path{Frames: map[string][]*interp.Visit{}}
+	for i, p := range paths {
+		for _, f := range p.FrameOrder {
+			key := fmt.Sprintf("test %d/%s", i+1, f)
+			all.FrameOrder = append(all.FrameOrder, key)
+			all.Frames[key] = p.Frames[f]
+		}
+		all.Ends = append(all.Ends, p.Ends...)
+	}
+	g := draw.New(pb)
+	g.Overlay(&draw.Run{ID: fmt.Sprintf("(%d tests)", len(paths)), Status: "their paths together", Path: all})
+	var out strings.Builder
+	switch ext := strings.ToLower(filepath.Ext(file)); ext {
+	case ".svg", ".png":
+		var dot strings.Builder
+		g.WriteDot(&dot)
+		img, err := draw.Render(dot.String(), ext[1:])
+		if err != nil {
+			return err
+		}
+		out.Write(img)
+	case ".dot", ".gv":
+		g.WriteDot(&out)
+	case ".mmd", ".mermaid":
+		g.WriteMermaid(&out)
+	default:
+		g.WriteText(&out)
+	}
+	return os.WriteFile(file, []byte(out.String()), 0o644)
+}
+
 func writeCoverage(w io.Writer, c coverage) {
 	fmt.Fprintf(w, "coverage: %d of %d branches (%.1f%%)", c.Covered, c.Branches, c.Percent)
 	if n := len(c.Unreachable); n > 0 {
@@ -150,6 +189,12 @@ func (c *testCmd) Run(e *env) error {
 		}
 		refs = append(refs, found...)
 	}
+	switch {
+	case c.Graph != "" && !c.Cover:
+		return exitWith(exitUsage, errors.New("--graph draws the coverage: give it with --cover"))
+	case c.Graph != "" && len(refs) != 1:
+		return exitWith(exitUsage, fmt.Errorf("--graph draws one playbook's coverage, and %d have tests here: name one", len(refs)))
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -171,6 +216,7 @@ func (c *testCmd) Run(e *env) error {
 		header := len(refs) > 1 && !c.JSON
 		var tally emptyTally
 		covered := map[string]bool{}
+		var paths []*interp.Path
 		for _, t := range tests {
 			if filter != nil && !filter.MatchString(t.Name) {
 				continue
@@ -190,6 +236,7 @@ func (c *testCmd) Run(e *env) error {
 			for id := range res.Branches {
 				covered[id] = true
 			}
+			paths = append(paths, res.Steps)
 			if tr.Passed {
 				rep.Passed++
 			} else {
@@ -208,6 +255,11 @@ func (c *testCmd) Run(e *env) error {
 			rep.Coverage = append(rep.Coverage, cov)
 			if !c.JSON {
 				writeCoverage(e.stdout, cov)
+			}
+			if c.Graph != "" {
+				if err := writeCoverGraph(c.Graph, pb, paths); err != nil {
+					return exitWith(exitInternal, err)
+				}
 			}
 		}
 	}
