@@ -101,7 +101,7 @@ func (r *run) rootValue(root string, view stepsView, f *frame, rd reads) cty.Val
 	case lang.RootVars:
 		return cty.ObjectVal(r.vars)
 	case lang.RootLocal:
-		return withStepLocals(r.localsValue(view, rd.locals, rd.all), f)
+		return r.withLateLocals(view, withStepLocals(r.localsValue(view, rd.locals, rd.all), f), f)
 	case lang.RootItem:
 		return f.item.value
 	case lang.RootItemAttempt:
@@ -166,6 +166,9 @@ func (r *run) stepLocals(f *frame, s *lang.Step) (cty.Value, error) {
 	f.locals = cty.EmptyObjectVal
 	m := map[string]cty.Value{}
 	for _, lv := range s.Locals {
+		if lv.Late {
+			continue
+		}
 		v, diags := lv.Expr.Value(r.evalCtx(f, nil, lv.Expr))
 		if diags.HasErrors() {
 			f.locals = cty.NilVal
@@ -175,6 +178,36 @@ func (r *run) stepLocals(f *frame, s *lang.Step) (cty.Value, error) {
 		f.locals = cty.ObjectVal(m)
 	}
 	return f.locals, nil
+}
+
+// withLateLocals adds to locals the late locals of the current step of
+// frame f, derived now from the step's record: null when they cannot be
+// (the action has not given an output yet).
+func (r *run) withLateLocals(view stepsView, locals cty.Value, f *frame) cty.Value {
+	if f == nil || f.step == nil || f.locals == cty.NilVal {
+		return locals
+	}
+	var m map[string]cty.Value
+	for _, lv := range f.step.Locals {
+		if !lv.Late {
+			continue
+		}
+		if m == nil {
+			m = locals.AsValueMap()
+			if m == nil {
+				m = map[string]cty.Value{}
+			}
+		}
+		v, diags := lv.Expr.Value(r.evalCtxIn(view, f, map[string]cty.Value{lang.RootLocal: cty.ObjectVal(m)}, lv.Expr))
+		if diags.HasErrors() {
+			v = cty.NullVal(lv.Type)
+		}
+		m[lv.Name] = v
+	}
+	if m == nil {
+		return locals
+	}
+	return cty.ObjectVal(m)
 }
 
 // withStepLocals adds the current step's own locals in frame f to the

@@ -19,6 +19,9 @@ type frame struct {
 	// started; cty.NilVal when it has none. They are not in the state:
 	// a resumed step starts again and evaluates them again.
 	locals cty.Value
+	// step is the step whose locals these are: its late locals
+	// (lang.Local.Late) are derived when read.
+	step *lang.Step
 }
 
 // item is one item of a for_each step while the run holds it in memory.

@@ -54,7 +54,7 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 	}
 	// The step's locals are evaluated once the step is sure to run, and
 	// hold for the whole attempt: its retries, checks and gate.
-	f.locals = cty.NilVal
+	f.locals, f.step = cty.NilVal, s
 	if len(s.Locals) > 0 {
 		v, err := r.stepLocals(f, s)
 		if err != nil {

@@ -128,17 +128,17 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 			tmpl, d := l.templateExpr(a.Expr)
 			diags = append(diags, d...)
 			call.Template = tmpl
-			l.deferRefs(tmpl, refScope{vars: true, body: s.Parent, step: s, what: "a prompt"})
+			l.deferRefs(tmpl, refScope{vars: true, body: s.Parent, step: s, action: true, what: "a prompt"})
 		}
 	}
 	if a := content.Attributes["optional"]; a != nil && call.Template != nil {
-		opt, d := l.decodeOptional(a, call.Template, refScope{vars: true, body: s.Parent, step: s, what: "a prompt's optional"})
+		opt, d := l.decodeOptional(a, call.Template, refScope{vars: true, body: s.Parent, step: s, action: true, what: "a prompt's optional"})
 		diags = append(diags, d...)
 		call.Optional = append(call.Optional, opt...)
 	}
 	if a := content.Attributes["vars"]; a != nil {
 		call.Vars = a.Expr
-		l.deferRefs(a.Expr, refScope{vars: true, body: s.Parent, step: s, what: "agent vars"})
+		l.deferRefs(a.Expr, refScope{vars: true, body: s.Parent, step: s, action: true, what: "agent vars"})
 	}
 	if a := content.Attributes["budget"]; a != nil {
 		v, rng, d := refName(a, "budget")
@@ -154,7 +154,7 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 	if a := content.Attributes["model"]; a != nil {
 		if len(a.Expr.Variables()) > 0 {
 			call.Model, call.ModelExpr = "", a.Expr
-			l.deferRefs(a.Expr, refScope{body: s.Parent, step: s, what: "an agent's model"})
+			l.deferRefs(a.Expr, refScope{body: s.Parent, step: s, action: true, what: "an agent's model"})
 		} else {
 			v, d := constString(a)
 			diags = append(diags, d...)
@@ -163,7 +163,7 @@ func (l *loader) decodeAgentActionBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 	}
 	if a := content.Attributes["session"]; a != nil {
 		call.Session = a.Expr
-		l.deferRefs(a.Expr, refScope{body: s.Parent, step: s, what: "an agent's session"})
+		l.deferRefs(a.Expr, refScope{body: s.Parent, step: s, action: true, what: "an agent's session"})
 	}
 	diags = append(diags, l.decodeFallback(s, call, content)...)
 	return call, diags

@@ -38,7 +38,7 @@ func (a *Ask) String() string   { return "ask" }
 func (l *loader) decodeAskBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
 	content, diags := b.Body.Content(askSchema)
 	a := &Ask{DeclRange: b.DefRange}
-	scope := refScope{body: s.Parent, step: s, what: "an ask action"}
+	scope := refScope{body: s.Parent, step: s, action: true, what: "an ask action"}
 	if at := content.Attributes["question"]; at != nil {
 		a.Question = at.Expr
 		l.deferRefs(at.Expr, scope)

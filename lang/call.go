@@ -28,7 +28,7 @@ func (l *loader) decodeCallBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics
 	}
 	for _, a := range sortedAttrs(attrs) {
 		c.Args = append(c.Args, &NamedExpr{Name: a.Name, Expr: a.Expr, Range: a.Range})
-		l.deferRefs(a.Expr, refScope{body: s.Parent, step: s, what: "a builtin call"})
+		l.deferRefs(a.Expr, refScope{body: s.Parent, step: s, action: true, what: "a builtin call"})
 	}
 	return c, diags
 }

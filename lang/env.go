@@ -204,7 +204,10 @@ type refScope struct {
 	// step is the step whose own expression this is, when its locals
 	// are evaluated by then: it sees them as local.NAME.
 	step *Step
-	what string // for messages: "a prompt template", "a shell command", ...
+	// action is set on the expressions of the step's action, evaluated
+	// before it gives an output: they cannot read its late locals.
+	action bool
+	what   string // for messages: "a prompt template", "a shell command", ...
 }
 
 // scope is the Scope the expression sees.
@@ -282,7 +285,16 @@ func (l *loader) checkTraversal(tr hcl.Traversal, scope refScope) hcl.Diagnostic
 	case RootVars:
 		return l.checkVarRef(attrs, rng)
 	case RootLocal:
-		return l.checkLocalRef(attrs, rng, scope.step)
+		if d := l.checkLocalRef(attrs, rng, scope.step); d != nil {
+			return d
+		}
+		if scope.action && len(attrs) > 0 {
+			if lv := scope.step.locals[attrs[0]]; lv != nil && lv.Late {
+				return hcl.Diagnostics{errDiag("Local read before the step's output",
+					fmt.Sprintf("%s of step %q reads local.%s, which reads the step's own record, so it exists only once the action has given its output: its checks and gate may read it, the action may not.", upperFirst(scope.what), scope.step.Name, attrs[0]), rng)}
+			}
+		}
+		return nil
 	}
 	return nil
 }

@@ -25,7 +25,13 @@ type Local struct {
 	Type cty.Type
 	// Step is the step whose locals block declares the local; nil for the
 	// playbook's own.
-	Step      *Step
+	Step *Step
+	// Late is set on a step's local that reads the step's own record
+	// (steps.STEP or self), itself or through another of its locals: it
+	// is derived each time it is read, as a playbook's local is, so that
+	// the step's checks and gate see what the action gave; null where it
+	// cannot be evaluated (in the action, before there is an output).
+	Late      bool
 	DeclRange hcl.Range
 }
 
@@ -62,6 +68,20 @@ func (l *loader) declareStepLocals(s *Step, blocks []*hcl.Block) hcl.Diagnostics
 	}
 	locals, byName, diags := l.orderLocals(blocks, s)
 	s.Locals, s.locals = locals, byName
+	for _, lv := range s.Locals { // each after those it reads
+		for _, tr := range lv.Expr.Variables() {
+			switch tr.RootName() {
+			case RootSteps:
+				if names := attrNames(tr[1:]); len(names) > 0 && names[0] == s.Name {
+					lv.Late = true
+				}
+			case RootLocal:
+				if names := attrNames(tr[1:]); len(names) > 0 && byName[names[0]] != nil && byName[names[0]].Late {
+					lv.Late = true
+				}
+			}
+		}
+	}
 	ctx, visible := l.inferContext(s.Parent), slices.Concat(l.pb.Locals, s.Locals)
 	for _, lv := range s.Locals {
 		lv.Type = inferType(lv.Expr, ctx, visible)

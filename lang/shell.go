@@ -59,7 +59,7 @@ func (a *Shell) String() string {
 func (l *loader) decodeShellBlock(s *Step, b *hcl.Block) (Action, hcl.Diagnostics) {
 	content, diags := b.Body.Content(shellSchema)
 	sh := &Shell{Parse: ParseText, DeclRange: b.DefRange}
-	scope := refScope{body: s.Parent, step: s, what: "a shell action"}
+	scope := refScope{body: s.Parent, step: s, action: true, what: "a shell action"}
 	cmd, script := content.Attributes["command"], content.Attributes["script"]
 	switch {
 	case cmd != nil && script != nil:

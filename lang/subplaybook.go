@@ -48,7 +48,7 @@ func (l *loader) decodeSubPlaybookBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 	}
 	if at := content.Attributes["inputs"]; at != nil {
 		a.Inputs = at.Expr
-		l.deferRefs(at.Expr, refScope{body: s.Parent, step: s, what: "sub-playbook inputs"})
+		l.deferRefs(at.Expr, refScope{body: s.Parent, step: s, action: true, what: "sub-playbook inputs"})
 	}
 	at := content.Attributes["source"]
 	if at == nil {

@@ -16,13 +16,16 @@
 
 step "preflight" {
   description = "Pre-Spawn Verification: the working tree is clean before any agent is spawned."
+  # The state file this run writes does not count.
+  locals {
+    dirty = [for f in steps.preflight.output.files : f.path if !contains([inputs.state_file, "${inputs.state_file}.bak"], f.path)]
+  }
   call "git.status" {}
   gate {
-    # The state file this run writes does not count.
     rule "dirty" {
-      when   = "any(steps.preflight.output.files, {.path not in [inputs.state_file, inputs.state_file + '.bak']})"
+      when   = "len(local.dirty) > 0"
       fail   = "dirty_worktree"
-      reason = "the working tree has uncommitted changes (${join(", ", [for f in steps.preflight.output.files : f.path if !contains([inputs.state_file, "${inputs.state_file}.bak"], f.path)])}); commit or stash them first"
+      reason = "the working tree has uncommitted changes (${join(", ", local.dirty)}); commit or stash them first"
     }
     otherwise {
       set = {
@@ -220,6 +223,18 @@ step "tasks" {
   step "review" {
     serial  = true
     timeout = "30m"
+    # A rejection, as the implementer's next attempt reads it (read by the
+    # gate, once the reviewer has answered).
+    locals {
+      rejection = {
+        attempt        = item_attempt
+        kind           = "review"
+        severity       = coalesce(steps.review.output.severity, "medium")
+        summary        = steps.review.output.summary
+        issues         = steps.review.output.issues
+        required_fixes = steps.review.output.required_fixes
+      }
+    }
     example = { signal = "APPROVED", summary = "example" }
     # Reviewer timeout: retry the review.
     retry {
@@ -295,32 +310,14 @@ step "tasks" {
           blocked_by_failure = true
           failure_severity   = "high"
         }
-        append = {
-          feedback = { (item.id) = [{
-            attempt        = item_attempt
-            kind           = "review"
-            severity       = "high"
-            summary        = steps.review.output.summary
-            issues         = steps.review.output.issues
-            required_fixes = steps.review.output.required_fixes
-          }] }
-        }
-        goto = "escalate"
+        append = { feedback = { (item.id) = [merge(local.rejection, { severity = "high" })] } }
+        goto   = "escalate"
       }
       rule "rejected" {
-        when = "steps.review.output.signal == 'REJECTED'"
-        log  = "Task ${item.id} rejected (${coalesce(steps.review.output.severity, "medium")}): ${try(steps.review.output.summary, "")}"
-        append = {
-          feedback = { (item.id) = [{
-            attempt        = item_attempt
-            kind           = "review"
-            severity       = coalesce(steps.review.output.severity, "medium")
-            summary        = steps.review.output.summary
-            issues         = steps.review.output.issues
-            required_fixes = steps.review.output.required_fixes
-          }] }
-        }
-        goto = "retry"
+        when   = "steps.review.output.signal == 'REJECTED'"
+        log    = "Task ${item.id} rejected (${coalesce(steps.review.output.severity, "medium")}): ${try(steps.review.output.summary, "")}"
+        append = { feedback = { (item.id) = [local.rejection] } }
+        goto   = "retry"
       }
       # The reviewer's VALIDATION_ERROR: review again once, then give up.
       otherwise {
