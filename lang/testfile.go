@@ -155,7 +155,7 @@ func LoadTestFiles(pb *Playbook, files map[string][]byte) ([]*TestFile, hcl.Diag
 	names := slices.Sorted(maps.Keys(files))
 	var diags hcl.Diagnostics
 	var out []*TestFile
-	parsed := parseFiles(files, names)
+	parsed := pb.parseCache().parseFiles(files, names)
 	for i, n := range names {
 		f, fd := parsed[i].file, parsed[i].diags
 		diags = append(diags, fd...)

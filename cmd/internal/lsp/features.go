@@ -12,15 +12,6 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// bookOf is the loaded playbook of an open document, nil when there is
-// none.
-func (s *Server) bookOf(d *document) *book {
-	if d == nil || d.ref == "" {
-		return nil
-	}
-	return s.books[d.ref]
-}
-
 // Location is an LSP location.
 type Location struct {
 	URI   string `json:"uri"`
