@@ -76,6 +76,11 @@ const (
 
 func (s *Server) completion(uri string, p Position) any {
 	d := s.docs[uri]
+	if d != nil && isHCL(d.path) {
+		if items, ok := schemaCompletion(d, offset(d.text, p)); ok {
+			return items
+		}
+	}
 	b := s.bookOf(d)
 	if b == nil {
 		return []CompletionItem{}

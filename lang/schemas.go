@@ -1,0 +1,50 @@
+package lang
+
+import "github.com/hashicorp/hcl/v2"
+
+// nestedSchemas says, for each body schema, the schemas of the bodies of
+// the blocks it holds, as the decoders read them. A block type missing
+// here takes any attribute (driver, output, locals, call).
+var nestedSchemas = map[*hcl.BodySchema]map[string]*hcl.BodySchema{
+	fileSchema: {
+		"playbook": playbookSchema, "input": inputSchema, "mode": modeSchema, "budget": budgetSchema,
+		"prompt": promptSchema, "agent": agentSchema, "step": stepSchema, "on_failure": sectionSchema,
+		"finally": sectionSchema, "var": varSchema, "type": typeDefSchema, "limits": limitsSchema,
+		"circuit_breaker": circuitBreakerSchema, "state": stateSchema, "document": documentSchema,
+		"trace": traceSchema,
+	},
+	inputSchema: {"validation": validationSchema},
+	stepSchema: {
+		"shell": shellSchema, "agent": agentActionSchema, "ask": askSchema, "playbook": subPlaybookSchema,
+		"gate": gateSchema, "retry": retrySchema, "check": checkSchema, "limit": limitSchema, "step": stepSchema,
+	},
+	sectionSchema:   {"step": stepSchema},
+	gateSchema:      {"rule": ruleSchema, "otherwise": otherwiseSchema},
+	ruleSchema:      {"on_exhausted": exhaustedSchema},
+	otherwiseSchema: {"on_exhausted": exhaustedSchema},
+	testFileSchema:  {"test": testSchema, "mock": mockSchema},
+	testSchema:      {"mock": mockSchema, "expect": expectSchema},
+}
+
+// freeBodies are the block types whose bodies take any attribute.
+var freeBodies = map[string]bool{"driver": true, "output": true, "locals": true, "call": true}
+
+// BodySchema is the schema of the body that a path of block types leads
+// to from the top of a playbook file (step, gate, rule: a gate rule's
+// body), or of a test file when test is set: the attributes and blocks it
+// takes, for an editor to offer. It is nil for a body that takes any
+// attribute (locals, output, a call's arguments, a driver's settings) or
+// that no path of blocks reaches.
+func BodySchema(test bool, path ...string) *hcl.BodySchema {
+	s := fileSchema
+	if test {
+		s = testFileSchema
+	}
+	for _, t := range path {
+		s = nestedSchemas[s][t]
+		if s == nil {
+			return nil
+		}
+	}
+	return s
+}
