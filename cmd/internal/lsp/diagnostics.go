@@ -41,7 +41,9 @@ func (s *Server) check(path string) {
 		// Which playbook a file belongs to depends on the playbook files
 		// of its directory and of the one above (tests/, prompts/).
 		if !d.refKnown || filepath.Dir(d.path) == dir || filepath.Dir(filepath.Dir(d.path)) == dir {
-			if isHCL(d.path) {
+			if ref := s.stdlibRef(d.path); ref != "" {
+				d.ref = ref
+			} else if isHCL(d.path) {
 				d.ref = s.refOf(d.path)
 			} else {
 				d.ref = s.promptRef(d.path)
@@ -447,7 +449,11 @@ func (s *Server) testsOf(ref, path string) bool {
 // the top of the playbook's first open file.
 func (s *Server) locate(b *book, ref string, r *hcl.Range) (string, Range) {
 	if r != nil {
-		if u := pathURIOf(r.Filename); u != "" {
+		u := pathURIOf(r.Filename)
+		if u == "" && s.stdlibOut != nil && s.docs[s.fileURI(r.Filename)] != nil {
+			u = s.fileURI(r.Filename) // a stdlib file written out, open
+		}
+		if u != "" {
 			src := b.srcs[r.Filename]
 			if d := s.docs[u]; d != nil {
 				src = d.text

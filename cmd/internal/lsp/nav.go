@@ -32,7 +32,7 @@ func isNameByte(c byte) bool {
 
 // quotedName matches a line whose string names a step, agent, input or
 // prompt: goto = "fix", step "plan" {, agent "researcher" {.
-var quotedName = regexp.MustCompile(`^\s*(goto|next|agent|requeue|extends)\s*=\s*"([^"]*)"|^\s*(step|mock|agent|input|prompt|var|rule|check)\s+"([^"]*)"`)
+var quotedName = regexp.MustCompile(`^\s*(goto|next|agent|requeue|extends)\s*=\s*"([^"]*)"|^\s*(step|mock|agent|input|prompt|var|rule|check|type|budget)\s+"([^"]*)"`)
 
 // refAt finds the name at byte offset off of src; full is false for
 // completion, which reads only what is left of the cursor.
@@ -108,6 +108,10 @@ func resolve(pb *lang.Playbook, r ref) (target, bool) {
 		return inputTarget(pb, name)
 	case "var":
 		return varTarget(pb, name)
+	case "type":
+		return typeTarget(pb, name)
+	case "budget":
+		return budgetTarget(pb, name)
 	case "rule", "check":
 		return target{}, false
 	case "(":
@@ -145,8 +149,51 @@ func resolve(pb *lang.Playbook, r ref) (target, bool) {
 		if a := pb.Agents[name]; a != nil {
 			return agentTarget(a), true
 		}
+	case "type":
+		return typeTarget(pb, name)
+	case "budget":
+		return budgetTarget(pb, name)
 	}
 	return target{}, false
+}
+
+func typeTarget(pb *lang.Playbook, name string) (target, bool) {
+	td := pb.Types[name]
+	if td == nil {
+		return target{}, false
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**type** `%s`: `%s`", td.Name, shortTypeText(td.Type))
+	if td.Description != "" {
+		fmt.Fprintf(&b, "\n\n%s", td.Description)
+	}
+	for _, f := range lang.AnswerFields(td.Type) {
+		opt := ""
+		if f.Optional {
+			opt = " (optional)"
+		}
+		fmt.Fprintf(&b, "\n- `%s`: %s%s", f.Path, f.TypeName(), opt)
+	}
+	return target{td.DeclRange, b.String()}, true
+}
+
+func budgetTarget(pb *lang.Playbook, name string) (target, bool) {
+	bu := pb.Budgets[name]
+	if bu == nil {
+		return target{}, false
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**budget** `%s`", bu.Name)
+	if bu.MaxResponseLines > 0 {
+		fmt.Fprintf(&b, "\n- max_response_lines: %d", bu.MaxResponseLines)
+	}
+	if bu.MaxSummaryLines > 0 {
+		fmt.Fprintf(&b, "\n- max_summary_lines: %d", bu.MaxSummaryLines)
+	}
+	if bu.Enforcement != "" {
+		fmt.Fprintf(&b, "\n- enforcement: %s", bu.Enforcement)
+	}
+	return target{bu.DeclRange, b.String()}, true
 }
 
 // allLocals are the playbook's locals and every step's.

@@ -29,7 +29,7 @@ func (s *Server) references(uri string, p Position) any {
 		return out
 	}
 	for _, file := range slices.Sorted(mapsKeys(b.srcs)) {
-		u := pathURIOf(file)
+		u := s.fileURI(file)
 		if u == "" {
 			continue
 		}

@@ -22,6 +22,10 @@ type Options struct {
 	// Log receives what the server has to say that is no reply: a
 	// malformed request, a recovered internal error. nil discards it.
 	Log io.Writer
+	// StdlibDir is where the stdlib's files are written, read-only, for
+	// go to definition to open them; empty: apl's directory in the user's
+	// cache directory.
+	StdlibDir string
 }
 
 // A Server serves one client. It handles one message at a time, in the
@@ -49,6 +53,9 @@ type Server struct {
 	tick   uint64 // counts uses of books
 	// projects are the projects of directories (project).
 	projects map[string]*lang.Project
+	// stdlibOut is where the stdlib was written out, once it was
+	// (stdlibDir).
+	stdlibOut *string
 }
 
 // A document is a file open in the editor.
