@@ -141,3 +141,30 @@ func TestDefinitionIntoTheStdlib(t *testing.T) {
 		t.Errorf("definition of steps.%s within the stdlib: %+v, want line %d", name, locs, declLine)
 	}
 }
+
+// TestReferencesByTheSyntaxTree: a step's name written in a comment or in
+// a description's prose is no reference to it; in a traversal, a
+// condition, a goto and a template it is.
+func TestReferencesByTheSyntaxTree(t *testing.T) {
+	text := strings.Replace(named, `step "plan" {`, "# steps.plan is where it starts\nstep \"plan\" {\n  description = \"Runs before steps.plan is read.\"", 1)
+	root := project(t, nil)
+	c := initialized(t, root)
+	uri := pathURI(filepath.Join(root, "main.hcl"))
+	open(c, uri, text)
+	if ds := c.diagnostics(uri); len(ds) != 0 {
+		t.Fatalf("diagnostics: %v", ds)
+	}
+	r := c.request("textDocument/references", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": at(text, `goto = "plan"`, 0, 9)})
+	var got []string
+	for _, l := range r["result"].([]any) {
+		got = append(got, fmt.Sprint(rangeOf(l).Start))
+	}
+	want := []string{
+		fmt.Sprint(position([]byte(text), strings.Index(text, `step "plan"`)+6)),
+		fmt.Sprint(position([]byte(text), strings.Index(text, "steps.plan.output")+6)),
+		fmt.Sprint(position([]byte(text), strings.Index(text, `goto = "plan"`)+8)),
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("references of step plan at %v, want %v", got, want)
+	}
+}
