@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,6 +34,7 @@ func BenchmarkDidChangePhaseRunner(b *testing.B) {
 	b.Run("end-of-failure.hcl", func(b *testing.B) {
 		c, uri, text := phaseRunner(b, "failure.hcl")
 		end := position(text, len(text))
+		defer reportCPU(b)()
 		for i := 0; b.Loop(); i++ {
 			ch := " "
 			if i%2 == 1 {
@@ -46,6 +48,7 @@ func BenchmarkDidChangePhaseRunner(b *testing.B) {
 		c, uri, text := phaseRunner(b, "steps.hcl")
 		at := position(text, strings.Index(string(text), `"Find the phase`)+len(`"Find`))
 		after := Position{at.Line, at.Character + 1}
+		defer reportCPU(b)()
 		for i := 0; b.Loop(); i++ {
 			if i%2 == 0 {
 				edit(b, c, uri, i+2, Range{at, at}, "s")
@@ -60,16 +63,21 @@ func BenchmarkDidChangePhaseRunner(b *testing.B) {
 // in its own directory, one file of each, and reports the heap the
 // server holds then (after a collection): with the loaded playbooks
 // bounded (maxBooks) and the parse cache bounded (parseCacheBytes), it
-// stays the same however many more are opened.
+// stays the same however many more are opened. APL_BENCH_ITEMS opens
+// fewer, for a quick look (make test).
 func BenchmarkOpen100Playbooks(b *testing.B) {
-	root := copyPhaseRunner(b, 100)
+	n := 100
+	if m, err := strconv.Atoi(os.Getenv("APL_BENCH_ITEMS")); err == nil && m > 0 {
+		n = min(n, m)
+	}
+	root := copyPhaseRunner(b, n)
 	for b.Loop() {
 		c := newClient(b, Options{Loader: aplLoader(root)})
 		c.request("initialize", map[string]any{})
 		var before runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		for i := range 100 {
+		for i := range n {
 			path := filepath.Join(root, fmt.Sprintf("pb%03d", i), "failure.hcl")
 			text, err := os.ReadFile(path)
 			if err != nil {
@@ -124,6 +132,17 @@ func copyPhaseRunner(b *testing.B, n int) string {
 		b.Fatal(err)
 	}
 	return root
+}
+
+// reportCPU, deferred, reports the CPU time the process used per edit,
+// the tests' check included: what an edit costs, whoever else runs.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime()
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
+		}
+	}
 }
 
 // phaseRunner copies stdlib:phase-runner into a project, starts a server

@@ -1,7 +1,9 @@
 package lsp
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -113,5 +115,34 @@ func TestTestFilesCheckedAfterAnEdit(t *testing.T) {
 	}
 	if order[0] != uri || order[1] != testURI {
 		t.Errorf("published for %v, want the edited file and then its test file", order)
+	}
+}
+
+// TestEditsInABurstCheckedOnce: edits that arrive together (fast typing)
+// are checked once, after the last, and its diagnostics are published.
+func TestEditsInABurstCheckedOnce(t *testing.T) {
+	root := project(t, nil)
+	c := initialized(t, root)
+	uri := pathURI(filepath.Join(root, "main.hcl"))
+	open(c, uri, demo)
+	c.diagnostics(uri)
+	idle(c)
+	var burst strings.Builder
+	for i, text := range []string{"r", "re", "rep"} {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "textDocument/didChange", "params": map[string]any{
+			"textDocument":   map[string]any{"uri": uri, "version": i + 2},
+			"contentChanges": []any{map[string]any{"text": strings.Replace(demo, `next = "report"`, `next = "`+text+`"`, 1)}}}})
+		fmt.Fprintf(&burst, "Content-Length: %d\r\n\r\n%s", len(b), b)
+	}
+	io.WriteString(c.in, burst.String())
+	ds := c.diagnostics(uri)
+	if !strings.Contains(fmt.Sprint(ds), `"rep"`) {
+		t.Errorf("the diagnostics after a burst are not of its last edit: %v", ds)
+	}
+	idle(c)
+	for _, m := range c.notes {
+		if p, _ := m["params"].(map[string]any); p != nil && p["uri"] == uri {
+			t.Errorf("a burst of edits was published more than once: %v", p)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/apl-lang/apl/lang"
@@ -56,6 +57,21 @@ type Server struct {
 	// stdlibOut is where the stdlib was written out, once it was
 	// (stdlibDir).
 	stdlibOut *string
+	// in is what Serve reads; pending are the files edited and not
+	// checked yet, because more messages were waiting.
+	in      *bufio.Reader
+	pending []string
+}
+
+// flush checks the files edited and not checked yet.
+func (s *Server) flush() {
+	paths := s.pending
+	s.pending = nil
+	for i, p := range paths {
+		if !slices.Contains(paths[:i], p) {
+			s.check(p)
+		}
+	}
 }
 
 // A document is a file open in the editor.
@@ -109,6 +125,7 @@ var errExit = errors.New("exit")
 func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	s.out = &writer{w: w}
 	br := bufio.NewReaderSize(r, 64<<10)
+	s.in = br
 	for {
 		m, err := readMessage(br)
 		var rerr *rpcError
@@ -152,6 +169,9 @@ func (s *Server) handle(m *message) (err error) {
 	}
 	if m.Method == "exit" {
 		return errExit
+	}
+	if m.Method != "textDocument/didChange" {
+		s.flush() // what follows edits sees them checked
 	}
 	result, rerr := s.dispatch(m)
 	if m.ID == nil {
@@ -231,7 +251,13 @@ func (s *Server) dispatch(m *message) (any, *rpcError) {
 			d.text = append(append(append([]byte{}, d.text[:start]...), c.Text...), d.text[end:]...)
 		}
 		d.version = p.TextDocument.Version
-		s.check(d.path)
+		// Edits that arrive faster than they are checked (fast typing)
+		// are checked once, after the last of them: while another
+		// message is already waiting, the check waits too.
+		s.pending = append(s.pending, d.path)
+		if s.in == nil || s.in.Buffered() == 0 {
+			s.flush()
+		}
 		return nil, nil
 	case "textDocument/didSave":
 		var p textDocumentParams
