@@ -163,6 +163,10 @@ func (s *Server) completion(uri string, p Position) any {
 		for _, n := range slices.Sorted(mapsKeys(pb.Budgets)) {
 			items = append(items, CompletionItem{Label: n, Kind: kindModule, Detail: "budget"})
 		}
+	case len(r.parts) == 2 && r.parts[0] == "template":
+		for _, t := range pb.Templates {
+			items = append(items, CompletionItem{Label: t.Name, Kind: kindModule, Detail: "template"})
+		}
 	case len(r.parts) == 2 && r.parts[0] == "agent":
 		for _, n := range slices.Sorted(mapsKeys(pb.Agents)) {
 			items = append(items, CompletionItem{Label: n, Kind: kindModule, Detail: "agent"})
@@ -177,7 +181,7 @@ func (s *Server) completion(uri string, p Position) any {
 		cond := inCondition(d.text, offset(d.text, p))
 		roots := []string{"steps", "inputs", "local", "vars", "var", "prompt", "item"}
 		if !cond {
-			roots = append(roots, "type", "budget", "agent")
+			roots = append(roots, "type", "budget", "agent", "template")
 		}
 		for _, n := range roots {
 			items = append(items, CompletionItem{Label: n, Kind: kindModule})

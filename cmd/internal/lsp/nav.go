@@ -32,7 +32,7 @@ func isNameByte(c byte) bool {
 
 // quotedName matches a line whose string names a step, agent, input or
 // prompt: goto = "fix", step "plan" {, agent "researcher" {.
-var quotedName = regexp.MustCompile(`^\s*(goto|next|agent|requeue|extends)\s*=\s*"([^"]*)"|^\s*(step|mock|agent|input|prompt|var|rule|check|type|budget)\s+"([^"]*)"`)
+var quotedName = regexp.MustCompile(`^\s*(goto|next|agent|requeue|extends)\s*=\s*"([^"]*)"|^\s*(step|mock|agent|input|prompt|var|rule|check|type|budget|template)\s+"([^"]*)"`)
 
 // refAt finds the name at byte offset off of src; full is false for
 // completion, which reads only what is left of the cursor.
@@ -112,6 +112,8 @@ func resolve(pb *lang.Playbook, r ref) (target, bool) {
 		return typeTarget(pb, name)
 	case "budget":
 		return budgetTarget(pb, name)
+	case "template":
+		return templateTarget(pb, name)
 	case "rule", "check":
 		return target{}, false
 	case "(":
@@ -153,8 +155,33 @@ func resolve(pb *lang.Playbook, r ref) (target, bool) {
 		return typeTarget(pb, name)
 	case "budget":
 		return budgetTarget(pb, name)
+	case "template":
+		return templateTarget(pb, name)
 	}
 	return target{}, false
+}
+
+func templateTarget(pb *lang.Playbook, name string) (target, bool) {
+	t := pb.Template(name)
+	if t == nil {
+		return target{}, false
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**template** `%s`", t.Name)
+	if t.Description != "" {
+		fmt.Fprintf(&b, "\n\n%s", t.Description)
+	}
+	for _, p := range t.Params {
+		req := ""
+		if p.Default == nil {
+			req = ", required"
+		}
+		fmt.Fprintf(&b, "\n- param `%s`: `%s`%s", p.Name, lang.TypeText(p.Type), req)
+	}
+	if len(t.Uses) > 0 {
+		fmt.Fprintf(&b, "\n\nused by: `%s`", strings.Join(t.Uses, "`, `"))
+	}
+	return target{t.DeclRange, b.String()}, true
 }
 
 func typeTarget(pb *lang.Playbook, name string) (target, bool) {

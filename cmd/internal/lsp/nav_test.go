@@ -168,3 +168,73 @@ func TestReferencesByTheSyntaxTree(t *testing.T) {
 		t.Errorf("references of step plan at %v, want %v", got, want)
 	}
 }
+
+const templated = `playbook "fixes" {}
+
+agent "debugger" {}
+agent "backup" {}
+
+# One debug attempt over a list of issues: written once, used twice.
+template "debug" {
+  description = "One debug attempt."
+  param "issues" {
+    type        = list(string)
+    description = "What to fix."
+  }
+  param "label" {
+    default = "debug"
+  }
+  returns = object({ fixed = bool, remaining = list(string) })
+  example = { fixed = true, remaining = [] }
+  agent "debugger" {
+    prompt = "Fix: ${join(", ", param.issues)}. Answer as JSON: {\"fixed\": true or false, \"remaining\": [the issues left]}."
+  }
+  gate {
+    rule "fixed" {
+      when = "self.output.fixed"
+      log  = "${param.label}: fixed by ${self.agent}"
+    }
+    otherwise {
+      log = "${param.label}: ${length(self.output.remaining)} left"
+    }
+  }
+}
+
+step "tests" {
+  use  = template.debug
+  with = { issues = ["TestLoad fails"] }
+  next = "lint"
+}
+
+step "lint" {
+  use  = template.debug
+  with = { issues = ["flaky", "vet"], label = "lint" }
+  agent "backup" {}
+}
+`
+
+// TestTemplateNames: template.X leads to the template, hover lists its
+// params and the steps that use it, and completion after template.
+// offers the templates.
+func TestTemplateNames(t *testing.T) {
+	root := project(t, nil)
+	c := initialized(t, root)
+	uri := pathURI(filepath.Join(root, "main.hcl"))
+	open(c, uri, templated)
+	if ds := c.diagnostics(uri); len(ds) != 0 {
+		t.Fatalf("diagnostics: %v", ds)
+	}
+	pos := at(templated, "template.debug", 1, 10)
+	locs := definition(t, c, uri, pos)
+	if want := at(templated, `template "debug"`, 0, 0)["line"]; len(locs) != 1 || locs[0].Range.Start.Line != want {
+		t.Errorf("definition of template.debug: %+v, want line %v", locs, want)
+	}
+	r := c.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": pos})
+	if got := fmt.Sprint(r["result"]); !strings.Contains(got, "param `issues`: `list(string)`, required") || !strings.Contains(got, "used by: `tests`, `lint`") {
+		t.Errorf("hover on template.debug: %s", got)
+	}
+	r = c.request("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": at(templated, "template.debug", 0, 9)})
+	if got := fmt.Sprint(r["result"]); !strings.Contains(got, "label:debug") {
+		t.Errorf("completion after template.: %s", got)
+	}
+}
