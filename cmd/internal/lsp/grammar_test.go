@@ -174,3 +174,22 @@ func TestGrammarColoursPlaybookLines(t *testing.T) {
 	matches(expr, "string.quoted.double", cond, `\"bug\"`)
 	matches(expr, "keyword.operator.apl-expr", cond, "&&")
 }
+
+// TestGrammarTokenizesAsVSCode tokenizes sample lines with the grammars
+// as VS Code does (vscode/test/grammar.test.js: vscode-textmate over
+// Oniguruma), the injection included, when the extension's packages are
+// installed.
+func TestGrammarTokenizesAsVSCode(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH: the grammars are not tokenized as VS Code does")
+	}
+	if _, err := os.Stat(filepath.Join("vscode", "node_modules", "vscode-textmate")); err != nil {
+		t.Skip("vscode/node_modules is not installed (npm install in cmd/internal/lsp/vscode): the grammars are not tokenized as VS Code does")
+	}
+	cmd := exec.Command(node, filepath.Join("test", "grammar.test.js"))
+	cmd.Dir = "vscode"
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("vscode/test/grammar.test.js: %v\n%s", err, out)
+	}
+}
