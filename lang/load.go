@@ -473,18 +473,21 @@ type loader struct {
 
 	pendingValidations []pendingValidation
 	refChecks          []refCheck
-	explicitNext       map[*Step]hcl.Range
-	builtins           []string
-	sigs               BuiltinSignatures
-	conds              []condRec // every compiled expr-lang expression, for the checks after decoding
-	checkScript        func([]string) (int, error)
-	drivers            DriverSchema
-	stack              []string
-	subs               *subCache // nil: loading from sources, nothing cached
-	usedInputs         map[string]bool
-	gotoRanges         map[*Outcome]hcl.Range
-	badMax             map[*Outcome]bool // max given but invalid: reported, and no cycle news
-	stepContents       map[*Step]*hcl.BodyContent
+	// refErrs says which refChecks had errors, once runRefChecks ran, so
+	// that checkAfterDecode need not check their references again.
+	refErrs      []bool
+	explicitNext map[*Step]hcl.Range
+	builtins     []string
+	sigs         BuiltinSignatures
+	conds        []condRec // every compiled expr-lang expression, for the checks after decoding
+	checkScript  func([]string) (int, error)
+	drivers      DriverSchema
+	stack        []string
+	subs         *subCache // nil: loading from sources, nothing cached
+	usedInputs   map[string]bool
+	gotoRanges   map[*Outcome]hcl.Range
+	badMax       map[*Outcome]bool // max given but invalid: reported, and no cycle news
+	stepContents map[*Step]*hcl.BodyContent
 	// condEnvs and sections cache what scopes describe (scope.go).
 	condEnvs map[Scope]*condEnv
 	sections map[*Step]map[string]rootType
