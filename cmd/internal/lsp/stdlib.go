@@ -65,11 +65,7 @@ func (s *Server) stdlibDir() string {
 		if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, b) {
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return ""
-		}
-		os.Remove(dst) // read-only: written anew
-		if err := os.WriteFile(dst, b, 0o444); err != nil {
+		if err := writeReadOnly(dst, b); err != nil {
 			return ""
 		}
 	}
@@ -110,4 +106,31 @@ func (s *Server) stdlibRef(p string) string {
 	}
 	name, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
 	return lang.StdlibPrefix + name
+}
+
+// writeReadOnly writes a file of mode 0444 at dst, through a temporary
+// file renamed into place: another server writing the same file at once
+// leaves one whole copy, and a read-only file already there is replaced.
+func writeReadOnly(dst string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(dst), ".apl-stdlib-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o444)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), dst)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
