@@ -26,7 +26,7 @@ func (s *Server) hover(uri string, p Position) any {
 		return nil
 	}
 	off := offset(d.text, p)
-	t, ok := resolve(b.pb, refAt(d.text, off, true))
+	t, ok := resolve(b.pb, refAt(d.path, d.text, off, true))
 	if !ok || t.hover == "" {
 		if t.hover = overrideHover(b.pb, d.path, off); t.hover == "" {
 			return nil
@@ -41,7 +41,7 @@ func (s *Server) definition(uri string, p Position) any {
 	if b == nil {
 		return nil
 	}
-	r := refAt(d.text, offset(d.text, p), true)
+	r := refAt(d.path, d.text, offset(d.text, p), true)
 	if r.quoted == "extends" {
 		return s.upstream(d, r.parts[0])
 	}
@@ -87,7 +87,7 @@ func (s *Server) completion(uri string, p Position) any {
 		return []CompletionItem{}
 	}
 	pb := b.pb
-	r := refAt(d.text, offset(d.text, p), false)
+	r := refAt(d.path, d.text, offset(d.text, p), false)
 	items := []CompletionItem{}
 	steps := func() {
 		for _, st := range pb.AllSteps() {
@@ -162,6 +162,12 @@ func (s *Server) completion(uri string, p Position) any {
 	case len(r.parts) == 2 && r.parts[0] == "budget":
 		for _, n := range slices.Sorted(mapsKeys(pb.Budgets)) {
 			items = append(items, CompletionItem{Label: n, Kind: kindModule, Detail: "budget"})
+		}
+	case len(r.parts) == 2 && r.parts[0] == lang.RootParam:
+		if t := templateAt(pb, d.path, r.off); t != nil {
+			for _, p := range t.Params {
+				items = append(items, CompletionItem{Label: p.Name, Kind: kindVariable, Detail: lang.TypeText(p.Type)})
+			}
 		}
 	case len(r.parts) == 2 && r.parts[0] == "template":
 		for _, t := range pb.Templates {

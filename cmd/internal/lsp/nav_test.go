@@ -233,6 +233,20 @@ func TestTemplateNames(t *testing.T) {
 	if got := fmt.Sprint(r["result"]); !strings.Contains(got, "param `issues`: `list(string)`, required") || !strings.Contains(got, "used by: `tests`, `lint`") {
 		t.Errorf("hover on template.debug: %s", got)
 	}
+	// param.NAME inside the template leads to its param block.
+	pos = at(templated, "param.issues", 0, 7)
+	locs = definition(t, c, uri, pos)
+	if want := at(templated, `param "issues"`, 0, 0)["line"]; len(locs) != 1 || locs[0].Range.Start.Line != want {
+		t.Errorf("definition of param.issues: %+v, want line %v", locs, want)
+	}
+	r = c.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": pos})
+	if got := fmt.Sprint(r["result"]); !strings.Contains(got, "**param** `issues` of template `debug`: `list(string)`, required") {
+		t.Errorf("hover on param.issues: %s", got)
+	}
+	r = c.request("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": at(templated, "param.issues", 0, 6)})
+	if got := fmt.Sprint(r["result"]); !strings.Contains(got, "label:issues") || !strings.Contains(got, "label:label") {
+		t.Errorf("completion after param.: %s", got)
+	}
 	r = c.request("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": at(templated, "template.debug", 0, 9)})
 	if got := fmt.Sprint(r["result"]); !strings.Contains(got, "label:debug") {
 		t.Errorf("completion after template.: %s", got)
