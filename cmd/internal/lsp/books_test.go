@@ -81,6 +81,14 @@ func TestPlaybooksBeyondTheBoundArePutAway(t *testing.T) {
 			t.Errorf("the diagnostics of a playbook put away were published again: %v", p)
 		}
 	}
+	// Just used, it is not the one put away when another loads.
+	c.notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri(n - 1), "version": 2},
+		"contentChanges": []any{map[string]any{"text": broken + "\n"}}})
+	c.diagnostics(uri(n - 1))
+	idle(c)
+	if b := c.srv.books[filepath.Join(root, "pb00")]; b == nil || b.pb == nil {
+		t.Errorf("the playbook used last but one was put away")
+	}
 }
 
 // TestTestFilesCheckedAfterAnEdit: an edit of the playbook that breaks

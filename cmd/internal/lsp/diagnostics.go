@@ -69,7 +69,6 @@ func (s *Server) check(path string) {
 	for _, ref := range slices.Sorted(mapsKeys(refs)) {
 		b := s.books[ref]
 		if b != nil && !b.deps[path] && ref != changedRef {
-			s.use(b)
 			continue
 		}
 		nb := s.load(ref)
@@ -389,6 +388,9 @@ func (s *Server) load(ref string) *book {
 
 // loadTests checks the test files of b against its playbook.
 func (s *Server) loadTests(b *book) {
+	if b.pb == nil {
+		return // put away since: its tests are checked when it is loaded again
+	}
 	b.testDiagnostics = nil
 	if !b.testsDue {
 		return
