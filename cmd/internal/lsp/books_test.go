@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -42,8 +43,9 @@ func TestEditParsesOnlyTheEditedFile(t *testing.T) {
 }
 
 // TestPlaybooksBeyondTheBoundArePutAway opens more playbooks than the
-// server keeps loaded: the least recently used are put away, their
-// diagnostics kept, and loaded again when asked about.
+// server keeps loaded, the last by name first: the least recently used
+// are put away, their diagnostics kept, and loaded again when asked
+// about.
 func TestPlaybooksBeyondTheBoundArePutAway(t *testing.T) {
 	files := map[string]string{}
 	broken := strings.Replace(demo, `next = "report"`, `next = "reprt"`, 1)
@@ -54,40 +56,45 @@ func TestPlaybooksBeyondTheBoundArePutAway(t *testing.T) {
 	root := project(t, files)
 	c := initialized(t, root)
 	uri := func(i int) string { return pathURI(filepath.Join(root, fmt.Sprintf("pb%02d", i), "main.hcl")) }
-	for i := range n {
+	for i := n - 1; i >= 0; i-- {
 		open(c, uri(i), broken)
 		if ds := c.diagnostics(uri(i)); len(ds) == 0 {
 			t.Fatalf("diagnostics of playbook %d: %v", i, ds)
 		}
 	}
 	idle(c)
-	loaded := 0
-	for _, b := range c.srv.books {
-		if b.pb != nil {
-			loaded++
+	loaded := func() string {
+		var out []string
+		for ref, b := range c.srv.books {
+			if b.pb != nil {
+				out = append(out, filepath.Base(ref))
+			}
 		}
+		slices.Sort(out)
+		return strings.Join(out, " ")
 	}
-	if len(c.srv.books) != n || loaded != maxBooks {
-		t.Errorf("%d playbooks open: %d known, %d loaded; want %d loaded", n, len(c.srv.books), loaded, maxBooks)
+	var want []string
+	for i := range maxBooks {
+		want = append(want, fmt.Sprintf("pb%02d", i))
 	}
-	// The first, put away, still answers; its diagnostics were never
-	// cleared.
-	r := c.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri(0)}, "position": at(broken, "steps.rate", 0, 8)})
+	if got := loaded(); len(c.srv.books) != n || got != strings.Join(want, " ") {
+		t.Errorf("%d playbooks open, the last by name first: %d known, loaded %s; want the %d opened last", n, len(c.srv.books), got, maxBooks)
+	}
+	// The first opened, put away, still answers, loaded again; its
+	// diagnostics were never cleared. The least recently used of the
+	// others is put away for it.
+	r := c.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri(n - 1)}, "position": at(broken, "steps.rate", 0, 8)})
 	if got := fmt.Sprint(r["result"]); !strings.Contains(got, "agent step") {
 		t.Errorf("hover in a playbook put away: %s", got)
 	}
 	for _, m := range c.notes {
-		if p, _ := m["params"].(map[string]any); p != nil && p["uri"] == uri(0) {
+		if p, _ := m["params"].(map[string]any); p != nil && p["uri"] == uri(n-1) {
 			t.Errorf("the diagnostics of a playbook put away were published again: %v", p)
 		}
 	}
-	// Just used, it is not the one put away when another loads.
-	c.notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri(n - 1), "version": 2},
-		"contentChanges": []any{map[string]any{"text": broken + "\n"}}})
-	c.diagnostics(uri(n - 1))
-	idle(c)
-	if b := c.srv.books[filepath.Join(root, "pb00")]; b == nil || b.pb == nil {
-		t.Errorf("the playbook used last but one was put away")
+	want = append(want[:maxBooks-1], fmt.Sprintf("pb%02d", n-1))
+	if got := loaded(); got != strings.Join(want, " ") {
+		t.Errorf("after a hover in pb%02d, loaded %s", n-1, got)
 	}
 }
 
