@@ -61,12 +61,6 @@ type parsedFile struct {
 	diags hcl.Diagnostics
 }
 
-// parseFiles parses the named files of srcs with no cache; see
-// ParseCache.parseFiles.
-func parseFiles(srcs map[string][]byte, names []string) []parsedFile {
-	return (*ParseCache)(nil).parseFiles(srcs, names)
-}
-
 // A frame is one open bracket of the token stream: a block body (of a
 // block, or the file's) or a bracket of an expression.
 type frame struct {

@@ -33,6 +33,7 @@ var nestedSchemas = map[*hcl.BodySchema]map[string]*hcl.BodySchema{
 	otherwiseSchema: {"on_exhausted": exhaustedSchema},
 	testFileSchema:  {"test": testSchema, "mock": mockSchema},
 	testSchema:      {"mock": mockSchema, "expect": expectSchema},
+	mockSchema:      {"agent": agentMockSchema},
 }
 
 // freeBodies are the block types whose bodies take any attribute.
