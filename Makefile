@@ -46,7 +46,8 @@ record-examples:
 
 # Every fuzz target of the module (the loader, the gate compiler, the
 # byte prefilter against the token scan, the script lexer, the JSON
-# extraction, ...), found by name, one after the other for FUZZTIME each.
+# extraction, apl lsp's document changes (FuzzDidChange), ...), found by
+# name, one after the other for FUZZTIME each.
 # A change to a parser, the prefilter or the script lexer runs this first.
 FUZZTIME ?= 1m
 fuzz:

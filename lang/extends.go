@@ -64,7 +64,7 @@ func (l *loader) layer(srcs map[string][]byte, dir string, depth int, chain []st
 	var diags hcl.Diagnostics
 	own := &hclsyntax.Body{Attributes: hclsyntax.Attributes{}}
 	var ext *hclsyntax.Attribute
-	parsed := parseFiles(srcs, names)
+	parsed := l.parseFiles(srcs, names)
 	for i, n := range names {
 		l.addSource(n, srcs[n], dir, depth)
 		f := parsed[i].file

@@ -302,8 +302,11 @@ func (l *loader) noteConditionRefs(c *Condition) {
 // runRefChecks checks every queued HCL expression's references.
 func (l *loader) runRefChecks() hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, rc := range l.refChecks {
-		diags = append(diags, l.checkRefs(rc.expr, rc.scope)...)
+	l.refErrs = make([]bool, len(l.refChecks))
+	for i, rc := range l.refChecks {
+		d := l.checkRefs(rc.expr, rc.scope)
+		l.refErrs[i] = d.HasErrors()
+		diags = append(diags, d...)
 		for _, tr := range rc.expr.Variables() {
 			if tr.RootName() == RootInputs {
 				if names := attrNames(tr[1:]); len(names) > 0 {

@@ -53,6 +53,11 @@ type Loader struct {
 	// it returns are shared and must not be changed.
 	Cache *Cache
 
+	// Parses, when set, keeps parsed files across loads, so that a load
+	// parses only the files that changed since an earlier one (apl lsp).
+	// Loads with and without it report the same.
+	Parses *ParseCache
+
 	// Files, when set, are read in place of the file system: playbook,
 	// prompt and upstream files by absolute path, as Files collects them
 	// from a load. A run on another machine (apl worker) loads the
@@ -410,6 +415,7 @@ func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hc
 			overrides: map[hcl.Range][]hcl.Range{},
 
 			decodeAnswer: ld.DecodeAnswer,
+			parses:       ld.Parses,
 		},
 	}
 	body, diags := l.layer(srcs, dir, 0, ld.stack)
@@ -467,18 +473,21 @@ type loader struct {
 
 	pendingValidations []pendingValidation
 	refChecks          []refCheck
-	explicitNext       map[*Step]hcl.Range
-	builtins           []string
-	sigs               BuiltinSignatures
-	conds              []condRec // every compiled expr-lang expression, for the checks after decoding
-	checkScript        func([]string) (int, error)
-	drivers            DriverSchema
-	stack              []string
-	subs               *subCache // nil: loading from sources, nothing cached
-	usedInputs         map[string]bool
-	gotoRanges         map[*Outcome]hcl.Range
-	badMax             map[*Outcome]bool // max given but invalid: reported, and no cycle news
-	stepContents       map[*Step]*hcl.BodyContent
+	// refErrs says which refChecks had errors, once runRefChecks ran, so
+	// that checkAfterDecode need not check their references again.
+	refErrs      []bool
+	explicitNext map[*Step]hcl.Range
+	builtins     []string
+	sigs         BuiltinSignatures
+	conds        []condRec // every compiled expr-lang expression, for the checks after decoding
+	checkScript  func([]string) (int, error)
+	drivers      DriverSchema
+	stack        []string
+	subs         *subCache // nil: loading from sources, nothing cached
+	usedInputs   map[string]bool
+	gotoRanges   map[*Outcome]hcl.Range
+	badMax       map[*Outcome]bool // max given but invalid: reported, and no cycle news
+	stepContents map[*Step]*hcl.BodyContent
 	// condEnvs and sections cache what scopes describe (scope.go).
 	condEnvs map[Scope]*condEnv
 	sections map[*Step]map[string]rootType

@@ -170,10 +170,32 @@ func localRefs(e hcl.Expression) []string {
 // read, those typed so far with their types, and returns the type of the
 // result: HCL's own type checking, run without running anything. What
 // cannot be told is DynamicPseudoType.
+//
+// Only the locals e names are given (all when it reads local otherwise
+// than local.NAME): giving every visible one to each local made typing a
+// playbook's locals quadratic in their number.
 func inferType(e hcl.Expression, ctx *hcl.EvalContext, visible []*Local) cty.Type {
+	var names []string
+	all := false
+	for _, tr := range e.Variables() {
+		if tr.RootName() != RootLocal {
+			continue
+		}
+		if len(tr) < 2 {
+			all = true
+			continue
+		}
+		if a, ok := tr[1].(hcl.TraverseAttr); ok {
+			names = append(names, a.Name)
+		} else {
+			all = true
+		}
+	}
 	locals := map[string]cty.Value{}
 	for _, lv := range visible {
-		locals[lv.Name] = unknownOf(lv.Type)
+		if all || slices.Contains(names, lv.Name) {
+			locals[lv.Name] = unknownOf(lv.Type)
+		}
 	}
 	ctx.Variables[RootLocal] = cty.ObjectVal(locals)
 	return typeOf(e, ctx)

@@ -1,12 +1,8 @@
 package lang
 
 import (
-	"cmp"
 	"fmt"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -63,36 +59,6 @@ func ParseConfig(src []byte, filename string) ([]byte, *hcl.File, hcl.Diagnostic
 type parsedFile struct {
 	file  *hcl.File
 	diags hcl.Diagnostics
-}
-
-// parseFiles parses the named files of srcs, on as many goroutines as
-// there are CPUs (GOMAXPROCS), largest files first: parsing is most of
-// the cost of a load, and files parse independently. The results are in
-// the order of names.
-func parseFiles(srcs map[string][]byte, names []string) []parsedFile {
-	out := make([]parsedFile, len(names))
-	order := make([]int, len(names))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(srcs[names[b]]), len(srcs[names[a]])) })
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(names)) {
-		wg.Go(func() {
-			for {
-				n := int(next.Add(1)) - 1
-				if n >= len(order) {
-					return
-				}
-				i := order[n]
-				_, f, d := ParseConfig(srcs[names[i]], names[i])
-				out[i] = parsedFile{f, d}
-			}
-		})
-	}
-	wg.Wait()
-	return out
 }
 
 // A frame is one open bracket of the token stream: a block body (of a

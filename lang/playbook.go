@@ -101,6 +101,8 @@ type Playbook struct {
 	vars   map[string]*Var
 	// decodeAnswer is the Loader's DecodeAnswer, for test files.
 	decodeAnswer func([]byte, cty.Type) error
+	// parses is the Loader's Parses, for test files.
+	parses *ParseCache
 }
 
 // Step returns the step with the given name, or nil.

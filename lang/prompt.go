@@ -90,7 +90,7 @@ func (l *loader) templateExpr(expr hcl.Expression) (hcl.Expression, hcl.Diagnost
 		return nil, hcl.Diagnostics{pathDiag("Cannot read prompt file", err, call.Args[0].Range())}
 	}
 	l.addSource(name, src, dir, l.fileDepth[from])
-	tmpl, diags := hclsyntax.ParseTemplate(src, name, hcl.Pos{Line: 1, Column: 1, Byte: 0})
+	tmpl, diags := l.ld.Parses.template(src, name)
 	return tmpl, diags
 }
 

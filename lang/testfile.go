@@ -177,7 +177,7 @@ func LoadTestFiles(pb *Playbook, files map[string][]byte) ([]*TestFile, hcl.Diag
 	var diags hcl.Diagnostics
 	var out []*TestFile
 	bodies := map[*TestFile]*hcl.BodyContent{}
-	parsed := parseFiles(files, names)
+	parsed := pb.parseCache().parseFiles(files, names)
 	for i, n := range names {
 		f, fd := parsed[i].file, parsed[i].diags
 		diags = append(diags, fd...)

@@ -32,8 +32,8 @@ func (l *loader) checkAfterDecode() hcl.Diagnostics {
 	vars := l.varsKnown()
 	var diags hcl.Diagnostics
 	bad := map[hcl.Expression]bool{}
-	for _, rc := range l.refChecks {
-		if l.checkRefs(rc.expr, rc.scope).HasErrors() {
+	for i, rc := range l.refChecks {
+		if i < len(l.refErrs) && l.refErrs[i] || i >= len(l.refErrs) && l.checkRefs(rc.expr, rc.scope).HasErrors() {
 			// Reported already; an evaluation would only repeat it.
 			bad[rc.expr] = true
 			continue

@@ -1,10 +1,12 @@
 package lsp
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,13 +23,93 @@ func aplLoader(root string) lang.Loader {
 }
 
 // BenchmarkDidChangePhaseRunner measures a one-character edit in a copy
-// of stdlib:phase-runner, warm, to its diagnostics published.
+// of stdlib:phase-runner, open in the server and warm, to the edited
+// file's diagnostics published, through the stdio protocol in-process:
+// typing at the end of its first file (failure.hcl), and typing and
+// deleting a letter in a description in the middle of its largest
+// (steps.hcl). The wait for the server to finish the rest of the edit's
+// work (the test files' check) is not counted: it is the latency a user
+// sees, edits being seconds apart.
 func BenchmarkDidChangePhaseRunner(b *testing.B) {
+	b.Run("end-of-failure.hcl", func(b *testing.B) {
+		c, uri, text := phaseRunner(b, "failure.hcl")
+		end := position(text, len(text))
+		defer reportCPU(b)()
+		for i := 0; b.Loop(); i++ {
+			ch := " "
+			if i%2 == 1 {
+				ch = "#"
+			}
+			edit(b, c, uri, i+2, Range{end, end}, ch)
+			end.Character++
+		}
+	})
+	b.Run("middle-of-steps.hcl", func(b *testing.B) {
+		c, uri, text := phaseRunner(b, "steps.hcl")
+		at := position(text, strings.Index(string(text), `"Find the phase`)+len(`"Find`))
+		after := Position{at.Line, at.Character + 1}
+		defer reportCPU(b)()
+		for i := 0; b.Loop(); i++ {
+			if i%2 == 0 {
+				edit(b, c, uri, i+2, Range{at, at}, "s")
+			} else {
+				edit(b, c, uri, i+2, Range{at, after}, "")
+			}
+		}
+	})
+}
+
+// BenchmarkOpen100Playbooks opens 100 copies of stdlib:phase-runner, each
+// in its own directory, one file of each, and reports the heap the
+// server holds then (after a collection): with the loaded playbooks
+// bounded (maxBooks) and the parse cache bounded (parseCacheBytes), it
+// stays the same however many more are opened. APL_BENCH_ITEMS opens
+// fewer, for a quick look (make test).
+func BenchmarkOpen100Playbooks(b *testing.B) {
+	n := 100
+	if m, err := strconv.Atoi(os.Getenv("APL_BENCH_ITEMS")); err == nil && m > 0 {
+		n = min(n, m)
+	}
+	root := copyPhaseRunner(b, n)
+	for b.Loop() {
+		c := newClient(b, Options{Loader: aplLoader(root)})
+		c.request("initialize", map[string]any{})
+		var before runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := range n {
+			path := filepath.Join(root, fmt.Sprintf("pb%03d", i), "failure.hcl")
+			text, err := os.ReadFile(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			open(c, pathURI(path), string(text))
+			idle(c)
+		}
+		var after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MB")
+		c.request("shutdown", nil)
+		c.notify("exit", nil)
+		<-c.done
+	}
+}
+
+// copyPhaseRunner copies stdlib:phase-runner into a new project: into
+// phase-runner, or for n > 0 into n directories pb000, pb001, ….
+func copyPhaseRunner(b *testing.B, n int) string {
 	root, err := filepath.EvalSymlinks(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	dir := filepath.Join(root, "phase-runner")
+	dirs := []string{"phase-runner"}
+	if n > 0 {
+		dirs = nil
+		for i := range n {
+			dirs = append(dirs, fmt.Sprintf("pb%03d", i))
+		}
+	}
 	fsys := stdlib.FS()
 	err = fs.WalkDir(fsys, "phase-runner", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -37,44 +119,70 @@ func BenchmarkDidChangePhaseRunner(b *testing.B) {
 		if err != nil {
 			return err
 		}
-		out := filepath.Join(root, filepath.FromSlash(p))
-		os.MkdirAll(filepath.Dir(out), 0o755)
-		return os.WriteFile(out, src, 0o644)
+		for _, dir := range dirs {
+			out := filepath.Join(root, dir, filepath.FromSlash(strings.TrimPrefix(p, "phase-runner/")))
+			os.MkdirAll(filepath.Dir(out), 0o755)
+			if err := os.WriteFile(out, src, 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	entries, _ := os.ReadDir(dir)
-	var file string
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".hcl") && !strings.HasSuffix(e.Name(), "_test.hcl") {
-			file = filepath.Join(dir, e.Name())
-			break
+	return root
+}
+
+// reportCPU, deferred, reports the CPU time the process used per edit,
+// the tests' check included: what an edit costs, whoever else runs.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime()
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
 		}
 	}
-	text, err := os.ReadFile(file)
+}
+
+// phaseRunner copies stdlib:phase-runner into a project, starts a server
+// and opens file of it, checking that it has no diagnostics.
+func phaseRunner(b *testing.B, file string) (*client, string, []byte) {
+	root := copyPhaseRunner(b, 0)
+	path := filepath.Join(root, "phase-runner", file)
+	text, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)
 	}
 	c := newClient(b, Options{Loader: aplLoader(root)})
 	c.request("initialize", map[string]any{})
-	uri := pathURI(file)
+	uri := pathURI(path)
 	open(c, uri, string(text))
 	if ds := c.diagnostics(uri); len(ds) != 0 {
-		b.Fatalf("diagnostics of %s: %v", path.Base(file), ds)
+		b.Fatalf("diagnostics of %s: %v", file, ds)
 	}
-	end := position(text, len(text))
-	b.ResetTimer()
-	for i := range b.N {
-		ch := " "
-		if i%2 == 1 {
-			ch = "#"
-		}
-		c.notify("textDocument/didChange", map[string]any{
-			"textDocument":   map[string]any{"uri": uri, "version": i + 2},
-			"contentChanges": []any{map[string]any{"range": map[string]any{"start": end, "end": end}, "text": ch}},
-		})
-		end.Character++
-		c.diagnostics(uri)
+	idle(c)
+	return c, uri, text
+}
+
+// edit sends one change of uri and waits for its diagnostics; then,
+// with the timer stopped, for the server to finish the edit's work.
+func edit(b *testing.B, c *client, uri string, version int, r Range, text string) {
+	c.notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": uri, "version": version},
+		"contentChanges": []any{map[string]any{"range": r, "text": text}},
+	})
+	if ds := c.diagnostics(uri); len(ds) != 0 {
+		b.Fatalf("diagnostics after an edit: %v", ds)
 	}
+	b.StopTimer()
+	idle(c)
+	b.StartTimer()
+}
+
+// idle waits for the server to have handled every message sent so far:
+// it answers requests in order.
+func idle(c *client) {
+	c.request("textDocument/documentSymbol", map[string]any{"textDocument": map[string]any{"uri": "file:///nowhere.hcl"}})
+	c.notes = nil
 }

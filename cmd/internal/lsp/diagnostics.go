@@ -29,13 +29,26 @@ type Diagnostic struct {
 // reads its own files, its upstreams', its sub-playbooks', its prompt
 // files and its test files; a playbook that reads none of them keeps its
 // diagnostics, so that an edit costs one load, not one per open playbook.
+//
+// An edit of a playbook's own file is published in two steps: the load's
+// diagnostics at once, with the test files' as they were, and then the
+// test files' checked against the playbook as it is now. The edited file
+// hears first; checking the tests would delay it by a third.
 func (s *Server) check(path string) {
 	refs := map[string]bool{}
+	dir := filepath.Dir(path)
 	for _, d := range s.docs {
-		if isHCL(d.path) {
-			d.ref = s.refOf(d.path)
-		} else {
-			d.ref = s.promptRef(d.path)
+		// Which playbook a file belongs to depends on the playbook files
+		// of its directory and of the one above (tests/, prompts/).
+		if !d.refKnown || filepath.Dir(d.path) == dir || filepath.Dir(filepath.Dir(d.path)) == dir {
+			if ref := s.stdlibRef(d.path); ref != "" {
+				d.ref = ref
+			} else if isHCL(d.path) {
+				d.ref = s.refOf(d.path)
+			} else {
+				d.ref = s.promptRef(d.path)
+			}
+			d.refKnown = true
 		}
 		if d.ref != "" {
 			refs[d.ref] = true
@@ -43,7 +56,7 @@ func (s *Server) check(path string) {
 	}
 	for ref := range s.books {
 		if !refs[ref] {
-			delete(s.books, ref)
+			s.drop(ref)
 		}
 	}
 	changedRef := ""
@@ -52,15 +65,40 @@ func (s *Server) check(path string) {
 	} else if isHCL(path) {
 		changedRef = s.refOf(path)
 	}
-	byURI := map[string][]Diagnostic{}
+	var late []*book // loaded, their tests not checked yet
 	for _, ref := range slices.Sorted(mapsKeys(refs)) {
 		b := s.books[ref]
-		if b == nil || b.deps[path] || ref == changedRef {
-			b = s.load(ref)
-			s.books[ref] = b
+		if b != nil && !b.deps[path] && ref != changedRef {
+			continue
 		}
-		for u, ds := range b.diagnostics {
-			byURI[u] = append(byURI[u], ds...)
+		nb := s.load(ref)
+		if b != nil && !b.testsOf(path) && nb.testsDue {
+			nb.testDiagnostics = b.testDiagnostics // until checked again below
+			late = append(late, nb)
+		} else {
+			s.loadTests(nb)
+		}
+		s.put(nb)
+	}
+	s.publish(pathURI(path))
+	for _, b := range late {
+		s.loadTests(b)
+	}
+	if len(late) > 0 {
+		s.publish("")
+	}
+}
+
+// publish sends the diagnostics of every loaded playbook that changed
+// since they were last published, and always those of the URI force.
+func (s *Server) publish(force string) {
+	byURI := map[string][]Diagnostic{}
+	for _, ref := range slices.Sorted(mapsKeys(s.books)) {
+		b := s.books[ref]
+		for _, m := range []map[string][]Diagnostic{b.diagnostics, b.testDiagnostics} {
+			for u, ds := range m {
+				byURI[u] = append(byURI[u], ds...)
+			}
 		}
 	}
 	for _, d := range s.docs {
@@ -68,23 +106,22 @@ func (s *Server) check(path string) {
 			byURI[d.uri] = []Diagnostic{} // an open file with none hears so
 		}
 	}
-	for u := range s.published {
+	for u, p := range s.published {
 		if _, ok := byURI[u]; !ok {
+			if p == "[]" {
+				delete(s.published, u) // cleared already
+				continue
+			}
 			byURI[u] = []Diagnostic{}
 		}
 	}
-	changed := pathURI(path)
 	for _, u := range slices.Sorted(mapsKeys(byURI)) {
 		ds := byURI[u]
 		b, _ := json.Marshal(ds)
-		if string(b) == s.published[u] && u != changed {
+		if string(b) == s.published[u] && u != force {
 			continue
 		}
-		if len(ds) == 0 {
-			delete(s.published, u)
-		} else {
-			s.published[u] = string(b)
-		}
+		s.published[u] = string(b)
 		s.notify("textDocument/publishDiagnostics", map[string]any{"uri": u, "diagnostics": ds})
 	}
 }
@@ -103,12 +140,25 @@ func isHCL(path string) bool { return strings.HasSuffix(path, ".hcl") }
 
 func isTestFile(path string) bool { return strings.HasSuffix(path, lang.TestFileSuffix) }
 
-// project is the project a file lies in, as the loader finds it.
+// project is the project a file lies in, as the loader finds it,
+// remembered by directory.
 func (s *Server) project(path string) *lang.Project {
-	if s.opts.Loader.Root != "" {
-		return lang.NewProject(s.opts.Loader.Root, s.opts.Loader.Allow)
+	key := ""
+	if s.opts.Loader.Root == "" {
+		key = filepath.Dir(path)
 	}
-	return lang.FindProject(path, s.opts.Loader.Allow)
+	if p := s.projects[key]; p != nil {
+		return p
+	}
+	if len(s.projects) > 1024 {
+		clear(s.projects)
+	}
+	p := lang.FindProject(path, s.opts.Loader.Allow)
+	if key == "" {
+		p = lang.NewProject(s.opts.Loader.Root, s.opts.Loader.Allow)
+	}
+	s.projects[key] = p
+	return p
 }
 
 // text is a file's text: the editor's buffer when it is open, else the
@@ -121,13 +171,16 @@ func (s *Server) text(path string) ([]byte, bool) {
 	return b, err == nil
 }
 
-func (s *Server) docByPath(path string) *document {
+func (s *Server) docByPath(path string) *document { return s.byPath[path] }
+
+// hasDocIn reports whether a playbook file of dir is open.
+func (s *Server) hasDocIn(dir string) bool {
 	for _, d := range s.docs {
-		if d.path == path {
-			return d
+		if isHCL(d.path) && filepath.Dir(d.path) == dir {
+			return true
 		}
 	}
-	return nil
+	return false
 }
 
 // refOf is the playbook a file belongs to, as apl validate DIR/... finds
@@ -220,22 +273,24 @@ func (s *Server) declaresPlaybook(src []byte, name string) bool {
 	if len(s.declares) > 4096 {
 		clear(s.declares) // bounded: old texts are not asked for again
 	}
-	v := declaresPlaybook(src, name)
+	v := declaresPlaybook(s.parses, src, name)
 	s.declares[key] = v
 	return v
 }
 
 // declaresPlaybook reports whether an HCL file has a top-level playbook
 // block; a file too broken to parse counts when a line starts one.
-func declaresPlaybook(src []byte, name string) bool {
-	f, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
-	if body, ok := f.Body.(*hclsyntax.Body); ok && !diags.HasErrors() {
-		for _, b := range body.Blocks {
-			if b.Type == "playbook" {
-				return true
+// The parse is the cache's, which the load then finds there.
+func declaresPlaybook(c *lang.ParseCache, src []byte, name string) bool {
+	if f, diags := c.Parse(src, name); f != nil && !diags.HasErrors() {
+		if body, ok := f.Body.(*hclsyntax.Body); ok {
+			for _, b := range body.Blocks {
+				if b.Type == "playbook" {
+					return true
+				}
 			}
+			return false
 		}
-		return false
 	}
 	for _, line := range strings.Split(string(src), "\n") {
 		if strings.HasPrefix(strings.TrimSpace(line), "playbook ") {
@@ -246,19 +301,19 @@ func declaresPlaybook(src []byte, name string) bool {
 }
 
 // overlay is what the load reads in place of the file system: every open
-// document, and beside each open playbook file the other files of its
-// directory (the loader reads a directory from its Files alone once any
-// file of it is there).
-func (s *Server) overlay() map[string][]byte {
+// document, and in those of dirs where a playbook file is open, the other
+// files beside it (the loader reads a directory from its Files alone once
+// any file of it is there).
+func (s *Server) overlay(dirs map[string]bool) map[string][]byte {
 	files := map[string][]byte{}
 	for _, d := range s.docs {
 		files[d.path] = d.text
 	}
-	for _, d := range s.docs {
-		if !isHCL(d.path) {
+	for dir := range dirs {
+		if !s.hasDocIn(dir) {
 			continue
 		}
-		for _, p := range s.hclFiles(filepath.Dir(d.path)) {
+		for _, p := range s.hclFiles(dir) {
 			if _, ok := files[p]; !ok {
 				if b, ok := s.text(p); ok {
 					files[p] = b
@@ -269,24 +324,48 @@ func (s *Server) overlay() map[string][]byte {
 	return files
 }
 
-// load loads the playbook ref and its tests as apl validate does, from
-// the editor's buffers over the disk, and turns what it reports into LSP
-// diagnostics by file.
+// load loads the playbook ref as apl validate does, from the editor's
+// buffers over the disk, and turns what it reports into LSP diagnostics
+// by file. Its test files are checked apart (loadTests).
 func (s *Server) load(ref string) *book {
 	ld := s.opts.Loader
 	ld.Cache = nil
-	ld.Files = s.overlay()
-	pb, diags := ld.Load(ref)
-	b := &book{ref: ref, pb: pb, srcs: map[string][]byte{}, diagnostics: map[string][]Diagnostic{}, deps: map[string]bool{ref: true}}
-	if files, err := lang.Files(pb); err == nil {
-		for p := range files {
-			b.deps[p] = true
+	ld.Parses = s.parses
+	// The directories the load reads: the playbook's, and those the last
+	// load of it read. One it reads now that holds an open file and was
+	// not given whole loads it again.
+	dirs := map[string]bool{ref: true}
+	if isHCL(ref) {
+		dirs = map[string]bool{filepath.Dir(ref): true}
+	}
+	if old := s.books[ref]; old != nil {
+		for p := range old.deps {
+			dirs[filepath.Dir(p)] = true
 		}
 	}
+	var pb *lang.Playbook
+	var diags hcl.Diagnostics
+	deps := map[string]bool{ref: true}
+	for again := true; again; {
+		ld.Files = s.overlay(dirs)
+		pb, diags = ld.Load(ref)
+		files, _ := lang.Files(pb)
+		again = false
+		for p := range files {
+			deps[p] = true
+			if dir := filepath.Dir(p); !dirs[dir] {
+				dirs[dir] = true
+				again = again || s.hasDocIn(dir)
+			}
+		}
+	}
+	b := &book{ref: ref, pb: pb, srcs: map[string][]byte{}, diagnostics: map[string][]Diagnostic{}, deps: deps}
 	for n, src := range pb.Sources {
 		b.srcs[n] = src
 	}
+	b.diagnostics = s.lspDiagnostics(b, diags)
 	if !diags.HasErrors() {
+		// Test files are checked against a playbook that loads.
 		tests, _ := ld.TestFiles(ref)
 		if tests == nil {
 			tests = map[string][]byte{}
@@ -296,18 +375,46 @@ func (s *Server) load(ref string) *book {
 				tests[d.path] = d.text
 			}
 		}
-		if len(tests) > 0 {
-			for n, src := range tests {
-				b.srcs[n] = src
-				b.tests = append(b.tests, n)
-				b.deps[n] = true
-			}
-			_, td := lang.LoadTests(pb, tests)
-			diags = append(diags, td...)
+		for n, src := range tests {
+			b.srcs[n] = src
+			b.tests = append(b.tests, n)
+			b.deps[n] = true
 		}
+		slices.Sort(b.tests)
+		b.testsDue = len(tests) > 0
 	}
+	return b
+}
+
+// loadTests checks the test files of b against its playbook.
+func (s *Server) loadTests(b *book) {
+	if b.pb == nil {
+		return // put away since: its tests are checked when it is loaded again
+	}
+	b.testDiagnostics = nil
+	if !b.testsDue {
+		return
+	}
+	b.testsDue = false
+	tests := map[string][]byte{}
+	for _, n := range b.tests {
+		tests[n] = b.srcs[n]
+	}
+	_, diags := lang.LoadTests(b.pb, tests)
+	b.testDiagnostics = s.lspDiagnostics(b, diags)
+}
+
+// testsOf reports whether path is one of b's test files.
+func (b *book) testsOf(path string) bool {
+	_, ok := slices.BinarySearch(b.tests, path)
+	return ok
+}
+
+// lspDiagnostics are a load's diagnostics as LSP's, by URI.
+func (s *Server) lspDiagnostics(b *book, diags hcl.Diagnostics) map[string][]Diagnostic {
+	out := map[string][]Diagnostic{}
 	for _, d := range diags {
-		u, rng := s.locate(b, ref, d.Subject)
+		u, rng := s.locate(b, b.ref, d.Subject)
 		if u == "" {
 			continue
 		}
@@ -322,9 +429,9 @@ func (s *Server) load(ref string) *book {
 		if d.Subject != nil && pathURIOf(d.Subject.Filename) == "" {
 			msg += fmt.Sprintf(" (at %s)", d.Subject)
 		}
-		b.diagnostics[u] = append(b.diagnostics[u], Diagnostic{Range: rng, Severity: sev, Source: "apl", Message: msg})
+		out[u] = append(out[u], Diagnostic{Range: rng, Severity: sev, Source: "apl", Message: msg})
 	}
-	return b
+	return out
 }
 
 // testsOf reports whether path is a test file of the playbook ref.
@@ -344,7 +451,11 @@ func (s *Server) testsOf(ref, path string) bool {
 // the top of the playbook's first open file.
 func (s *Server) locate(b *book, ref string, r *hcl.Range) (string, Range) {
 	if r != nil {
-		if u := pathURIOf(r.Filename); u != "" {
+		u := pathURIOf(r.Filename)
+		if u == "" && s.stdlibOut != nil && s.docs[s.fileURI(r.Filename)] != nil {
+			u = s.fileURI(r.Filename) // a stdlib file written out, open
+		}
+		if u != "" {
 			src := b.srcs[r.Filename]
 			if d := s.docs[u]; d != nil {
 				src = d.text

@@ -8,7 +8,14 @@
 // playbook a document belongs to exactly as apl validate does, with the
 // editor's unsaved buffers in place of the files on disk. The server
 // reads only what that load reads (inside the playbook's project) and the
-// playbook files beside an open document, and it executes nothing.
+// playbook files beside an open document, and it executes nothing. The
+// one thing it writes is the embedded stdlib, read-only, into the user's
+// cache directory, so that go to definition can open its files.
+//
+// Loads reuse the parse of every file that did not change (a
+// lang.ParseCache), and at most maxBooks playbooks stay loaded, so that an
+// edit costs one load of one playbook with one file parsed, and memory
+// stays bounded however many playbooks are open.
 //
 // The protocol is written by hand rather than taken from a library: the
 // Go LSP libraries on the module proxy are stale (go.lsp.dev/protocol's

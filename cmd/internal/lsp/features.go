@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -11,15 +12,6 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
-
-// bookOf is the loaded playbook of an open document, nil when there is
-// none.
-func (s *Server) bookOf(d *document) *book {
-	if d == nil || d.ref == "" {
-		return nil
-	}
-	return s.books[d.ref]
-}
 
 // Location is an LSP location.
 type Location struct {
@@ -34,7 +26,7 @@ func (s *Server) hover(uri string, p Position) any {
 		return nil
 	}
 	off := offset(d.text, p)
-	t, ok := resolve(b.pb, refAt(d.text, off, true))
+	t, ok := resolve(b.pb, refAt(d.path, d.text, off, true))
 	if !ok || t.hover == "" {
 		if t.hover = overrideHover(b.pb, d.path, off); t.hover == "" {
 			return nil
@@ -49,7 +41,7 @@ func (s *Server) definition(uri string, p Position) any {
 	if b == nil {
 		return nil
 	}
-	r := refAt(d.text, offset(d.text, p), true)
+	r := refAt(d.path, d.text, offset(d.text, p), true)
 	if r.quoted == "extends" {
 		return s.upstream(d, r.parts[0])
 	}
@@ -57,9 +49,9 @@ func (s *Server) definition(uri string, p Position) any {
 	if !ok {
 		return nil
 	}
-	u := pathURIOf(t.decl.Filename)
+	u := s.fileURI(t.decl.Filename)
 	if u == "" {
-		return nil // the stdlib's, which the editor cannot open
+		return nil
 	}
 	src := b.srcs[t.decl.Filename]
 	if od := s.docs[u]; od != nil {
@@ -85,12 +77,17 @@ const (
 
 func (s *Server) completion(uri string, p Position) any {
 	d := s.docs[uri]
+	if d != nil && isHCL(d.path) {
+		if items, ok := schemaCompletion(d, offset(d.text, p)); ok {
+			return items
+		}
+	}
 	b := s.bookOf(d)
 	if b == nil {
 		return []CompletionItem{}
 	}
 	pb := b.pb
-	r := refAt(d.text, offset(d.text, p), false)
+	r := refAt(d.path, d.text, offset(d.text, p), false)
 	items := []CompletionItem{}
 	steps := func() {
 		for _, st := range pb.AllSteps() {
@@ -158,17 +155,43 @@ func (s *Server) completion(uri string, p Position) any {
 				items = append(items, CompletionItem{Label: l.Name, Kind: kindVariable, Detail: lang.TypeText(l.Type)})
 			}
 		}
+	case len(r.parts) == 2 && r.parts[0] == "type":
+		for _, n := range slices.Sorted(mapsKeys(pb.Types)) {
+			items = append(items, CompletionItem{Label: n, Kind: kindModule, Detail: lang.TypeText(pb.Types[n].Type)})
+		}
+	case len(r.parts) == 2 && r.parts[0] == "budget":
+		for _, n := range slices.Sorted(mapsKeys(pb.Budgets)) {
+			items = append(items, CompletionItem{Label: n, Kind: kindModule, Detail: "budget"})
+		}
+	case len(r.parts) == 2 && r.parts[0] == lang.RootParam:
+		if t := templateAt(pb, d.path, r.off); t != nil {
+			for _, p := range t.Params {
+				items = append(items, CompletionItem{Label: p.Name, Kind: kindVariable, Detail: lang.TypeText(p.Type)})
+			}
+		}
+	case len(r.parts) == 2 && r.parts[0] == "template":
+		for _, t := range pb.Templates {
+			items = append(items, CompletionItem{Label: t.Name, Kind: kindModule, Detail: "template"})
+		}
+	case len(r.parts) == 2 && r.parts[0] == "agent":
+		for _, n := range slices.Sorted(mapsKeys(pb.Agents)) {
+			items = append(items, CompletionItem{Label: n, Kind: kindModule, Detail: "agent"})
+		}
 	case len(r.parts) == 2 && r.parts[0] == "prompt":
 		for _, n := range slices.Sorted(mapsKeys(pb.Prompts)) {
 			items = append(items, CompletionItem{Label: n, Kind: kindModule})
 		}
 	case len(r.parts) == 1:
-		for _, n := range []string{"steps", "inputs", "local", "vars", "var", "prompt", "item"} {
+		// The names and functions of the language at the cursor: an
+		// expr condition's, or HCL values'.
+		cond := inCondition(d.text, offset(d.text, p))
+		roots := []string{"steps", "inputs", "local", "vars", "var", "prompt", "item"}
+		if !cond {
+			roots = append(roots, "type", "budget", "agent", "template")
+		}
+		for _, n := range roots {
 			items = append(items, CompletionItem{Label: n, Kind: kindModule})
 		}
-		// The functions of the language at the cursor: an expr
-		// condition's, or HCL values'.
-		cond := inCondition(d.text, offset(d.text, p))
 		for _, f := range functions() {
 			if cond && f.inConds || !cond && f.inValues {
 				items = append(items, CompletionItem{Label: f.name, Kind: kindFunction, Detail: f.what})
@@ -270,10 +293,34 @@ func blockSymbols(src []byte, body *hclsyntax.Body) []DocumentSymbol {
 }
 
 // upstream is where extends = "written" leads: the upstream's file, or
-// the first file of its directory; none for the stdlib's, or for a path
-// out of the project.
+// the first file of its directory (the stdlib's written out, its
+// playbook.hcl first); none for a path out of the project.
 func (s *Server) upstream(d *document, written string) any {
-	if written == "" || strings.HasPrefix(written, lang.StdlibPrefix) {
+	if name, ok := strings.CutPrefix(written, lang.StdlibPrefix); ok {
+		fsys := s.opts.Loader.Stdlib
+		if fsys == nil {
+			return nil
+		}
+		entries, _ := fs.ReadDir(fsys, name)
+		var files []string
+		for _, e := range entries {
+			if isHCL(e.Name()) && !isTestFile(e.Name()) {
+				files = append(files, e.Name())
+			}
+		}
+		if len(files) == 0 {
+			return nil
+		}
+		first := files[0]
+		if slices.Contains(files, "playbook.hcl") {
+			first = "playbook.hcl"
+		}
+		if u := s.fileURI(written + "/" + first); u != "" {
+			return []Location{{URI: u}}
+		}
+		return nil
+	}
+	if written == "" {
 		return nil
 	}
 	p := filepath.Clean(filepath.Join(filepath.Dir(d.path), written))

@@ -24,6 +24,10 @@ type ref struct {
 	// "goto", "next", "agent", "step", "input", "prompt".
 	quoted string
 	start  int // byte offset where the part at the cursor begins
+	// file and off are where the name is: param.NAME is the param of the
+	// template whose body holds it.
+	file string
+	off  int
 }
 
 func isNameByte(c byte) bool {
@@ -32,11 +36,11 @@ func isNameByte(c byte) bool {
 
 // quotedName matches a line whose string names a step, agent, input or
 // prompt: goto = "fix", step "plan" {, agent "researcher" {.
-var quotedName = regexp.MustCompile(`^\s*(goto|next|agent|requeue|extends)\s*=\s*"([^"]*)"|^\s*(step|mock|agent|input|prompt|var|rule|check)\s+"([^"]*)"`)
+var quotedName = regexp.MustCompile(`^\s*(goto|next|agent|requeue|extends)\s*=\s*"([^"]*)"|^\s*(step|mock|agent|input|prompt|var|rule|check|type|budget|template)\s+"([^"]*)"`)
 
-// refAt finds the name at byte offset off of src; full is false for
-// completion, which reads only what is left of the cursor.
-func refAt(src []byte, off int, full bool) ref {
+// refAt finds the name at byte offset off of src, the text of file; full
+// is false for completion, which reads only what is left of the cursor.
+func refAt(file string, src []byte, off int, full bool) ref {
 	ls := strings.LastIndexByte(string(src[:off]), '\n') + 1
 	le := len(src)
 	if i := strings.IndexByte(string(src[off:]), '\n'); i >= 0 {
@@ -54,7 +58,7 @@ func refAt(src []byte, off int, full bool) ref {
 				if !full {
 					end = off
 				}
-				return ref{parts: []string{string(src[vs:end])}, quoted: line[m[2*g]:m[2*g+1]], start: vs}
+				return ref{parts: []string{string(src[vs:end])}, quoted: line[m[2*g]:m[2*g+1]], start: vs, file: file, off: off}
 			}
 		}
 	}
@@ -70,7 +74,7 @@ func refAt(src []byte, off int, full bool) ref {
 	}
 	text := string(src[s:e])
 	parts := strings.Split(text, ".")
-	r := ref{parts: parts, at: strings.Count(string(src[s:off]), ".")}
+	r := ref{parts: parts, at: strings.Count(string(src[s:off]), "."), file: file, off: off}
 	r.start = s + strings.LastIndexByte(string(src[s:off]), '.') + 1
 	if e < le && src[e] == '(' && len(parts) == 1 {
 		r.quoted = "("
@@ -108,6 +112,12 @@ func resolve(pb *lang.Playbook, r ref) (target, bool) {
 		return inputTarget(pb, name)
 	case "var":
 		return varTarget(pb, name)
+	case "type":
+		return typeTarget(pb, name)
+	case "budget":
+		return budgetTarget(pb, name)
+	case "template":
+		return templateTarget(pb, name)
 	case "rule", "check":
 		return target{}, false
 	case "(":
@@ -145,8 +155,114 @@ func resolve(pb *lang.Playbook, r ref) (target, bool) {
 		if a := pb.Agents[name]; a != nil {
 			return agentTarget(a), true
 		}
+	case "type":
+		return typeTarget(pb, name)
+	case "budget":
+		return budgetTarget(pb, name)
+	case "template":
+		return templateTarget(pb, name)
+	case lang.RootParam:
+		return paramTarget(pb, r, name)
 	}
 	return target{}, false
+}
+
+// templateAt is the template whose block holds byte offset off of file,
+// nil for none.
+func templateAt(pb *lang.Playbook, file string, off int) *lang.Template {
+	for _, t := range pb.Templates {
+		rng := t.DeclRange
+		if t.Body != nil {
+			rng = hcl.RangeOver(rng, t.Body.SrcRange)
+		}
+		if rng.Filename == file && rng.Start.Byte <= off && off <= rng.End.Byte {
+			return t
+		}
+	}
+	return nil
+}
+
+// paramTarget is the param name of the template whose body holds r.
+func paramTarget(pb *lang.Playbook, r ref, name string) (target, bool) {
+	if t := templateAt(pb, r.file, r.off); t != nil {
+		for _, p := range t.Params {
+			if p.Name != name {
+				continue
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "**param** `%s` of template `%s`: `%s`", p.Name, t.Name, lang.TypeText(p.Type))
+			if p.Default == nil {
+				b.WriteString(", required")
+			}
+			if p.Description != "" {
+				fmt.Fprintf(&b, "\n\n%s", p.Description)
+			}
+			return target{p.DeclRange, b.String()}, true
+		}
+	}
+	return target{}, false
+}
+
+func templateTarget(pb *lang.Playbook, name string) (target, bool) {
+	t := pb.Template(name)
+	if t == nil {
+		return target{}, false
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**template** `%s`", t.Name)
+	if t.Description != "" {
+		fmt.Fprintf(&b, "\n\n%s", t.Description)
+	}
+	for _, p := range t.Params {
+		req := ""
+		if p.Default == nil {
+			req = ", required"
+		}
+		fmt.Fprintf(&b, "\n- param `%s`: `%s`%s", p.Name, lang.TypeText(p.Type), req)
+	}
+	if len(t.Uses) > 0 {
+		fmt.Fprintf(&b, "\n\nused by: `%s`", strings.Join(t.Uses, "`, `"))
+	}
+	return target{t.DeclRange, b.String()}, true
+}
+
+func typeTarget(pb *lang.Playbook, name string) (target, bool) {
+	td := pb.Types[name]
+	if td == nil {
+		return target{}, false
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**type** `%s`: `%s`", td.Name, shortTypeText(td.Type))
+	if td.Description != "" {
+		fmt.Fprintf(&b, "\n\n%s", td.Description)
+	}
+	for _, f := range lang.AnswerFields(td.Type) {
+		opt := ""
+		if f.Optional {
+			opt = " (optional)"
+		}
+		fmt.Fprintf(&b, "\n- `%s`: %s%s", f.Path, f.TypeName(), opt)
+	}
+	return target{td.DeclRange, b.String()}, true
+}
+
+func budgetTarget(pb *lang.Playbook, name string) (target, bool) {
+	bu := pb.Budgets[name]
+	if bu == nil {
+		return target{}, false
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**budget** `%s`", bu.Name)
+	if bu.MaxResponseLines > 0 {
+		fmt.Fprintf(&b, "\n- max_response_lines: %d", bu.MaxResponseLines)
+	}
+	if bu.MaxSummaryLines > 0 {
+		fmt.Fprintf(&b, "\n- max_summary_lines: %d", bu.MaxSummaryLines)
+	}
+	if bu.Enforcement != "" {
+		fmt.Fprintf(&b, "\n- enforcement: %s", bu.Enforcement)
+	}
+	return target{bu.DeclRange, b.String()}, true
 }
 
 // allLocals are the playbook's locals and every step's.

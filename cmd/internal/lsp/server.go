@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/apl-lang/apl/lang"
@@ -22,6 +23,10 @@ type Options struct {
 	// Log receives what the server has to say that is no reply: a
 	// malformed request, a recovered internal error. nil discards it.
 	Log io.Writer
+	// StdlibDir is where the stdlib's files are written, read-only, for
+	// go to definition to open them; empty: apl's directory in the user's
+	// cache directory.
+	StdlibDir string
 }
 
 // A Server serves one client. It handles one message at a time, in the
@@ -33,7 +38,8 @@ type Server struct {
 	initialized bool
 	shutdown    bool
 
-	docs map[string]*document // open documents by URI
+	docs   map[string]*document // open documents by URI
+	byPath map[string]*document // and by path
 	// books are the playbooks of open documents, by ref (the absolute
 	// path of a playbook file or directory).
 	books map[string]*book
@@ -42,6 +48,30 @@ type Server struct {
 	published map[string]string
 	// declares remembers which texts declare a playbook block.
 	declares map[uint64]bool
+	// parses keeps parsed files across loads: an edit parses the file
+	// edited, not the playbook's others, its upstreams' or its tests.
+	parses *lang.ParseCache
+	tick   uint64 // counts uses of books
+	// projects are the projects of directories (project).
+	projects map[string]*lang.Project
+	// stdlibOut is where the stdlib was written out, once it was
+	// (stdlibDir).
+	stdlibOut *string
+	// in is what Serve reads; pending are the files edited and not
+	// checked yet, because more messages were waiting.
+	in      *bufio.Reader
+	pending []string
+}
+
+// flush checks the files edited and not checked yet.
+func (s *Server) flush() {
+	paths := s.pending
+	s.pending = nil
+	for i, p := range paths {
+		if !slices.Contains(paths[:i], p) {
+			s.check(p)
+		}
+	}
 }
 
 // A document is a file open in the editor.
@@ -50,22 +80,31 @@ type document struct {
 	path string // absolute
 	// ref is the playbook the document belongs to, found when it was
 	// last checked; "" for a file that is no HCL.
-	ref     string
-	text    []byte
-	version int
+	ref      string
+	refKnown bool // ref is found, and no file that decides it changed since
+	text     []byte
+	version  int
 }
 
 // A book is a loaded playbook and what the server published for it.
+// Beyond maxBooks, those least recently used are put away: their
+// playbook and sources dropped, their diagnostics and what they read
+// kept, so that memory stays bounded however many playbooks are open and
+// one put away is loaded again only when it is asked about or changes.
 type book struct {
 	ref   string
-	pb    *lang.Playbook
+	pb    *lang.Playbook    // nil once put away
 	srcs  map[string][]byte // every file of the load, by file name
-	tests []string          // its test files
-	// diagnostics are the load's, by URI.
-	diagnostics map[string][]Diagnostic
+	tests []string          // its test files, sorted
+	// diagnostics are the load's, by URI; testDiagnostics its test
+	// files'.
+	diagnostics, testDiagnostics map[string][]Diagnostic
+	// testsDue says the test files are not checked yet.
+	testsDue bool
 	// deps are the files the load read, by absolute path: a change to
 	// one of them loads the playbook again.
 	deps map[string]bool
+	used uint64 // when it was last used, for putting away
 }
 
 // NewServer returns a Server.
@@ -73,7 +112,8 @@ func NewServer(opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	return &Server{opts: opts, docs: map[string]*document{}, books: map[string]*book{}, declares: map[uint64]bool{}, published: map[string]string{}}
+	return &Server{opts: opts, docs: map[string]*document{}, byPath: map[string]*document{}, projects: map[string]*lang.Project{}, books: map[string]*book{}, declares: map[uint64]bool{}, published: map[string]string{},
+		parses: lang.NewParseCache(parseCacheBytes)}
 }
 
 // errExit ends Serve after the client's exit notification.
@@ -85,6 +125,7 @@ var errExit = errors.New("exit")
 func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	s.out = &writer{w: w}
 	br := bufio.NewReaderSize(r, 64<<10)
+	s.in = br
 	for {
 		m, err := readMessage(br)
 		var rerr *rpcError
@@ -129,6 +170,9 @@ func (s *Server) handle(m *message) (err error) {
 	if m.Method == "exit" {
 		return errExit
 	}
+	if m.Method != "textDocument/didChange" {
+		s.flush() // what follows edits sees them checked
+	}
 	result, rerr := s.dispatch(m)
 	if m.ID == nil {
 		if rerr != nil {
@@ -172,7 +216,9 @@ func (s *Server) dispatch(m *message) (any, *rpcError) {
 		if err != nil {
 			return nil, err
 		}
-		s.docs[p.TextDocument.URI] = &document{uri: p.TextDocument.URI, path: path, text: []byte(p.TextDocument.Text), version: p.TextDocument.Version}
+		d := &document{uri: p.TextDocument.URI, path: path, text: []byte(p.TextDocument.Text), version: p.TextDocument.Version}
+		s.docs[d.uri] = d
+		s.byPath[path] = d
 		s.check(path)
 		return nil, nil
 	case "textDocument/didChange":
@@ -205,7 +251,13 @@ func (s *Server) dispatch(m *message) (any, *rpcError) {
 			d.text = append(append(append([]byte{}, d.text[:start]...), c.Text...), d.text[end:]...)
 		}
 		d.version = p.TextDocument.Version
-		s.check(d.path)
+		// Edits that arrive faster than they are checked (fast typing)
+		// are checked once, after the last of them: while another
+		// message is already waiting, the check waits too.
+		s.pending = append(s.pending, d.path)
+		if s.in == nil || s.in.Buffered() == 0 {
+			s.flush()
+		}
 		return nil, nil
 	case "textDocument/didSave":
 		var p textDocumentParams
@@ -223,6 +275,9 @@ func (s *Server) dispatch(m *message) (any, *rpcError) {
 		}
 		if d := s.docs[p.TextDocument.URI]; d != nil {
 			delete(s.docs, d.uri)
+			if s.byPath[d.path] == d {
+				delete(s.byPath, d.path)
+			}
 			s.check(d.path)
 		}
 		return nil, nil
@@ -342,3 +397,6 @@ func (s *Server) notify(method string, params any) {
 	}
 	s.out.write(&message{Method: method, Params: b})
 }
+
+// parseCacheBytes bounds the source the parse cache holds.
+const parseCacheBytes = 4 << 20

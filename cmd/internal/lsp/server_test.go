@@ -18,7 +18,10 @@ import (
 // JSON-RPC written to one pipe, replies and notifications read from the
 // other.
 type client struct {
-	t      testing.TB
+	t testing.TB
+	// srv is the server, to look into once it has answered a request:
+	// its reply orders what it did before after it.
+	srv    *Server
 	in     *io.PipeWriter
 	msgs   chan map[string]any
 	done   chan error
@@ -31,9 +34,9 @@ func newClient(t testing.TB, opts Options) *client {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &client{t: t, in: inW, msgs: make(chan map[string]any, 100), done: make(chan error, 1)}
+	c := &client{t: t, srv: NewServer(opts), in: inW, msgs: make(chan map[string]any, 100), done: make(chan error, 1)}
 	go func() {
-		c.done <- NewServer(opts).Serve(inR, outW)
+		c.done <- c.srv.Serve(inR, outW)
 		outW.Close()
 	}()
 	go func() {
