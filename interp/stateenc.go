@@ -417,6 +417,9 @@ func (e *stateEncoder) step(r *StepRecord) {
 	if r.OutputFile != "" {
 		e.strField("output_file", r.OutputFile)
 	}
+	if r.OutputText != "" {
+		e.strField("output_text", r.OutputText)
+	}
 	if r.Error != "" {
 		e.strField("error", r.Error)
 	}

@@ -77,7 +77,7 @@ func encodingState(rng *rand.Rand) *State {
 			return nil
 		}
 		r := &StepRecord{Status: str(), Attempts: rng.IntN(3), Calls: rng.IntN(2), Runs: rng.IntN(2), Output: raw(),
-			OutputFile: str(), Error: str(), ErrorKind: str(), SkipReason: str(), StartedAt: ptm(), CompletedAt: ptm(),
+			OutputFile: str(), OutputText: str(), Error: str(), ErrorKind: str(), SkipReason: str(), StartedAt: ptm(), CompletedAt: ptm(),
 			DurationS: flt(), Tokens: rng.IntN(2) * 1000, SessionID: str(), Model: str(), Agent: str(), RawFile: str()}
 		if rng.IntN(2) == 0 {
 			c := rng.IntN(3) - 1
