@@ -209,7 +209,7 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	}
 	if s.Returns == cty.NilType {
 		r.trace(span, start, nil)
-		return answer{outcome: done(cty.StringVal(text), nil)}
+		return answer{outcome: done(textVal(text), nil)}
 	}
 	resp.Text = text
 	if strings.TrimSpace(text) == "" && len(resp.Structured) == 0 {
