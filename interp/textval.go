@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"encoding/binary"
 	"unsafe"
 
 	"github.com/zclconf/go-cty/cty"
@@ -35,19 +36,21 @@ var rawStrings = func() bool {
 	return v.Type() == cty.String && v.IsKnown() && !v.IsNull() && v.AsString() == probe && v.RawEquals(cty.StringVal(probe))
 }()
 
-// isASCII reports whether s holds only ASCII bytes.
+// isASCII reports whether s holds only ASCII bytes, looking at 32 bytes
+// at a time.
 func isASCII(s string) bool {
 	const highs = 0x8080808080808080
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
 	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+	for ; i+32 <= len(b); i += 32 {
+		x := binary.LittleEndian.Uint64(b[i:]) | binary.LittleEndian.Uint64(b[i+8:]) |
+			binary.LittleEndian.Uint64(b[i+16:]) | binary.LittleEndian.Uint64(b[i+24:])
 		if x&highs != 0 {
 			return false
 		}
 	}
-	for ; i < len(s); i++ {
-		if s[i] >= 0x80 {
+	for ; i < len(b); i++ {
+		if b[i] >= 0x80 {
 			return false
 		}
 	}

@@ -41,4 +41,14 @@ func TestTextVal(t *testing.T) {
 			t.Errorf("isASCII(%q) = %v", s, got)
 		}
 	}
+	// A high byte in every place of a 32-byte block and of the tail.
+	plain := strings.Repeat("x", 70)
+	for i := range len(plain) {
+		if s := plain[:i] + "\x80" + plain[i+1:]; isASCII(s) {
+			t.Errorf("isASCII misses the high byte at %d", i)
+		}
+	}
+	if !isASCII(plain) {
+		t.Error("isASCII refuses plain ASCII")
+	}
 }
