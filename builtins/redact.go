@@ -16,10 +16,10 @@ const Redacted = "[REDACTED]"
 // environment variables whose names mark them as keys (…_KEY, which
 // covers …_API_KEY, …_TOKEN, …_SECRET, …_PASSWORD) and of variables named
 // explicitly (a driver's api_key_env), whatever their length. Each is
-// replaced in its raw and
-// its JSON-escaped spelling, so JSON documents are redacted too. Values
-// shorter than 8 bytes are left alone: redacting "1" would mangle any
-// text. The zero Redactor and nil redact nothing.
+// replaced in its raw and its JSON-escaped spellings (<, > and & escaped
+// or not), so JSON documents are redacted too. Values shorter than 8
+// bytes are left alone: redacting "1" would mangle any text. The zero
+// Redactor and nil redact nothing.
 type Redactor struct {
 	r       *strings.Replacer
 	secrets []string
@@ -41,8 +41,10 @@ func NewRedactor(environ []string, names ...string) *Redactor {
 			continue
 		}
 		seen[v] = true
-		if q, err := json.Marshal(v); err == nil {
-			if esc := string(q[1 : len(q)-1]); esc != v {
+		// encoding/json escapes <, > and & (json.Marshal); apl's own
+		// encoders of traces and large outputs do not (AppendJSONString).
+		for _, q := range []string{mustMarshal(v), string(AppendJSONString(nil, v))} {
+			if esc := q[1 : len(q)-1]; esc != v {
 				seen[esc] = true
 			}
 		}
@@ -69,6 +71,11 @@ func NewRedactor(environ []string, names ...string) *Redactor {
 		pairs = append(pairs, v, Redacted)
 	}
 	return &Redactor{r: strings.NewReplacer(pairs...), secrets: vals}
+}
+
+func mustMarshal(s string) string {
+	b, _ := json.Marshal(s) // a string always encodes
+	return string(b)
 }
 
 // EnvRedactor is NewRedactor over the process environment.

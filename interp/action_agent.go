@@ -121,7 +121,8 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	start := r.now()
 	base := artifactBase(f, s, req.Attempt)
 	r.artifact(s, base+".prompt", []byte(req.Prompt))
-	req.Started = func(pid int) { r.dir.procStarted(base, pid) }
+	before := bootTicks() // the process starts after this
+	req.Started = func(pid int) { r.dir.procStarted(base, pid, before) }
 	// The driver streams its answer to the response artifact if it can,
 	// so that a large one is in memory once (as the text), not also as
 	// the bytes that arrived.
@@ -208,7 +209,7 @@ func (r *run) callAgent(ctx context.Context, f *frame, s *lang.Step, a *lang.Age
 	}
 	if s.Returns == cty.NilType {
 		r.trace(span, start, nil)
-		return answer{outcome: done(cty.StringVal(text), nil)}
+		return answer{outcome: done(textVal(text), nil)}
 	}
 	resp.Text = text
 	if strings.TrimSpace(text) == "" && len(resp.Structured) == 0 {

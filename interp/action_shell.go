@@ -75,7 +75,8 @@ func (r *run) shellAction(ctx context.Context, f *frame, s *lang.Step, a *lang.S
 		spec.Env = append(spec.Env, "APL_ITEM_KEY="+k)
 	}
 	base := artifactBase(f, s, rec.Runs)
-	spec.Started = func(pid int) { r.dir.procStarted(base, pid) }
+	before := bootTicks() // the process starts after this
+	spec.Started = func(pid int) { r.dir.procStarted(base, pid, before) }
 	if out := r.opts.Output; out != nil {
 		step, item := s.Name, f.key()
 		spec.Live = func(stderr bool, line string) { out(step, item, stderr, r.redact.String(line)) }

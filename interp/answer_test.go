@@ -57,17 +57,63 @@ output {
 			if string(b) != answer {
 				t.Errorf("%s holds %d bytes, want the answer's %d", p, len(b), want)
 			}
-		case strings.HasSuffix(p, ".output.json"):
-			var s string
-			if err := json.Unmarshal(b, &s); err != nil || s != answer {
-				t.Errorf("%s does not hold the answer as JSON (%v)", p, err)
-			}
 		case strings.HasSuffix(p, ".prompt"):
 		default:
+			// The output is the answer as it came: the state names the
+			// response for it instead of a JSON copy (.output.json).
 			t.Errorf("artifact %s: the answer is kept again", p)
 		}
 	}
-	if len(names) != 3 {
-		t.Errorf("artifacts %v, want the prompt, the response and the output", names)
+	if len(names) != 2 {
+		t.Errorf("artifacts %v, want the prompt and the response", names)
+	}
+}
+
+// A resumed run reads a large text output back from the response
+// artifact its record names (output_text), as the value the step gave.
+func TestLargeAnswerResumedFromItsArtifact(t *testing.T) {
+	pb := load(t, `
+playbook "big" {}
+agent "a" { type = "general-purpose" }
+prompt "p" { template = "go" }
+step "ask" {
+  agent "a" { prompt = prompt.p }
+}
+step "then" {
+  shell { script = "test -f go-on" }
+}
+output {
+  out = steps.ask.output
+  raw = steps.ask.raw
+}
+`)
+	work := t.TempDir()
+	answer := strings.Repeat("a line \"quoted\" <b>&amp; ünïcode \u2028 \\ tab\t\n", 12000) // 600 KB
+	file := filepath.Join(t.TempDir(), "answer")
+	if err := os.WriteFile(file, []byte(answer), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Workdir: work, NoSync: true, AgentCommand: []string{"cat", file}}
+	res, err := Start(context.Background(), pb, "big.hcl", opts)
+	if err != nil || res.Status != StatusFailed {
+		t.Fatal(err, res)
+	}
+	st, _, err := ReadRun(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := st.Steps["ask"]; rec.OutputText == "" || rec.OutputText != rec.RawFile || rec.OutputFile != "" || rec.Output != nil {
+		t.Fatalf("record %+v: want the output named by output_text, the response", rec)
+	}
+	if err := os.WriteFile(filepath.Join(work, "go-on"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err = Resume(context.Background(), pb, res.Dir, Options{NoSync: true})
+	if err != nil || res.Status != StatusCompleted {
+		t.Fatal(err, res)
+	}
+	var out struct{ Out, Raw string }
+	if err := json.Unmarshal(res.OutputJSON, &out); err != nil || out.Out != answer || out.Raw != answer {
+		t.Errorf("output after resume: %v; want the answer as output and raw (%d and %d bytes of %d)", err, len(out.Out), len(out.Raw), len(answer))
 	}
 }

@@ -65,7 +65,7 @@ func (r *run) keepRaw(s *lang.Step, rec *StepRecord, base string, resp agent.Res
 // has one (and for steps that are not agent calls).
 func (r *run) rawValue(rec *StepRecord) cty.Value {
 	if text, ok := r.raws[rec]; ok {
-		return cty.StringVal(text)
+		return textVal(text)
 	}
 	if rec.RawFile == "" || r.dir == nil {
 		return cty.NullVal(cty.String)
@@ -75,5 +75,5 @@ func (r *run) rawValue(rec *StepRecord) cty.Value {
 		return cty.NullVal(cty.String)
 	}
 	r.raws[rec] = string(b)
-	return cty.StringVal(string(b))
+	return textVal(string(b))
 }

@@ -19,12 +19,31 @@ import (
 // still be running; resume stops that process group before it runs the
 // step again, so the step never runs twice side by side. One file kept
 // open, each line one write: it costs a step two small appends.
+//
+// STARTTIME is when the process started, in the clock ticks since boot
+// that /proc/PID/stat gives (field 22): one number, or LO-HI, the ticks
+// of the boot clock read before the process was started and after.
+// The kernel takes a process's start time from that same clock when it
+// forks it, so it lies within; reading the clock twice costs a step
+// nothing, where reading /proc/PID/stat made the kernel format all of
+// the process's statistics.
 const procsLog = "procs.log"
 
-// procStarted records a step's process. It is called from the goroutine
-// that runs the process; appends of one line are atomic.
-func (d *runDir) procStarted(name string, pid int) {
-	d.procLine("start " + name + " " + strconv.Itoa(pid) + " " + procStartTime(pid) + "\n")
+// procStarted records a step's process, which was started after the
+// boot clock read before (bootTicks; "" where it cannot be read). It is
+// called from the goroutine that runs the process; appends of one line
+// are atomic.
+func (d *runDir) procStarted(name string, pid int, before string) {
+	start := ""
+	if after := bootTicks(); before != "" && after != "" {
+		start = before
+		if after != before {
+			start += "-" + after
+		}
+	} else {
+		start = procStartTime(pid)
+	}
+	d.procLine("start " + name + " " + strconv.Itoa(pid) + " " + start + "\n")
 }
 
 // procEnded records that a step's process ended and its group was reaped.
@@ -88,10 +107,23 @@ func alive(pid int, start string) bool {
 	if err := syscall.Kill(-pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
 	}
-	if now := procStartTime(pid); start != "" && now != "" && now != start {
+	if now := procStartTime(pid); start != "" && now != "" && !startedAt(now, start) {
 		return false // the leader's pid was reused by another process
 	}
 	return true
+}
+
+// startedAt reports whether the start time now, as /proc says it, is
+// the recorded start: the same number, or within LO-HI.
+func startedAt(now, start string) bool {
+	lo, hi, ok := strings.Cut(start, "-")
+	if !ok {
+		return now == start
+	}
+	n, err1 := strconv.ParseUint(now, 10, 64)
+	l, err2 := strconv.ParseUint(lo, 10, 64)
+	h, err3 := strconv.ParseUint(hi, 10, 64)
+	return err1 == nil && err2 == nil && err3 == nil && l <= n && n <= h
 }
 
 // stopGroup asks a process group to end, then kills what is left.

@@ -3,6 +3,7 @@ package interp
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,5 +45,53 @@ func TestProcStartTime(t *testing.T) {
 	}
 	if alive(cmd.Process.Pid, want+"1") {
 		t.Error("a process with another start time counts as the recorded one")
+	}
+}
+
+// TestBootTicksBracketStartTime checks the start time a step's procs.log
+// line records without reading /proc: the boot clock read before and
+// after the process started, in /proc's clock ticks, holds the start
+// time /proc then gives; alive accepts the process by it, and refuses a
+// range that misses it (a reused pid).
+func TestBootTicksBracketStartTime(t *testing.T) {
+	for _, c := range []struct {
+		now, start string
+		want       bool
+	}{
+		{"100", "100", true}, {"100", "101", false}, {"100", "99-100", true}, {"100", "100-101", true},
+		{"100", "98-99", false}, {"102", "100-101", false}, {"x", "1-2", false}, {"5", "", false},
+	} {
+		if got := startedAt(c.now, c.start); got != c.want {
+			t.Errorf("startedAt(%q, %q) = %v, want %v", c.now, c.start, got, c.want)
+		}
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc here")
+	}
+	for range 20 {
+		d := &runDir{path: t.TempDir()}
+		cmd := exec.Command("sleep", "5")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		before := bootTicks()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		d.procStarted("s-1", cmd.Process.Pid, before)
+		d.procs.Close()
+		b, err := os.ReadFile(filepath.Join(d.path, procsLog))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Fields(string(b))
+		actual := procStartTime(cmd.Process.Pid)
+		if len(f) != 4 || !startedAt(actual, f[3]) || !alive(cmd.Process.Pid, f[3]) {
+			t.Errorf("procs.log line %q: /proc says the process started at %s", b, actual)
+		}
+		n, _ := strconv.Atoi(actual)
+		if alive(cmd.Process.Pid, strconv.Itoa(n+1)+"-"+strconv.Itoa(n+5)) {
+			t.Error("a process started before the recorded range counts as the recorded one")
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
 	}
 }

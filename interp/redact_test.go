@@ -71,3 +71,34 @@ output { env = steps.dump.output }
 		t.Errorf("checked only %d files", n)
 	}
 }
+
+// A secret holding both a character JSON escapes (a quote) and one
+// encoding/json escapes only in HTML-safe mode (<) has three spellings:
+// raw, escaped as json.Marshal does, and escaped as apl's trace and
+// artifact encoders do (quotes only). None may reach the trace.
+func TestSecretWithHTMLCharactersRedactedFromTrace(t *testing.T) {
+	const secret = `cred-"<tag>&"-0987654321`
+	t.Setenv("MY_SECRET", secret)
+	pb := load(t, `
+playbook "leak" {}
+step "show" {
+  shell { script = "printf %s \"$MY_SECRET\"" }
+}
+`)
+	work := t.TempDir()
+	if _, err := Start(context.Background(), pb, "test.hcl", Options{Workdir: work, NoSync: true}); err != nil {
+		t.Fatal(err)
+	}
+	trace, err := os.ReadFile(filepath.Join(work, ".apl", "runs", "latest", "trace.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(trace), "[REDACTED]") {
+		t.Fatalf("the trace shows no redaction: %s", trace)
+	}
+	for _, spelling := range []string{secret, `cred-\"<tag>&\"-0987654321`, `cred-\"\u003ctag\u003e\u0026\"-0987654321`} {
+		if strings.Contains(string(trace), spelling) {
+			t.Errorf("trace.jsonl holds the secret as %s", spelling)
+		}
+	}
+}

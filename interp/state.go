@@ -131,6 +131,11 @@ type StepRecord struct {
 	// path of an artifact in the run directory, so that the state (written
 	// after every transition) stays small.
 	OutputFile string `json:"output_file,omitempty"`
+	// OutputText holds a large text output instead, when it is the
+	// agent's answer as it came (RawFile, which it names): the output is
+	// that artifact's whole content as a string, so that an answer of
+	// tens of megabytes is written once, not again as JSON.
+	OutputText string `json:"output_text,omitempty"`
 	Error      string `json:"error,omitempty"`
 	// ErrorKind classifies Error: one of agent.Kinds, "" without an
 	// error.

@@ -188,7 +188,7 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 		}
 		// A new run of the action: nothing of the last one stays visible.
 		rec.Runs++
-		rec.Output, rec.OutputFile, rec.ExitCode = nil, "", nil
+		rec.Output, rec.OutputFile, rec.OutputText, rec.ExitCode = nil, "", "", nil
 		rec.Model, rec.RawFile = "", ""
 		delete(f.outputs, s.Name)
 		delete(r.raws, rec)
@@ -305,6 +305,12 @@ func (r *run) setOutput(f *frame, s *lang.Step, out cty.Value) error {
 	f.outputs[s.Name] = out
 	rec := f.recs[s.Name]
 	if out.Type() == cty.String && out.IsKnown() && !out.IsNull() && !out.IsMarked() && len(out.AsString()) >= largeOutput {
+		if raw, ok := r.raws[rec]; ok && rec.RawFile != "" && raw == out.AsString() {
+			// The agent's answer as it came, which its artifact holds
+			// already (redacted as it would be here).
+			rec.OutputText = rec.RawFile
+			return nil
+		}
 		// A large text answer is encoded straight into its file.
 		p, err := r.dir.artifactJSONString(artifactBase(f, s, rec.Runs)+".output.json", out.AsString())
 		if err != nil {
@@ -331,13 +337,21 @@ func (r *run) setOutput(f *frame, s *lang.Step, out cty.Value) error {
 
 // recordedOutput is a record's output as JSON, wherever it is kept.
 func recordedOutput(dir string, rec *StepRecord) ([]byte, error) {
-	if rec.OutputFile == "" {
+	name := rec.OutputFile
+	if name == "" {
+		name = rec.OutputText
+	}
+	if name == "" {
 		return rec.Output, nil
 	}
-	if filepath.IsAbs(rec.OutputFile) || strings.HasPrefix(filepath.Clean(rec.OutputFile), "..") {
-		return nil, fmt.Errorf("output file %q is not in the run directory", rec.OutputFile)
+	if filepath.IsAbs(name) || strings.HasPrefix(filepath.Clean(name), "..") {
+		return nil, fmt.Errorf("output file %q is not in the run directory", name)
 	}
-	return os.ReadFile(filepath.Join(dir, rec.OutputFile))
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil || rec.OutputFile != "" {
+		return b, err
+	}
+	return builtins.AppendJSONString(make([]byte, 0, len(b)+len(b)/16+2), unsafeString(b)), nil
 }
 
 // progressNote is a step's progress_start or progress_done template as

@@ -99,7 +99,7 @@ type store struct {
 	// itemsWritten are the items whose value the snapshot or journal
 	// already holds.
 	itemsWritten map[[2]string]bool
-	buf          bytes.Buffer
+	buf          []byte // the journal line being written
 	// redact removes secrets from everything written.
 	redact *builtins.Redactor
 	// archiveChecked is set once the events archive is known to hold
@@ -187,14 +187,9 @@ func (s *store) appendEntry(st *State, ch *changes, durable bool) error {
 		if e.Items[k[0]] == nil {
 			e.Items[k[0]] = map[string]*ItemRecord{}
 		}
-		rec := st.Items[k[0]][k[1]]
-		if s.itemsWritten[k] && rec != nil {
-			// An item's value never changes; once written it is left out.
-			c := *rec
-			c.Value = nil
-			rec = &c
-		}
-		e.Items[k[0]][k[1]] = rec
+		// An item's value never changes; once written it is left out
+		// (the encoder skips the values of s.itemsWritten).
+		e.Items[k[0]][k[1]] = st.Items[k[0]][k[1]]
 	}
 	if len(ch.steps) > 0 {
 		e.Steps = make(map[string]*StepRecord, len(ch.steps))
@@ -206,11 +201,13 @@ func (s *store) appendEntry(st *State, ch *changes, durable bool) error {
 		e.Vars = st.Vars
 	}
 	e.Events = st.Events[s.events:]
-	s.buf.Reset()
-	if err := json.NewEncoder(&s.buf).Encode(e); err != nil {
-		return fmt.Errorf("encode state: %w", err)
+	enc := stateEncoder{b: s.buf[:0]}
+	enc.entry(&e, s.itemsWritten)
+	if enc.err != nil {
+		return fmt.Errorf("encode state: %w", enc.err)
 	}
-	line := s.redact.Bytes(s.buf.Bytes())
+	s.buf = append(enc.b, '\n')
+	line := s.redact.Bytes(s.buf)
 	s.journalBytes += len(line)
 	if _, err := s.journal.Write(line); err != nil {
 		return fmt.Errorf("append to %s: %w", s.f.journal, err)
@@ -253,11 +250,12 @@ func (s *store) writeSnapshot(st *State, ch *changes) error {
 	st.Meta.Seq++
 	// Compact, not indented: the state of a large task graph is rewritten
 	// often enough for indenting to show in profiles.
-	data, err := json.Marshal(st)
-	if err != nil {
-		return fmt.Errorf("encode state: %w", err)
+	enc := stateEncoder{b: make([]byte, 0, s.snapBytes+s.snapBytes/4+4096)}
+	enc.state(st)
+	if enc.err != nil {
+		return fmt.Errorf("encode state: %w", enc.err)
 	}
-	data = s.redact.Bytes(data)
+	data := s.redact.Bytes(enc.b)
 	tmp, err := os.CreateTemp(s.dir, ".state-*.tmp")
 	if err != nil {
 		return fmt.Errorf("write state: %w", err)

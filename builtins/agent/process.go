@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"sync"
 	"time"
@@ -109,7 +110,11 @@ func (r ExecRunner) Run(ctx context.Context, p Process) (ProcessResult, error) {
 	if p.Watch != nil {
 		out = io.MultiWriter(out, p.Watch)
 	}
-	readers.Go(func() { io.Copy(out, pp.OutR) })
+	if out == sink {
+		readers.Go(func() { sink.readFrom(pp.OutR) })
+	} else {
+		readers.Go(func() { io.Copy(out, pp.OutR) })
+	}
 	readers.Go(func() { io.Copy(stderr, pp.ErrR) })
 	if pp.InW != nil {
 		go func() {
@@ -174,6 +179,27 @@ func (c *cappedWriter) Write(p []byte) (int, error) {
 		c.n += int64(k)
 	}
 	return n, nil
+}
+
+// readFrom copies the pipe src into c as Write would, but moves the
+// bytes straight from the pipe into c's file where it can (spliceFrom).
+func (c *cappedWriter) readFrom(src *os.File) {
+	if f, ok := c.w.(*os.File); ok {
+		n, spliced, err := spliceFrom(f, src, c.limit)
+		c.n += n
+		if spliced {
+			if err != nil && c.err == nil {
+				c.err = err
+			}
+			if err == nil && c.n < c.limit {
+				return // EOF
+			}
+			// At the cap, or the file failed: the rest is read and
+			// dropped, as Write does, so that the process is not left
+			// blocked on a full pipe.
+		}
+	}
+	io.Copy(c, src)
 }
 
 // capped is a buffer that keeps its first limit bytes and notes the rest.

@@ -106,3 +106,46 @@ func assertGone(t *testing.T, pid int) {
 	}
 	t.Errorf("process %d still runs: %s", pid, stat)
 }
+
+// Stdout given to a file arrives there whole, in order, however the
+// process writes it (in bursts with pauses, past a pipeful at once): on
+// Linux it is spliced from the pipe into the file. A file that cannot
+// be written fails the run, as a failing Write does.
+func TestExecRunnerStreamsToFile(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	want := make([]byte, 3<<20)
+	for i := range want {
+		want[i] = byte(i*7 + i/4096)
+	}
+	if err := os.WriteFile(src, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := "head -c 100000 " + src + "; sleep 0.05; tail -c +100001 " + src + " | head -c 1000000; sleep 0.05; tail -c +1100001 " + src
+	dst, err := os.OpenFile(filepath.Join(dir, "dst"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	res, err := ExecRunner{}.Run(context.Background(), Process{Argv: []string{"sh", "-c", script}, Stdout: dst})
+	if err != nil || len(res.Stdout) != 0 {
+		t.Fatalf("Run: %v, stdout kept %d bytes", err, len(res.Stdout))
+	}
+	got, err := os.ReadFile(dst.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the file holds %d bytes, not the %d the process printed", len(got), len(want))
+	}
+
+	ro, err := os.Open(dst.Name()) // read-only
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	_, err = ExecRunner{}.Run(context.Background(), Process{Argv: []string{"cat", src}, Stdout: ro})
+	if err == nil || !strings.Contains(err.Error(), "writing its output") {
+		t.Errorf("a file that cannot be written: err = %v", err)
+	}
+}
