@@ -31,13 +31,13 @@ var nestedSchemas = map[*hcl.BodySchema]map[string]*hcl.BodySchema{
 	gateSchema:      {"rule": ruleSchema, "otherwise": otherwiseSchema},
 	ruleSchema:      {"on_exhausted": exhaustedSchema},
 	otherwiseSchema: {"on_exhausted": exhaustedSchema},
-	testFileSchema:  {"test": testSchema, "mock": mockSchema},
+	testFileSchema:  {"test": testSchema, "mock": mockSchema, "unreachable": unreachableSchema},
 	testSchema:      {"mock": mockSchema, "expect": expectSchema},
 	mockSchema:      {"agent": agentMockSchema},
 }
 
 // freeBodies are the block types whose bodies take any attribute.
-var freeBodies = map[string]bool{"driver": true, "output": true, "locals": true, "call": true}
+var freeBodies = map[string]bool{"driver": true, "output": true, "locals": true, "call": true, argsBlock: true}
 
 // templateSchema is a template's body: a step's, and its params.
 var templateSchema = &hcl.BodySchema{

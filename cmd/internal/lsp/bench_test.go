@@ -26,8 +26,9 @@ func aplLoader(root string) lang.Loader {
 // of stdlib:phase-runner, open in the server and warm, to the edited
 // file's diagnostics published, through the stdio protocol in-process:
 // typing at the end of its first file (failure.hcl), and typing and
-// deleting a letter in a description in the middle of its largest
-// (steps.hcl). The wait for the server to finish the rest of the edit's
+// deleting a letter in the description of its first step
+// (steps-1-preflight.hcl; before the pipeline was split into five files,
+// the middle of steps.hcl). The wait for the server to finish the rest of the edit's
 // work (the test files' check) is not counted: it is the latency a user
 // sees, edits being seconds apart.
 func BenchmarkDidChangePhaseRunner(b *testing.B) {
@@ -44,8 +45,8 @@ func BenchmarkDidChangePhaseRunner(b *testing.B) {
 			end.Character++
 		}
 	})
-	b.Run("middle-of-steps.hcl", func(b *testing.B) {
-		c, uri, text := phaseRunner(b, "steps.hcl")
+	b.Run("steps-1-preflight.hcl", func(b *testing.B) {
+		c, uri, text := phaseRunner(b, "steps-1-preflight.hcl")
 		at := position(text, strings.Index(string(text), `"Find the phase`)+len(`"Find`))
 		after := Position{at.Line, at.Character + 1}
 		defer reportCPU(b)()

@@ -119,8 +119,8 @@ func TestDefinitionIntoTheStdlib(t *testing.T) {
 	}
 
 	locs = definition(t, c, uri, at(fork, "steps.locate", 0, 7))
-	if len(locs) != 1 || !strings.HasSuffix(locs[0].URI, "/phase-runner/steps.hcl") || locs[0].Range.Start.Line != 26 {
-		t.Fatalf("definition of an upstream step: %+v, want steps.hcl line 26", locs)
+	if len(locs) != 1 || !strings.HasSuffix(locs[0].URI, "/phase-runner/steps-1-preflight.hcl") || locs[0].Range.Start.Line != 9 {
+		t.Fatalf("definition of an upstream step: %+v, want steps-1-preflight.hcl line 9", locs)
 	}
 	// The stdlib's file open: names in it lead on, within the stdlib.
 	stepsPath, _ := uriPath(locs[0].URI)
@@ -137,7 +137,7 @@ func TestDefinitionIntoTheStdlib(t *testing.T) {
 	p := position(text, m[2]+1)
 	declLine := position(text, strings.Index(string(text), `step "`+name+`"`)).Line
 	locs = definition(t, c, locs[0].URI, map[string]any{"line": p.Line, "character": p.Character})
-	if len(locs) != 1 || !strings.HasSuffix(locs[0].URI, "/phase-runner/steps.hcl") || locs[0].Range.Start.Line != declLine {
+	if len(locs) != 1 || !strings.HasSuffix(locs[0].URI, "/phase-runner/steps-1-preflight.hcl") || locs[0].Range.Start.Line != declLine {
 		t.Errorf("definition of steps.%s within the stdlib: %+v, want line %d", name, locs, declLine)
 	}
 }
