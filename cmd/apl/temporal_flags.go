@@ -29,7 +29,7 @@ type workerCmd struct {
 	Namespace       string        `name:"temporal-namespace" placeholder:"NS" default:"default" env:"APL_TEMPORAL_NAMESPACE" help:"The Temporal namespace (default: ${default})."`
 	Workdir         string        `placeholder:"DIR" help:"Project root where this worker runs commands and agents: the checkout of the runs it is home to (default: the current directory)."`
 	Name            string        `placeholder:"NAME" help:"This worker's name. A run works in the checkout of the worker that took it, and waits for a worker of that name when that one is gone: restart it with the same name (default: HOST:WORKDIR)."`
-	Guard           bool          `hidden:"" help:"Be a worker's guard: stop the process groups named on stdin when it closes."`
+	Guard           bool          `hidden:"" help:"Be a worker's guard: stop the process groups named on stdin, and the processes marked as the worker's, when it closes."`
 	StopTimeout     time.Duration `name:"stop-timeout" placeholder:"DURATION" default:"30s" help:"On SIGTERM or Ctrl-C, how long the steps in flight may take to finish before they are stopped and handed back, to run again when this worker serves again (default: ${default})."`
 	BlobDir         string        `name:"blob-dir" placeholder:"DIR" help:"The blob store the workers share, for step results too large for the history (default: WORKDIR/.apl/blobs)."`
 	MaxSteps        int           `name:"max-steps" placeholder:"N" help:"At most N steps (commands, agent calls, builtin calls) at once on this worker; the others wait for this or another worker (default: Temporal's, 1000)."`
