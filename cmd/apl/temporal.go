@@ -110,7 +110,14 @@ func (c *runCmd) runTemporal(e *env, inputs map[string]cty.Value, agentCmd []str
 	if opts.Verbose {
 		return exitWith(exitUsage, errors.New("--verbose does not go with --engine temporal: a command's output stays on its worker; apl show and apl logs print the steps' results"))
 	}
-	var with []temporal.StartOption
+	env, err := sendEnv(opts.SendEnv)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	with := []temporal.StartOption{temporal.WithEnv(env)}
+	if warn, err := unsentEnv(c.pb, agentCmd, env); err == nil && warn != "" {
+		fmt.Fprintf(e.stderr, "apl: warning: %s\n", warn)
+	}
 	if opts.Replay != "" {
 		data, err := os.ReadFile(opts.Replay)
 		if err == nil {

@@ -22,6 +22,11 @@ type temporalFlags struct {
 	Namespace       string `name:"temporal-namespace" placeholder:"NS" default:"default" env:"APL_TEMPORAL_NAMESPACE" help:"The Temporal namespace (--engine temporal; default: ${default})."`
 }
 
+// temporalRunFlags are apl run's flags for a run on Temporal.
+type temporalRunFlags struct {
+	SendEnv []string `name:"env" sep:"none" placeholder:"NAME" help:"With --engine temporal, send this variable's value here with the run (NAME, or NAME=VALUE): its commands and agents get it on top of their worker's environment. Repeatable. The values are kept in the workflow's history: keep credentials in the workers' environment. A local run has this environment already."`
+}
+
 // workerCmd serves runs started with apl run --engine temporal.
 type workerCmd struct {
 	TemporalAddress string        `name:"temporal-address" placeholder:"HOST:PORT" default:"localhost:7233" env:"APL_TEMPORAL_ADDRESS" help:"The Temporal frontend (default: ${default})."`
