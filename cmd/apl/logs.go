@@ -36,7 +36,7 @@ func (c *logsCmd) Run(e *env) error {
 	}
 	dir, st, err := openRun(c.RunsDir, c.RunRef)
 	if err != nil {
-		return hintTemporal(err, c.RunRef)
+		return hintTemporal(err, c.RunRef, c.temporalFlags)
 	}
 	arts := runArtifacts(dir, stepOrder(st, stepsTaken(st)))
 	keep := func(artifact) bool { return true }

@@ -28,12 +28,17 @@ import (
 // dialTemporal connects to the cluster at address, logging only
 // warnings, to stderr.
 func dialTemporal(address, namespace string) (client.Client, error) {
-	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	c, err := client.Dial(client.Options{HostPort: address, Namespace: namespace, Logger: logger})
+	c, err := client.Dial(client.Options{HostPort: address, Namespace: namespace, Logger: quietLogger()})
 	if err != nil {
 		return nil, exitWith(exitUsage, fmt.Errorf("temporal %s: %w", address, err))
 	}
 	return c, nil
+}
+
+// quietLogger logs the Temporal SDK's warnings and errors only, to
+// stderr.
+func quietLogger() log.Logger {
+	return log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 }
 
 // temporalRuns is what apl run and apl resume do with runs on a Temporal

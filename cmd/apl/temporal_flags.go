@@ -7,6 +7,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 )
@@ -49,12 +50,26 @@ type cancelCmd struct {
 	temporalFlags `embed:""`
 }
 
-// hintTemporal adds to a local run that is not there that it may be a
-// run on Temporal.
-func hintTemporal(err error, ref string) error {
+// hintTemporal adds to a local run that is not there whether it is a
+// run on Temporal, when a Temporal cluster is configured
+// (APL_TEMPORAL_ADDRESS or --temporal-address): it asks the cluster.
+func hintTemporal(err error, ref string, f temporalFlags) error {
 	var ee *exitError
 	if ref == "" || ref == "latest" || !errors.As(err, &ee) || ee.err == nil || !strings.HasPrefix(ee.err.Error(), "no run ") {
 		return err
 	}
-	return exitWith(ee.code, fmt.Errorf("%w; a run on Temporal is shown with --engine temporal", ee.err))
+	if os.Getenv("APL_TEMPORAL_ADDRESS") == "" && f.TemporalAddress == defaultTemporalAddress {
+		return err
+	}
+	where := fmt.Sprintf("Temporal at %s (namespace %s)", f.TemporalAddress, f.Namespace)
+	status, lerr := lookupTemporal(f, ref)
+	switch {
+	case lerr != nil:
+		return exitWith(ee.code, fmt.Errorf("%w; %s did not say whether it has it: %v", ee.err, where, lerr))
+	case status == "":
+		return exitWith(ee.code, fmt.Errorf("%w, nor on %s", ee.err, where))
+	}
+	return exitWith(ee.code, fmt.Errorf("%w; run %s is on %s (its workflow is %s): add --engine temporal", ee.err, ref, where, status))
 }
+
+const defaultTemporalAddress = "localhost:7233"

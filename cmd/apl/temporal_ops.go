@@ -3,13 +3,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"text/tabwriter"
 	"time"
 
 	"github.com/apl-lang/apl/interp/temporal"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 )
 
 // apl runs, show, logs and cancel with --engine temporal: the runs of a
@@ -46,24 +49,37 @@ func (c *cancelCmd) Run(e *env) error {
 }
 
 // temporalRunsList is apl runs --engine temporal: the namespace's runs,
-// newest first.
-func temporalRunsList(e *env, f temporalFlags, asJSON bool) error {
+// newest first, those of playbook alone when it is not "".
+func temporalRunsList(e *env, f temporalFlags, playbook string, asJSON bool) error {
 	cl, err := dialTemporal(f.TemporalAddress, f.Namespace)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	runs, err := temporal.List(context.Background(), cl, 1000)
+	all, err := temporal.List(context.Background(), cl, 1000)
 	if err != nil {
 		return temporalError(f.TemporalAddress, f.Namespace, err)
+	}
+	runs := []temporal.Summary{}
+	for _, r := range all {
+		if ofPlaybook(playbook, r.Name, r.Playbook) {
+			runs = append(runs, r)
+		}
 	}
 	if asJSON {
 		return printJSON(e.stdout, runs)
 	}
-	for _, r := range runs {
-		fmt.Fprintf(e.stdout, "%-24s %-12s %-24s %s\n", r.RunID, r.Status, r.Playbook, r.StartedAt.Local().Format(time.DateTime))
+	if len(runs) == 0 {
+		fmt.Fprintf(e.stderr, "apl: no runs on Temporal at %s (namespace %s) yet\n", f.TemporalAddress, f.Namespace)
+		return nil
 	}
-	return nil
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tPLAYBOOK\tSTATUS\tSTARTED\tWORKER")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.RunID, cmp.Or(r.Name, r.Playbook), r.Status,
+			r.StartedAt.Local().Format(time.DateTime), cmp.Or(r.Worker, "-"))
+	}
+	return tw.Flush()
 }
 
 // temporalShow is apl show --engine temporal: how a run on the cluster
@@ -127,4 +143,17 @@ func temporalLogs(e *env, f temporalFlags, id string) error {
 		prog.Event(ev)
 	}
 	return nil
+}
+
+// lookupTemporal is the status of run id on the cluster f names, "" when
+// the cluster has no such run; it gives up after a few seconds.
+func lookupTemporal(f temporalFlags, id string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cl, err := client.DialContext(ctx, client.Options{HostPort: f.TemporalAddress, Namespace: f.Namespace, Logger: quietLogger()})
+	if err != nil {
+		return "", err
+	}
+	defer cl.Close()
+	return temporal.WorkflowStatus(ctx, cl, id)
 }

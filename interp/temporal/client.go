@@ -161,7 +161,7 @@ func Start(ctx context.Context, c client.Client, queue string, pb *lang.Playbook
 		// run going on, nor one that ended.
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		Memo:                     map[string]any{memoPlaybook: ref},
+		Memo:                     map[string]any{memoPlaybook: ref, memoName: pb.Name},
 		// Else the SDK hands back the run going on under that id.
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 	}, WorkflowName, in)

@@ -202,6 +202,12 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		}
 		in.Home = &h
 	}
+	memo := workflow.GetVersion(ctx, memoVersion, workflow.DefaultVersion, 1) == 1
+	if memo {
+		if err := workflow.UpsertMemo(ctx, map[string]any{memoWorker: in.Home.Worker}); err != nil {
+			return RunOutput{}, err
+		}
+	}
 	if err := setHomeQuery(ctx, in.Home); err != nil {
 		return RunOutput{}, err
 	}
@@ -225,6 +231,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		drivers = func(*lang.Agent) (agent.Driver, error) { return tape.Wrap(nil), nil }
 	}
 	events, asker := &eventLog{}, newSignalAsker(ctx, e)
+	asker.memo = memo
 	if err := setQueries(ctx, events, asker); err != nil {
 		return RunOutput{}, err
 	}
@@ -254,6 +261,11 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	out, err := encodeValue(res.Output)
 	if err != nil {
 		return RunOutput{}, err
+	}
+	if memo {
+		if err := workflow.UpsertMemo(ctx, map[string]any{memoStatus: res.Status, memoReason: res.Reason}); err != nil {
+			return RunOutput{}, err
+		}
 	}
 	return RunOutput{RunID: res.RunID, Status: res.Status, Recommendation: res.Recommendation, Reason: res.Reason,
 		ErrorKind: res.ErrorKind, Output: out, OutputJSON: res.OutputJSON, Waiting: res.Waiting, Metrics: res.Metrics, CapTrip: res.CapTrip, Spent: res.Spent, Path: path.Ends,
