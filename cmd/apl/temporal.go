@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
+	temporalsdk "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 )
 
@@ -162,6 +163,16 @@ func followTemporal(ctx context.Context, e *env, runs temporalRuns, pb *lang.Pla
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitWith(exitInterrupted, fmt.Errorf("stopped following run %s; it goes on on the cluster; follow it again with: %s", id, resume))
+		}
+		var (
+			term   *temporalsdk.TerminatedError
+			cancel *temporalsdk.CanceledError
+		)
+		switch {
+		case errors.As(err, &term):
+			return exitWith(exitInterrupted, fmt.Errorf("run %s was terminated on the cluster (apl cancel --terminate): it ended without a result", id))
+		case errors.As(err, &cancel):
+			return exitWith(exitInterrupted, fmt.Errorf("run %s was cancelled on the cluster before it started: it ended interrupted", id))
 		}
 		return exitWith(exitInternal, err)
 	}

@@ -7,11 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/apl-lang/apl/interp/temporal"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 )
 
@@ -28,23 +28,66 @@ func (c *cancelCmd) Run(e *env) error {
 	}
 	defer cl.Close()
 	ctx := context.Background()
+	where := fmt.Sprintf("Temporal at %s (namespace %s)", c.TemporalAddress, c.Namespace)
+	switch st, err := temporal.WorkflowStatus(ctx, cl, c.RunRef); {
+	case err != nil:
+		return temporalError(c.TemporalAddress, c.Namespace, err)
+	case st == "":
+		return exitWith(exitUsage, fmt.Errorf("no run %q on %s", c.RunRef, where))
+	case st != "running":
+		return exitWith(exitUsage, fmt.Errorf("run %s on %s has ended (its workflow is %s): there is nothing to stop", c.RunRef, where, st))
+	}
 	if c.Terminate {
 		err = cl.TerminateWorkflow(ctx, c.RunRef, "", c.Reason)
 	} else {
 		err = cl.CancelWorkflow(ctx, c.RunRef, "")
 	}
-	var nf *serviceerror.NotFound
-	switch {
-	case errors.As(err, &nf):
-		return exitWith(exitUsage, fmt.Errorf("no run %q going on at %s (namespace %s)", c.RunRef, c.TemporalAddress, c.Namespace))
-	case err != nil:
+	if err != nil {
 		return temporalError(c.TemporalAddress, c.Namespace, err)
 	}
 	if c.Terminate {
-		fmt.Fprintf(e.stderr, "run %s terminated\n", c.RunRef)
+		fmt.Fprintf(e.stderr, "run %s terminated: its workflow ended at once; steps under way were not stopped, and no on_failure or finally step ran\n", c.RunRef)
 		return nil
 	}
 	fmt.Fprintf(e.stderr, "run %s: cancel requested; its steps under way stop and it ends interrupted (no on_failure or finally steps), as a local run stopped with Ctrl-C\n", c.RunRef)
+	return c.waitEnd(ctx, e, cl)
+}
+
+// cancelWait is how long apl cancel waits for the run to end before it
+// says what holds it.
+var cancelWait = 15 * time.Second
+
+// waitEnd waits for the cancelled run to end and says how it ended, or,
+// when it does not end soon, what holds it: a run whose workers are all
+// gone cannot stop its walk.
+func (c *cancelCmd) waitEnd(ctx context.Context, e *env, cl client.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, cancelWait)
+	defer cancel()
+	var held []string
+	for tick := 1; ctx.Err() == nil; tick++ {
+		st, err := temporal.WorkflowStatus(ctx, cl, c.RunRef)
+		if err == nil && st != "running" {
+			if s, err := temporal.Show(ctx, cl, c.RunRef); err == nil {
+				st = s.Status
+			}
+			fmt.Fprintf(e.stderr, "run %s ended %s\n", c.RunRef, st)
+			return nil
+		}
+		if tick%10 == 0 {
+			if held = temporal.Stalled(ctx, cl, c.RunRef); len(held) > 0 {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	why := "it has not ended yet"
+	if len(held) > 0 {
+		why += ": " + strings.Join(held, "; ")
+	}
+	fmt.Fprintf(e.stderr, "run %s: %s; it ends once a worker takes the cancellation, or apl cancel %s --engine temporal --terminate ends it now\n", c.RunRef, why, shellQuote(c.RunRef))
 	return nil
 }
 
