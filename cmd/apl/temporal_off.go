@@ -30,6 +30,6 @@ func temporalRunsList(e *env, f temporalFlags, playbook string, asJSON bool) err
 
 func temporalShow(e *env, f temporalFlags, id string, asJSON bool) error { return errNoTemporal }
 
-func temporalLogs(e *env, f temporalFlags, id string) error { return errNoTemporal }
+func (c *logsCmd) temporalLogs(e *env) error { return errNoTemporal }
 
 func lookupTemporal(f temporalFlags, id string) (string, error) { return "", errNoTemporal }

@@ -7,10 +7,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/interp/temporal"
 	"go.temporal.io/sdk/client"
 )
@@ -126,66 +129,179 @@ func temporalRunsList(e *env, f temporalFlags, playbook string, asJSON bool) err
 }
 
 // temporalShow is apl show --engine temporal: how a run on the cluster
-// went, or goes.
+// went, or goes, as apl show tells a local run. A run on Temporal keeps
+// no state file; its steps are read from its events (runState), which a
+// worker answers for (one walking the run, or any, replaying one that
+// ended). When none answers, the status, path and output alone.
 func temporalShow(e *env, f temporalFlags, id string, asJSON bool) error {
 	cl, err := dialTemporal(f.TemporalAddress, f.Namespace)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	s, err := temporal.Show(context.Background(), cl, id)
+	ctx := context.Background()
+	s, err := temporal.Show(ctx, cl, id)
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
+	evs, qerr := temporal.AllEvents(ctx, cl, id)
+	if qerr != nil {
+		if asJSON {
+			return printJSON(e.stdout, s)
+		}
+		fmt.Fprintf(e.stdout, "run %s · %s · %s (temporal, namespace %s)\n", s.RunID, s.Playbook, s.Status, f.Namespace)
+		if s.Reason != "" {
+			fmt.Fprintf(e.stdout, "reason: %s\n", s.Reason)
+		}
+		if s.Home != nil {
+			fmt.Fprintf(e.stdout, "works in: %s\n", s.Home)
+		}
+		fmt.Fprintln(e.stdout, "path:")
+		for _, p := range s.Path {
+			fmt.Fprintf(e.stdout, "  %s\n", p)
+		}
+		if len(s.Output) > 0 && string(s.Output) != "{}" {
+			fmt.Fprintf(e.stdout, "output: %s\n", s.Output)
+		}
+		fmt.Fprintf(e.stderr, "apl: its steps are not shown: no worker answered (%v)\n", qerr)
+		return nil
+	}
+	// Its artifacts stay on the worker (apl logs): an empty directory.
+	empty, err := os.MkdirTemp("", "apl-show-*")
+	if err != nil {
+		return exitWith(exitInternal, err)
+	}
+	defer os.RemoveAll(empty)
+	rs := temporalRunShow{runShow: showRun(empty, runState(s, evs)), Home: s.Home}
+	// Its status is the cluster's: no process holds a run directory here.
+	rs.Status, rs.Reason = s.Status, s.Reason
+	rs.Dir = "none here: temporal workflow " + id + " (namespace " + f.Namespace + ")"
 	if asJSON {
-		return printJSON(e.stdout, s)
+		return printJSON(e.stdout, rs)
 	}
-	fmt.Fprintf(e.stdout, "run %s · %s · %s (temporal, namespace %s)\n", s.RunID, s.Playbook, s.Status, f.Namespace)
-	if s.Reason != "" {
-		fmt.Fprintf(e.stdout, "reason: %s\n", s.Reason)
-	}
+	writeShow(e.stdout, rs.runShow)
 	if s.Home != nil {
-		fmt.Fprintf(e.stdout, "works in: %s\n", s.Home)
-	}
-	fmt.Fprintln(e.stdout, "path:")
-	for _, p := range s.Path {
-		fmt.Fprintf(e.stdout, "  %s\n", p)
-	}
-	if len(s.Output) > 0 && string(s.Output) != "{}" {
-		fmt.Fprintf(e.stdout, "output: %s\n", s.Output)
+		fmt.Fprintf(e.stdout, "\nworks in: %s\n", s.Home)
 	}
 	return nil
 }
 
-// temporalLogs is apl logs --engine temporal: the run's events, as apl
-// run printed them (the workflow keeps the last ones).
-func temporalLogs(e *env, f temporalFlags, id string) error {
-	cl, err := dialTemporal(f.TemporalAddress, f.Namespace)
+// temporalRunShow is apl show --json of a run on Temporal: a local run's
+// account, and the worker whose checkout it works in.
+type temporalRunShow struct {
+	runShow
+	Home *temporal.Home `json:"home,omitempty"`
+}
+
+// runState is a run's state as its events tell it, for apl show and apl
+// logs: each step's and item's status, attempts, time, tokens, cost,
+// error and skip reason (not their outputs: a step's output is in its
+// artifacts, apl logs), the run's metrics and output.
+func runState(s temporal.Shown, evs []interp.Event) *interp.State {
+	st := &interp.State{Meta: interp.Meta{RunID: s.RunID, PlaybookRef: s.Playbook, Status: s.Status, Reason: s.Reason},
+		Steps: map[string]*interp.StepRecord{}, Items: map[string]map[string]*interp.ItemRecord{}, Events: evs, Output: s.Output}
+	recOf := func(ev interp.Event) *interp.StepRecord {
+		if rec := st.Steps[ev.Step]; rec != nil {
+			return rec
+		}
+		rec := &interp.StepRecord{Status: interp.StepPending}
+		st.Steps[ev.Step] = rec
+		return rec
+	}
+	for _, ev := range evs {
+		num := func(k string) float64 { f, _ := ev.Details[k].(float64); return f }
+		switch ev.Type {
+		case interp.EventRunStarted:
+			if st.Meta.StartedAt.IsZero() {
+				st.Meta.StartedAt = ev.Time
+			}
+			// "run ID of NAME ..."
+			if rest, ok := strings.CutPrefix(ev.Message, "run "+s.RunID+" of "); ok && rest != "" {
+				st.Meta.Playbook = strings.Fields(rest)[0]
+			}
+		case interp.EventRunCompleted, interp.EventRunFailed, interp.EventRunInterrupted:
+			st.Metrics.DurationS = num(interp.DetailDuration)
+			st.Metrics.TotalTokens = int(num(interp.DetailTokens))
+			if c, ok := ev.Details[interp.DetailCost].(float64); ok {
+				st.Metrics.TotalCostUSD = &c
+			}
+		case interp.EventItemStarted, interp.EventItemCompleted, interp.EventItemFailed, interp.EventItemBlocked:
+			items := st.Items[ev.Step]
+			if items == nil {
+				items = map[string]*interp.ItemRecord{}
+				st.Items[ev.Step] = items
+			}
+			it := items[ev.Item]
+			if it == nil {
+				it = &interp.ItemRecord{Key: ev.Item, Steps: map[string]*interp.StepRecord{}}
+				items[ev.Item] = it
+			}
+			it.Status = map[string]string{interp.EventItemStarted: interp.StepRunning, interp.EventItemCompleted: interp.StepCompleted,
+				interp.EventItemFailed: interp.StepFailed, interp.EventItemBlocked: "blocked"}[ev.Type]
+		case interp.EventStepStarted, interp.EventStepCompleted, interp.EventStepFailed, interp.EventStepSkipped, interp.EventStepReused:
+			if ev.Item != "" || strings.Contains(ev.Step, "/") {
+				continue
+			}
+			rec := recOf(ev)
+			switch ev.Type {
+			case interp.EventStepStarted:
+				rec.Status, rec.Attempts = interp.StepRunning, max(rec.Attempts+1, ev.Attempt)
+			case interp.EventStepCompleted, interp.EventStepReused:
+				rec.Status = interp.StepCompleted
+			case interp.EventStepFailed:
+				rec.Status, rec.Error = interp.StepFailed, ev.Message
+			case interp.EventStepSkipped:
+				rec.Status, rec.SkipReason = interp.StepSkipped, ev.Message
+			}
+			if ev.Type == interp.EventStepCompleted || ev.Type == interp.EventStepFailed {
+				rec.DurationS += num(interp.DetailDuration)
+				rec.Tokens += int(num(interp.DetailTokens))
+				if c, ok := ev.Details[interp.DetailCost].(float64); ok {
+					rec.CostUSD = &c
+				}
+			}
+		}
+	}
+	return st
+}
+
+// temporalLogs is apl logs --engine temporal: what the run's steps
+// printed and its agents answered, from the run directory its worker
+// keeps, as for a local run.
+func (c *logsCmd) temporalLogs(e *env) error {
+	cl, err := dialTemporal(c.TemporalAddress, c.Namespace)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	in, err := temporal.StartedWith(context.Background(), cl, id)
+	ctx := context.Background()
+	s, err := temporal.Show(ctx, cl, c.RunRef)
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
-	pb, diags := e.loader.Load(in.Ref)
-	if len(in.Sources) > 0 {
-		pb, diags = e.loader.LoadRef(in.Ref, in.Sources, in.Dir)
+	evs, err := temporal.AllEvents(ctx, cl, c.RunRef)
+	if err != nil {
+		return exitWith(exitUsage, fmt.Errorf("%w: no worker answered for it", err))
 	}
-	if diags.HasErrors() {
-		return exitWith(exitUsage, fmt.Errorf("run %s: its playbook %s: %s", id, in.Ref, countDiags(diags)))
+	dir, err := os.MkdirTemp("", "apl-logs-*")
+	if err != nil {
+		return exitWith(exitInternal, err)
 	}
-	prog := newProgress(e.stdout, progressOptions{}, pb)
-	defer prog.close()
-	evs, err := temporal.AllEvents(context.Background(), cl, id)
+	defer os.RemoveAll(dir)
+	cut, err := temporal.FetchRunDir(ctx, cl, c.RunRef, dir, true)
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
-	for _, ev := range evs {
-		prog.Event(ev)
+	if len(cut) > 0 {
+		fmt.Fprintf(e.stderr, "apl: %d artifacts are left out (over 3 MB in all): %s\n", len(cut), strings.Join(cut, ", "))
 	}
-	return nil
+	// An artifact is where the worker keeps it, in the run's directory.
+	return c.printLogs(e, dir, runState(s, evs), func(p string) string {
+		if rel, err := filepath.Rel(dir, p); err == nil {
+			return filepath.ToSlash(rel)
+		}
+		return p
+	})
 }
 
 // lookupTemporal is the status of run id on the cluster f names, "" when

@@ -218,6 +218,10 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		return RunOutput{}, err
 	}
 	defer os.RemoveAll(tmp)
+	rdir := &runDir{dir: filepath.Join(tmp, in.RunID)}
+	if err := setRunDirQuery(ctx, rdir); err != nil {
+		return RunOutput{}, err
+	}
 	wctx, stop := interruptible(ctx)
 	e := &engine{cur: wctx}
 	acts := &actions{e: e, cfg: w.cfg, agentCmd: in.AgentCommand, queue: in.Home.Queue, env: in.Env}
@@ -252,6 +256,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		OuterCaps: in.Caps,
 	}
 	res, err := interp.Start(stop(e), pb, in.Ref, opts)
+	rdir.keep()
 	if errors.Is(err, interp.ErrInterrupted) {
 		err = nil
 	}
