@@ -90,6 +90,9 @@ type Step struct {
 	ContinueOnError bool
 	Action          Action // nil for a step that only routes
 	Gate            *Gate
+	// Template is the template the step uses (use = template.NAME); ""
+	// for a step written out. Its arguments are among its Locals.
+	Template string
 	// Locals are the step's own named values (locals { NAME = EXPR }),
 	// evaluated when the step starts, after its when, each after those it
 	// reads; only the step's own expressions read them, as local.NAME.
@@ -134,6 +137,9 @@ func (s *Step) Range() hcl.Range { return s.DeclRange }
 func (s *Step) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "step %s", s.Name)
+	if s.Template != "" {
+		fmt.Fprintf(&b, " (template.%s)", s.Template)
+	}
 	if s.Action != nil {
 		fmt.Fprintf(&b, " [%s]", s.Action)
 	}
@@ -191,6 +197,9 @@ func (l *loader) declareStep(b *hcl.Block, parent *Step, sec section) hcl.Diagno
 		return append(diags, duplicate("step", name, prev.DeclRange, b))
 	}
 	s := &Step{Name: name, Returns: cty.NilType, OnFailure: sec == secOnFailure, Finally: sec == secFinally, Parent: parent, DeclRange: b.DefRange}
+	if inst := l.instances[name]; inst != nil {
+		s.Template = inst.tmpl.Name
+	}
 	content, _, d := b.Body.PartialContent(stepHeaderSchema)
 	diags = append(diags, d...)
 	if a := content.Attributes["returns"]; a != nil {
@@ -312,6 +321,7 @@ func (l *loader) decodeStepBody(s *Step, env *condEnv) hcl.Diagnostics {
 		}
 	}
 	diags = append(diags, l.declareStepLocals(s, localBlocks)...)
+	diags = append(diags, l.checkArgs(s)...)
 	// when is evaluated before the step's locals; everything after it
 	// sees them.
 	whenEnv, env := env, l.condEnv(Scope{Body: s.Parent, Step: s})

@@ -42,7 +42,9 @@ type Result struct {
 	Reason         string
 	Path           []string
 	// Items are the nested steps each for_each item started, by key.
-	Items    map[string][]string
+	Items map[string][]string
+	// Agents are the agents the steps' last agent calls asked, by step.
+	Agents   map[string]string
 	Output   cty.Value
 	Duration time.Duration
 	// EmptyValues are the values the run's prompts rendered empty that
@@ -86,7 +88,7 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 	}
 	res := &Result{Test: t, Path: []string{}, Branches: map[string]bool{}}
 	var empty interp.EmptyValueSet
-	acts := Mocked(t.Mocks, interp.Actions{Shell: shell, Funcs: funcs})
+	acts, mk := mocked(t.Mocks, interp.Actions{Shell: shell, Funcs: funcs})
 	ropts := interp.Options{
 		Workdir:    work,
 		RunID:      "test",
@@ -122,6 +124,7 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 		return res, nil
 	}
 	res.Status, res.Recommendation, res.Reason, res.Output = run.Status, run.Recommendation, run.Reason, run.Output
+	res.Agents = mk.agents()
 	res.Mismatches = append(refused.mismatches(), compare(t.Expect, res)...)
 	return res, nil
 }

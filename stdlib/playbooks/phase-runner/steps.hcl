@@ -410,47 +410,12 @@ step "execute" {
         )
         failing_checks = [for r in steps.mini_verify.output.criteria_results : "`${r.command}` -> ${try(coalesce(r.command_output, ""), "") != "" ? r.command_output : "failed"}" if r.status != "pass" && try(r.command != null && r.command != "", false)]
       }
+      # When autopilot-debugger is not available (its call could not
+      # run), gsd-debugger makes the same attempt.
+      fallback    = ["gsd_debugger"]
+      fallback_on = ["unavailable", "exit_status", "other"]
     }
-    gate {
-      rule "fallback" {
-        when = "steps.task_debug.error_kind in ['unavailable', 'exit_status', 'other']"
-        log  = "autopilot-debugger is not available (${steps.task_debug.error_kind}: ${steps.task_debug.error}); falling back to gsd-debugger."
-        goto = "task_debug_fallback"
-      }
-      otherwise {
-        goto = "mini_verify"
-      }
-    }
-  }
-
-  step "task_debug_fallback" {
-    timeout = "30m"
-    returns = object({
-      fixed            = bool
-      changes          = list(string)
-      commits          = list(string)
-      remaining_issues = list(string)
-      failure_categories = list(object({
-        failure  = string
-        category = string
-      }))
-    })
-    example = { fixed = true, changes = ["fixed the criterion"], commits = ["b2c3d4e"], remaining_issues = [], failure_categories = [] }
-    next    = "mini_verify"
-    agent "gsd_debugger" {
-      prompt = prompt.debug
-      # What the mini-verifier found: the criteria that failed, with their
-      # evidence, and its concerns; the commands that failed.
-      vars = {
-        task_id          = item.id
-        task_description = item.description
-        issues = concat(
-          [for r in steps.mini_verify.output.criteria_results : "${r.criterion}: ${try(coalesce(r.evidence, ""), "") != "" ? r.evidence : "failed"}" if r.status != "pass"],
-          [for c in steps.mini_verify.output.concerns : "concern: ${c}"],
-        )
-        failing_checks = [for r in steps.mini_verify.output.criteria_results : "`${r.command}` -> ${try(coalesce(r.command_output, ""), "") != "" ? r.command_output : "failed"}" if r.status != "pass" && try(r.command != null && r.command != "", false)]
-      }
-    }
+    next = "mini_verify"
   }
 
   # The mini_verification section of the task's EXECUTION-LOG.md entry
@@ -475,7 +440,7 @@ step "execute" {
         details = {
           task           = item.id
           commit         = try(steps.execute_task.output.commit_shas[0], null)
-          commits        = concat(steps.execute_task.output.commit_shas, try(steps.task_debug.output.commits, []), try(steps.task_debug_fallback.output.commits, []))
+          commits        = concat(steps.execute_task.output.commit_shas, try(steps.task_debug.output.commits, []))
           debug_attempts = steps.task_debug.attempts
         }
         finish = "verified"
@@ -874,6 +839,8 @@ step "debug" {
       issues           = local.debug_issues
       failing_checks   = local.failing_checks
     }
+    fallback    = ["gsd_debugger"]
+    fallback_on = ["unavailable", "exit_status", "other"]
   }
   gate {
     # Context exhaustion ends the phase: HANDOFF.md (failure.hcl).
@@ -883,18 +850,13 @@ step "debug" {
       fail   = "halt"
       reason = "context_exhaustion during debug: ${steps.debug.error}"
     }
-    rule "fallback" {
-      when = "steps.debug.error_kind in ['unavailable', 'exit_status', 'other']"
-      log  = "autopilot-debugger is not available (${steps.debug.error_kind}: ${steps.debug.error}); falling back to gsd-debugger."
-      goto = "debug_fallback"
-    }
     otherwise {
       set = {
         history = concat(local.history, [{
           timestamp = steps.debug.started_at
           step      = "debug"
           attempt   = steps.debug.attempts
-          event     = "Debug attempt ${steps.debug.attempts} (autopilot-debugger): %{if steps.debug.status == "failed"}failed: ${steps.debug.error}%{else}fixed=${try(steps.debug.output.fixed, false)}, ${length(try(steps.debug.output.remaining_issues, []))} remaining%{endif}"
+          event     = "Debug attempt ${steps.debug.attempts} (${steps.debug.agent == "gsd_debugger" ? "gsd-debugger" : "autopilot-debugger"}): %{if steps.debug.status == "failed"}failed: ${steps.debug.error}%{else}fixed=${try(steps.debug.output.fixed, false)}, ${length(try(steps.debug.output.remaining_issues, []))} remaining%{endif}"
           status    = steps.debug.status == "failed" ? "failure" : try(steps.debug.output.fixed && length(steps.debug.output.remaining_issues) == 0, false) ? "success" : "partial"
           issues    = steps.debug.status == "failed" ? ["Debug attempt ${steps.debug.attempts} failed: ${steps.debug.error}"] : [for i in try(steps.debug.output.remaining_issues, []) : "Debug attempt ${steps.debug.attempts} left: ${i}"]
           category  = try(steps.debug.output.failure_categories[0].category, "")
@@ -902,50 +864,6 @@ step "debug" {
           changes   = try(steps.debug.output.changes, [])
           commits   = try(steps.debug.output.commits, [])
           remaining = try(steps.debug.output.remaining_issues, local.debug_issues)
-        }])
-      }
-      goto = "verify"
-    }
-  }
-}
-
-step "debug_fallback" {
-  timeout = "30m"
-  returns = object({
-    fixed            = bool
-    changes          = list(string)
-    commits          = list(string)
-    remaining_issues = list(string)
-    failure_categories = list(object({
-      failure  = string
-      category = string
-    }))
-  })
-  example = { fixed = true, changes = ["fixed the failing check"], commits = ["c3d4e5f"], remaining_issues = [], failure_categories = [] }
-  agent "gsd_debugger" {
-    prompt = prompt.debug
-    vars = {
-      task_id          = ""
-      task_description = ""
-      issues           = local.debug_issues
-      failing_checks   = local.failing_checks
-    }
-  }
-  gate {
-    otherwise {
-      set = {
-        history = concat(local.history, [{
-          timestamp = steps.debug_fallback.started_at
-          step      = "debug"
-          attempt   = steps.debug.attempts
-          event     = "Debug attempt ${steps.debug.attempts} (gsd-debugger): fixed=${steps.debug_fallback.output.fixed}, ${length(steps.debug_fallback.output.remaining_issues)} remaining"
-          status    = steps.debug_fallback.output.fixed && length(steps.debug_fallback.output.remaining_issues) == 0 ? "success" : "partial"
-          issues    = [for i in steps.debug_fallback.output.remaining_issues : "Debug attempt ${steps.debug.attempts} left: ${i}"]
-          category  = try(steps.debug_fallback.output.failure_categories[0].category, "")
-          given     = local.debug_issues
-          changes   = steps.debug_fallback.output.changes
-          commits   = steps.debug_fallback.output.commits
-          remaining = steps.debug_fallback.output.remaining_issues
         }])
       }
       goto = "verify"

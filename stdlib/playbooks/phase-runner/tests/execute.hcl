@@ -34,10 +34,6 @@ mock "task_debug" {
   output = { fixed = false, changes = [], commits = [], remaining_issues = ["still failing"], failure_categories = [] }
 }
 
-mock "task_debug_fallback" {
-  output = { fixed = true, changes = ["fixed it"], commits = ["f1"], remaining_issues = [], failure_categories = [] }
-}
-
 mock "batch_mini_verify" {
   output = { task_id = "01-01", pass = true, criteria_results = [{ criterion = "tests pass", status = "pass" }], concerns = [], commands_run = ["go test ./... -> ok"] }
 }
@@ -63,10 +59,6 @@ mock "rate" {
 
 mock "debug" {
   output = { fixed = true, changes = ["fixed the test"], commits = ["c3d4e5f"], remaining_issues = [], failure_categories = [] }
-}
-
-mock "debug_fallback" {
-  output = { fixed = true, changes = ["fixed the test"], commits = ["d4e5f6a"], remaining_issues = [], failure_categories = [] }
 }
 
 mock "result" {
@@ -138,7 +130,8 @@ test "a task debugger timeout spends the attempt" {
   }
   expect {
     status = "completed"
-    visits = { task_debug = 1, task_debug_fallback = 0, mini_verify = 2, task_log = 1, task_failed = 0 }
+    visits = { task_debug = 1, mini_verify = 2, task_log = 1, task_failed = 0 }
+    agents = { task_debug = "debugger" }
     output = { tasks_completed = "1/1", tasks_failed = "0/1" }
   }
 }
@@ -306,12 +299,18 @@ test "a task's debug falls back to gsd-debugger" {
     ]
   }
   mock "task_debug" {
-    error      = "autopilot-debugger: not installed"
-    error_kind = "unavailable"
+    agent "debugger" {
+      error      = "autopilot-debugger: not installed"
+      error_kind = "unavailable"
+    }
+    agent "gsd_debugger" {
+      output = { fixed = true, changes = ["fixed it"], commits = ["f1"], remaining_issues = [], failure_categories = [] }
+    }
   }
   expect {
     status = "completed"
-    visits = { task_debug = 1, task_debug_fallback = 1, mini_verify = 2, task_log = 1, task_failed = 0 }
+    visits = { task_debug = 1, mini_verify = 2, task_log = 1, task_failed = 0 }
+    agents = { task_debug = "gsd_debugger" }
     output = { tasks_completed = "1/1", tasks_failed = "0/1" }
   }
 }
@@ -427,7 +426,8 @@ test "a debugger out of budget halts with HANDOFF.md" {
   expect {
     status         = "failed"
     recommendation = "halt"
-    visits         = { debug = 1, debug_fallback = 0, verify = 1, handoff = 1 }
+    visits         = { debug = 1, verify = 1, handoff = 1 }
+    agents         = { debug = "debugger" }
     output         = { recommendation = "halt" }
   }
 }

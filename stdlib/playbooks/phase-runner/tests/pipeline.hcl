@@ -60,10 +60,6 @@ mock "debug" {
   output = { fixed = true, changes = ["fixed the test"], commits = ["c3d4e5f"], remaining_issues = [], failure_categories = [] }
 }
 
-mock "debug_fallback" {
-  output = { fixed = true, changes = ["fixed the test"], commits = ["d4e5f6a"], remaining_issues = [], failure_categories = [] }
-}
-
 # The commit of the phase directory's bookkeeping before a rollback (a
 # git command: the scratch directory is no repository).
 mock "bookkeeping" {
@@ -297,12 +293,18 @@ test "autopilot-debugger falls back to gsd-debugger" {
     ]
   }
   mock "debug" {
-    error      = "autopilot-debugger: no such agent type"
-    error_kind = "unavailable"
+    agent "debugger" {
+      error      = "autopilot-debugger: no such agent type"
+      error_kind = "unavailable"
+    }
+    agent "gsd_debugger" {
+      output = { fixed = true, changes = ["fixed the test"], commits = ["d4e5f6a"], remaining_issues = [], failure_categories = [] }
+    }
   }
   expect {
     status = "completed"
-    visits = { debug = 1, debug_fallback = 1, verify = 2 }
+    visits = { debug = 1, verify = 2 }
+    agents = { debug = "gsd_debugger" }
     output = { debug_attempts = 1, commit_shas = ["a1b2c3d", "b2c3d4e", "d4e5f6a"] }
   }
 }
@@ -580,15 +582,18 @@ test "the gsd-debugger fallback makes the same attempt" {
     }
   }
   mock "debug" {
-    error = "autopilot-debugger: no such agent type"
-  }
-  mock "debug_fallback" {
-    output = { fixed = false, changes = [], commits = [], remaining_issues = ["compile error"], failure_categories = [] }
+    agent "debugger" {
+      error = "autopilot-debugger: no such agent type"
+    }
+    agent "gsd_debugger" {
+      output = { fixed = false, changes = [], commits = [], remaining_issues = ["compile error"], failure_categories = [] }
+    }
   }
   expect {
     status         = "failed"
     recommendation = "halt"
-    visits         = { debug = 1, debug_fallback = 1, verify = 2 }
+    visits         = { debug = 1, verify = 2 }
+    agents         = { debug = "gsd_debugger" }
     output         = { debug_attempts = 1 }
   }
 }
@@ -614,7 +619,8 @@ test "a debugger timeout spends the attempt" {
   expect {
     status         = "failed"
     recommendation = "halt"
-    visits         = { debug = 1, debug_fallback = 0, verify = 2 }
+    visits         = { debug = 1, verify = 2 }
+    agents         = { debug = "debugger" }
     output = {
       debug_attempts = 1
       issues         = ["compile: ", "compile error", "Debug attempt 1 failed: autopilot-debugger: timed out after 10m", "compile: ", "compile error"]
