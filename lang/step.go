@@ -53,6 +53,9 @@ var stepSchema = &hcl.BodySchema{
 		{Type: "limit", LabelNames: []string{"name"}},
 		{Type: "step", LabelNames: []string{"name"}},
 		{Type: "locals"},
+		// A template instance's arguments: made by expandTemplates from
+		// its with, never written (a written one is refused there).
+		{Type: argsBlock},
 	},
 }
 
@@ -288,7 +291,7 @@ func (l *loader) decodeStepAction(s *Step) hcl.Diagnostics {
 	var action *hcl.Block
 	for _, ab := range content.Blocks {
 		switch ab.Type {
-		case "step", "locals", "limit", "retry", "check", "gate":
+		case "step", "locals", argsBlock, "limit", "retry", "check", "gate":
 			continue
 		}
 		if action != nil {
@@ -316,7 +319,7 @@ func (l *loader) decodeStepBody(s *Step, env *condEnv) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	var localBlocks []*hcl.Block
 	for _, lb := range content.Blocks {
-		if lb.Type == "locals" {
+		if lb.Type == "locals" || lb.Type == argsBlock {
 			localBlocks = append(localBlocks, lb)
 		}
 	}
@@ -442,7 +445,7 @@ func (l *loader) decodeStepBody(s *Step, env *condEnv) hcl.Diagnostics {
 		switch ab.Type {
 		case "step":
 			// Declared with the step; decoded on its own.
-		case "locals":
+		case "locals", argsBlock:
 			// Declared first (declareStepLocals).
 		case "limit":
 			if s.ForEach == nil {

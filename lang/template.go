@@ -35,8 +35,9 @@ import (
 // Inside the instance, param.NAME reads an argument and self reads the
 // step itself (steps.INSTANCE). Both are rewritten when the step is
 // expanded: an argument is one of the step's own locals (evaluated when
-// the step starts, after its when, as every step local is), so param.NAME
-// becomes local.NAME, and self becomes steps.INSTANCE. HCL expressions are
+// the step starts, after its when, as every step local is), under a name
+// no locals block can declare (argLocal), so param.NAME becomes
+// local["param.NAME"], and self becomes steps.INSTANCE. HCL expressions are
 // parsed again from their source for each instance, so that instances
 // share no syntax tree; conditions are rewritten when they compile
 // (instancePatch), with their positions unchanged.
@@ -89,6 +90,16 @@ func (p *Playbook) Template(name string) *Template {
 	}
 	return nil
 }
+
+// argsBlock is the block type of an instance's arguments in its body
+// (explain shows step.NAME.with.PARAM); each is the step's local
+// argLocal(PARAM).
+const argsBlock = "with"
+
+// argLocal is the name of the local that holds argument param: param.NAME
+// reads local["param.NAME"], a name no locals block can declare, so that
+// a param never collides with a local of the playbook or the step.
+func argLocal(param string) string { return RootParam + "." + param }
 
 // instance records how a step was expanded from its template, for the
 // checks once it is decoded (checkInstances).
@@ -238,6 +249,19 @@ func (t *Template) paramNames() []string {
 func (l *loader) expandIn(b *hclsyntax.Block, byName map[string]*Template, addr string) (*hclsyntax.Block, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	baddr := BlockAddress(addr, b.Type, b.Labels...)
+	if b.Type == "step" && slices.ContainsFunc(b.Body.Blocks, func(x *hclsyntax.Block) bool { return x.Type == argsBlock }) {
+		body := *b.Body
+		body.Blocks = nil
+		for _, x := range b.Body.Blocks {
+			if x.Type == argsBlock {
+				diags = append(diags, errDiag("with is an attribute",
+					"A step passes its template's arguments as an attribute: with = { NAME = VALUE, ... }.", x.DefRange()))
+				continue
+			}
+			body.Blocks = append(body.Blocks, x)
+		}
+		b = withBody(b, &body)
+	}
 	if b.Type == "step" {
 		if use := b.Body.Attributes["use"]; use != nil {
 			nb, d := l.instantiate(b, use, byName, baddr)
@@ -344,7 +368,7 @@ func (l *loader) instantiate(b *hclsyntax.Block, use *hclsyntax.Attribute, byNam
 	relabelAction(tb, own)
 	merged := l.merge(tb, own, addr, false)
 	if len(args.Attributes) > 0 {
-		merged.Blocks = append(merged.Blocks, &hclsyntax.Block{Type: "locals", Body: args,
+		merged.Blocks = append(merged.Blocks, &hclsyntax.Block{Type: argsBlock, Body: args,
 			TypeRange: use.NameRange, OpenBraceRange: use.SrcRange, CloseBraceRange: use.SrcRange})
 	}
 	return withBody(b, merged), diags
@@ -469,7 +493,15 @@ func (rw rewriter) expr(e hclsyntax.Expression) hclsyntax.Expression {
 		}
 		switch root.Name {
 		case RootParam:
-			st.Traversal = append(hcl.Traversal{hcl.TraverseRoot{Name: RootLocal, SrcRange: root.SrcRange}}, st.Traversal[1:]...)
+			if len(st.Traversal) < 2 {
+				return nil
+			}
+			name, ok := st.Traversal[1].(hcl.TraverseAttr)
+			if !ok {
+				return nil
+			}
+			st.Traversal = append(hcl.Traversal{hcl.TraverseRoot{Name: RootLocal, SrcRange: root.SrcRange},
+				hcl.TraverseAttr{Name: argLocal(name.Name), SrcRange: name.SrcRange}}, st.Traversal[2:]...)
 		case RootSelf:
 			st.Traversal = append(hcl.Traversal{hcl.TraverseRoot{Name: RootSteps, SrcRange: root.SrcRange},
 				hcl.TraverseAttr{Name: rw.inst, SrcRange: root.SrcRange}}, st.Traversal[1:]...)
@@ -502,13 +534,23 @@ func readsInstanceRoots(e hclsyntax.Expression) bool {
 type instancePatch struct{ inst string }
 
 func (p instancePatch) Visit(node *ast.Node) {
+	if m, ok := (*node).(*ast.MemberNode); ok {
+		id, isID := m.Node.(*ast.IdentifierNode)
+		prop, isStr := m.Property.(*ast.StringNode)
+		if isID && isStr && id.Value == RootParam {
+			local := &ast.IdentifierNode{Value: RootLocal}
+			local.SetLocation(id.Location())
+			name := &ast.StringNode{Value: argLocal(prop.Value)}
+			name.SetLocation(prop.Location())
+			m.Node, m.Property = local, name
+		}
+		return
+	}
 	id, ok := (*node).(*ast.IdentifierNode)
 	if !ok {
 		return
 	}
 	switch id.Value {
-	case RootParam:
-		ast.Patch(node, &ast.IdentifierNode{Value: RootLocal})
 	case RootSelf:
 		steps := &ast.IdentifierNode{Value: RootSteps}
 		steps.SetLocation(id.Location())
@@ -554,7 +596,7 @@ func (l *loader) checkArgs(s *Step) hcl.Diagnostics {
 	}
 	var diags hcl.Diagnostics
 	for _, p := range inst.tmpl.Params {
-		lv := s.locals[p.Name]
+		lv := s.locals[argLocal(p.Name)]
 		if lv == nil || p.Type == cty.DynamicPseudoType {
 			continue
 		}

@@ -73,7 +73,7 @@ func TestTemplateInstances(t *testing.T) {
 		for _, lv := range s.Locals {
 			names = append(names, lv.Name)
 		}
-		if want := []string{"issues", "label"}; !slices.Equal(names, want) {
+		if want := []string{"param.issues", "param.label"}; !slices.Equal(names, want) {
 			t.Errorf("%s: locals %v, want the arguments %v", tc.step, names, want)
 		}
 		// No instance reads param or self any more: each reads its own
@@ -107,7 +107,7 @@ func TestTemplateInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, o := range origins {
-		fromTemplate := !strings.Contains(o.Addr, ".locals.") && o.Addr != "step.second.next"
+		fromTemplate := !strings.Contains(o.Addr, ".with.") && o.Addr != "step.second.next"
 		if (o.Template == "debug") != fromTemplate {
 			t.Errorf("%s: Template = %q", o.Addr, o.Template)
 		}

@@ -340,6 +340,21 @@ test "h" {
   expect { status = "completed" }
 }
 `,
+		"unreachable": `
+unreachable "step.verify.gate.otherwise.on_exhausted" {
+  reason = "the test of the cap"
+}
+unreachable "step.verify.gate.otherwise.on_exhausted" { # ERROR: Duplicate unreachable
+  reason = "twice"
+}
+unreachable "step.verify.gate.rule.passs" {             # ERROR: Unknown branch
+  reason = "a typo"
+}
+unreachable "step.verify.gate.otherwise" {
+  reason = " "                                          # ERROR: Empty reason
+}
+unreachable "step.verify.gate.rule.pass" {}             # ERROR: Missing required argument
+`,
 		"shared": `
 mock "verify" {
   output = { pass = 1, checks = [] } # ERROR: Mock does not match returns

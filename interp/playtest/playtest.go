@@ -54,6 +54,9 @@ type Result struct {
 	// Branches are the IDs of the playbook's branches the run went
 	// through (lang.Branch), for apl test --cover.
 	Branches map[string]bool
+	// Steps is the run's way through the graph, as its event log gives
+	// it, for drawing the suite's coverage over the graph.
+	Steps *interp.Path
 }
 
 // Passed reports whether the run met every expectation.
@@ -86,7 +89,7 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 	if funcs == nil {
 		funcs = builtins.Funcs()
 	}
-	res := &Result{Test: t, Path: []string{}, Branches: map[string]bool{}}
+	res := &Result{Test: t, Path: []string{}, Branches: map[string]bool{}, Steps: &interp.Path{}}
 	var empty interp.EmptyValueSet
 	acts, mk := mocked(t.Mocks, interp.Actions{Shell: shell, Funcs: funcs})
 	ropts := interp.Options{
@@ -102,6 +105,7 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 		NoSync:     true,
 		EmptyValue: empty.Add,
 		Observer: interp.ObserverFunc(func(e interp.Event) {
+			res.Steps.Event(e)
 			if id := branchOf(e); id != "" {
 				res.Branches[id] = true
 			}

@@ -87,4 +87,12 @@ step "outside" {
   shell {
     script = "echo ${param.note}" # ERROR: Unknown variable
   }
+  next = "args_block"
+}
+
+step "args_block" {
+  use = template.fix # ERROR: Missing argument
+  with { # ERROR: with is an attribute
+    issues = []
+  }
 }
