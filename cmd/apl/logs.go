@@ -32,12 +32,18 @@ type logEntry struct {
 
 func (c *logsCmd) Run(e *env) error {
 	if c.Engine == engineTemporal {
-		return temporalLogs(e, c.temporalFlags, c.RunRef)
+		return c.temporalLogs(e)
 	}
 	dir, st, err := openRun(c.RunsDir, c.RunRef)
 	if err != nil {
-		return hintTemporal(err, c.RunRef)
+		return hintTemporal(err, c.RunRef, c.temporalFlags)
 	}
+	return c.printLogs(e, dir, st, relPath)
+}
+
+// printLogs prints the artifacts of the run in dir, each headed with
+// where it is (shown: what its header says of an artifact's path).
+func (c *logsCmd) printLogs(e *env, dir string, st *interp.State, shown func(string) string) error {
 	arts := runArtifacts(dir, stepOrder(st, stepsTaken(st)))
 	keep := func(artifact) bool { return true }
 	if c.Step != "" {
@@ -55,7 +61,7 @@ func (c *logsCmd) Run(e *env) error {
 		if err != nil {
 			return exitWith(exitInternal, err)
 		}
-		a.Path = relPath(a.Path)
+		a.Path = shown(a.Path)
 		entries = append(entries, logEntry{a, string(b)})
 	}
 	if c.JSON {

@@ -55,8 +55,9 @@ type runOptions struct {
 	Sync           string   `enum:"group,always" default:"group" placeholder:"WHEN" help:"When completed steps are fsynced: group (one fsync on another goroutine covers those of ~10 ms; a killed apl loses nothing, a machine crash at most those) or always (each before the next step starts)."`
 	NonInteractive bool     `help:"Never prompt: an ask step pauses the run as waiting (exit 4)."`
 
-	timeoutFlags  `embed:""`
-	temporalFlags `embed:""`
+	timeoutFlags     `embed:""`
+	temporalFlags    `embed:""`
+	temporalRunFlags `embed:""`
 
 	progressOptions `embed:""`
 	cassetteFlags   `embed:""`
@@ -177,6 +178,9 @@ func (c *runCmd) Run(e *env) error {
 			return exitWith(exitUsage, errors.New("--timeout and --agent-timeout go with the local engine; on Temporal, set the steps' timeout attributes"))
 		}
 		return c.runTemporal(e, inputs, agentCmd)
+	}
+	if err := setEnvLocal(opts.SendEnv); err != nil {
+		return exitWith(exitUsage, err)
 	}
 	if err := preflight(pb, agentCmd, cmp.Or(opts.Workdir, "."), opts.cassetteFlags); err != nil {
 		return exitWith(exitUsage, err)

@@ -18,10 +18,27 @@ import (
 
 // runsCmd lists the runs in a runs directory.
 type runsCmd struct {
-	RunsDir string `help:"Where run directories are (default: .apl/runs)." placeholder:"DIR"`
-	JSON    bool   `name:"json" help:"Print the runs as a JSON array."`
+	RunsDir  string `help:"Where run directories are (default: .apl/runs)." placeholder:"DIR"`
+	JSON     bool   `name:"json" help:"Print the runs as a JSON array."`
+	Playbook string `placeholder:"NAME" help:"Only the runs of this playbook: its name, or the path or stdlib: reference apl run was given."`
 
 	temporalFlags `embed:""`
+}
+
+// ofPlaybook reports whether a run of the playbook named name, given to
+// apl run as ref, is one of want's.
+func ofPlaybook(want, name, ref string) bool {
+	if want == "" || want == name || want == ref {
+		return true
+	}
+	return ref != "" && !strings.HasPrefix(ref, "stdlib:") && filepath.Clean(absPath(want)) == filepath.Clean(absPath(ref))
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 // runSummary is one run as apl runs lists it, and the head of apl show.
@@ -58,7 +75,7 @@ func summarize(dir string, st *interp.State) runSummary {
 
 func (c *runsCmd) Run(e *env) error {
 	if c.Engine == engineTemporal {
-		return temporalRunsList(e, c.temporalFlags, c.JSON)
+		return temporalRunsList(e, c.temporalFlags, c.Playbook, c.JSON)
 	}
 	runsDir := cmp.Or(c.RunsDir, interp.RunsDir("."))
 	entries, err := os.ReadDir(runsDir)
@@ -79,7 +96,9 @@ func (c *runsCmd) Run(e *env) error {
 			fmt.Fprintf(e.stderr, "apl: warning: run %s: %v\n", ent.Name(), err)
 			continue
 		}
-		runs = append(runs, summarize(dir, st))
+		if r := summarize(dir, st); ofPlaybook(c.Playbook, r.Playbook, r.Ref) {
+			runs = append(runs, r)
+		}
 	}
 	// Newest first, as git log and gh run list show them.
 	slices.SortStableFunc(runs, func(a, b runSummary) int {

@@ -53,7 +53,7 @@ func (c *showCmd) Run(e *env) error {
 	}
 	dir, st, err := openRun(c.RunsDir, c.RunRef)
 	if err != nil {
-		return hintTemporal(err, c.RunRef)
+		return hintTemporal(err, c.RunRef, c.temporalFlags)
 	}
 	s := showRun(dir, st)
 	if c.JSON {

@@ -22,18 +22,24 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
+	temporalsdk "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 )
 
 // dialTemporal connects to the cluster at address, logging only
 // warnings, to stderr.
 func dialTemporal(address, namespace string) (client.Client, error) {
-	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	c, err := client.Dial(client.Options{HostPort: address, Namespace: namespace, Logger: logger})
+	c, err := client.Dial(client.Options{HostPort: address, Namespace: namespace, Logger: quietLogger()})
 	if err != nil {
 		return nil, exitWith(exitUsage, fmt.Errorf("temporal %s: %w", address, err))
 	}
 	return c, nil
+}
+
+// quietLogger logs the Temporal SDK's warnings and errors only, to
+// stderr.
+func quietLogger() log.Logger {
+	return log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 }
 
 // temporalRuns is what apl run and apl resume do with runs on a Temporal
@@ -110,7 +116,14 @@ func (c *runCmd) runTemporal(e *env, inputs map[string]cty.Value, agentCmd []str
 	if opts.Verbose {
 		return exitWith(exitUsage, errors.New("--verbose does not go with --engine temporal: a command's output stays on its worker; apl show and apl logs print the steps' results"))
 	}
-	var with []temporal.StartOption
+	env, err := sendEnv(opts.SendEnv)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	with := []temporal.StartOption{temporal.WithEnv(env)}
+	if warn, err := unsentEnv(c.pb, agentCmd, env); err == nil && warn != "" {
+		fmt.Fprintf(e.stderr, "apl: warning: %s\n", warn)
+	}
 	if opts.Replay != "" {
 		data, err := os.ReadFile(opts.Replay)
 		if err == nil {
@@ -150,6 +163,16 @@ func followTemporal(ctx context.Context, e *env, runs temporalRuns, pb *lang.Pla
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitWith(exitInterrupted, fmt.Errorf("stopped following run %s; it goes on on the cluster; follow it again with: %s", id, resume))
+		}
+		var (
+			term   *temporalsdk.TerminatedError
+			cancel *temporalsdk.CanceledError
+		)
+		switch {
+		case errors.As(err, &term):
+			return exitWith(exitInterrupted, fmt.Errorf("run %s was terminated on the cluster (apl cancel --terminate): it ended without a result", id))
+		case errors.As(err, &cancel):
+			return exitWith(exitInterrupted, fmt.Errorf("run %s was cancelled on the cluster before it started: it ended interrupted", id))
 		}
 		return exitWith(exitInternal, err)
 	}

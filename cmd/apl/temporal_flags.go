@@ -7,6 +7,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 )
@@ -22,6 +23,11 @@ type temporalFlags struct {
 	Namespace       string `name:"temporal-namespace" placeholder:"NS" default:"default" env:"APL_TEMPORAL_NAMESPACE" help:"The Temporal namespace (--engine temporal; default: ${default})."`
 }
 
+// temporalRunFlags are apl run's flags for a run on Temporal.
+type temporalRunFlags struct {
+	SendEnv []string `name:"env" sep:"none" placeholder:"NAME" help:"With --engine temporal, send this variable's value here with the run (NAME, or NAME=VALUE): its commands and agents get it on top of their worker's environment. Repeatable. The values are kept in the workflow's history: keep credentials in the workers' environment. A local run has this environment already."`
+}
+
 // workerCmd serves runs started with apl run --engine temporal.
 type workerCmd struct {
 	TemporalAddress string        `name:"temporal-address" placeholder:"HOST:PORT" default:"localhost:7233" env:"APL_TEMPORAL_ADDRESS" help:"The Temporal frontend (default: ${default})."`
@@ -29,7 +35,7 @@ type workerCmd struct {
 	Namespace       string        `name:"temporal-namespace" placeholder:"NS" default:"default" env:"APL_TEMPORAL_NAMESPACE" help:"The Temporal namespace (default: ${default})."`
 	Workdir         string        `placeholder:"DIR" help:"Project root where this worker runs commands and agents: the checkout of the runs it is home to (default: the current directory)."`
 	Name            string        `placeholder:"NAME" help:"This worker's name. A run works in the checkout of the worker that took it, and waits for a worker of that name when that one is gone: restart it with the same name (default: HOST:WORKDIR)."`
-	Guard           bool          `hidden:"" help:"Be a worker's guard: stop the process groups named on stdin when it closes."`
+	Guard           bool          `hidden:"" help:"Be a worker's guard: stop the process groups named on stdin, and the processes marked as the worker's, when it closes."`
 	StopTimeout     time.Duration `name:"stop-timeout" placeholder:"DURATION" default:"30s" help:"On SIGTERM or Ctrl-C, how long the steps in flight may take to finish before they are stopped and handed back, to run again when this worker serves again (default: ${default})."`
 	BlobDir         string        `name:"blob-dir" placeholder:"DIR" help:"The blob store the workers share, for step results too large for the history (default: WORKDIR/.apl/blobs)."`
 	MaxSteps        int           `name:"max-steps" placeholder:"N" help:"At most N steps (commands, agent calls, builtin calls) at once on this worker; the others wait for this or another worker (default: Temporal's, 1000)."`
@@ -44,12 +50,26 @@ type cancelCmd struct {
 	temporalFlags `embed:""`
 }
 
-// hintTemporal adds to a local run that is not there that it may be a
-// run on Temporal.
-func hintTemporal(err error, ref string) error {
+// hintTemporal adds to a local run that is not there whether it is a
+// run on Temporal, when a Temporal cluster is configured
+// (APL_TEMPORAL_ADDRESS or --temporal-address): it asks the cluster.
+func hintTemporal(err error, ref string, f temporalFlags) error {
 	var ee *exitError
 	if ref == "" || ref == "latest" || !errors.As(err, &ee) || ee.err == nil || !strings.HasPrefix(ee.err.Error(), "no run ") {
 		return err
 	}
-	return exitWith(ee.code, fmt.Errorf("%w; a run on Temporal is shown with --engine temporal", ee.err))
+	if os.Getenv("APL_TEMPORAL_ADDRESS") == "" && f.TemporalAddress == defaultTemporalAddress {
+		return err
+	}
+	where := fmt.Sprintf("Temporal at %s (namespace %s)", f.TemporalAddress, f.Namespace)
+	status, lerr := lookupTemporal(f, ref)
+	switch {
+	case lerr != nil:
+		return exitWith(ee.code, fmt.Errorf("%w; %s did not say whether it has it: %v", ee.err, where, lerr))
+	case status == "":
+		return exitWith(ee.code, fmt.Errorf("%w, nor on %s", ee.err, where))
+	}
+	return exitWith(ee.code, fmt.Errorf("%w; run %s is on %s (its workflow is %s): add --engine temporal", ee.err, ref, where, status))
 }
+
+const defaultTemporalAddress = "localhost:7233"

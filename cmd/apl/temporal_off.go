@@ -24,8 +24,12 @@ func (c *workerCmd) Run(e *env) error { return errNoTemporal }
 
 func (c *cancelCmd) Run(e *env) error { return errNoTemporal }
 
-func temporalRunsList(e *env, f temporalFlags, asJSON bool) error { return errNoTemporal }
+func temporalRunsList(e *env, f temporalFlags, playbook string, asJSON bool) error {
+	return errNoTemporal
+}
 
 func temporalShow(e *env, f temporalFlags, id string, asJSON bool) error { return errNoTemporal }
 
-func temporalLogs(e *env, f temporalFlags, id string) error { return errNoTemporal }
+func (c *logsCmd) temporalLogs(e *env) error { return errNoTemporal }
+
+func lookupTemporal(f temporalFlags, id string) (string, error) { return "", errNoTemporal }

@@ -60,6 +60,16 @@ type signalAsker struct {
 	e       *engine
 	asked   int
 	pending []*question
+	// memo, when set, keeps the run's status in its workflow's memo:
+	// waiting while a question waits, for lists (list.go).
+	memo bool
+}
+
+// setStatus puts status in the workflow's memo ("" while the run goes on).
+func (a *signalAsker) setStatus(c workflow.Context, status string) {
+	if a.memo {
+		workflow.UpsertMemo(c, map[string]any{memoStatus: status})
+	}
 }
 
 // newSignalAsker starts the coroutine that receives answers.
@@ -121,7 +131,15 @@ func (a *signalAsker) Ask(ctx context.Context, q interp.Question) (string, error
 	a.asked++
 	pq := &question{Question: Question{N: a.asked, Waiting: interp.Waiting{Step: q.Step, Item: q.Item, Question: q.Question, Options: q.Options, Text: q.Text}}}
 	a.pending = append(a.pending, pq)
-	defer func() { a.pending = slices.DeleteFunc(a.pending, func(p *question) bool { return p == pq }) }()
+	if len(a.pending) == 1 {
+		a.setStatus(c, interp.StatusWaiting)
+	}
+	defer func() {
+		a.pending = slices.DeleteFunc(a.pending, func(p *question) bool { return p == pq })
+		if len(a.pending) == 0 {
+			a.setStatus(c, "")
+		}
+	}()
 	// A cancelled run stops waiting (cancel.go).
 	answered := func() bool { return pq.answer != nil || ctx.Err() != nil }
 	if d, ok := ctx.Deadline(); ok {

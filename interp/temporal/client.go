@@ -135,6 +135,19 @@ func Replay(name string, data []byte) StartOption {
 	return func(in *RunInput) { in.Cassette, in.CassetteName = data, name }
 }
 
+// WithEnv sends environment variables with the run: its commands and
+// agents, and its sub-runs', get them on top of their worker's
+// environment (a step's or a driver's own env wins). They are written in
+// the workflow's history, which whoever reads the namespace reads:
+// credentials belong in the workers' environment.
+func WithEnv(env map[string]string) StartOption {
+	return func(in *RunInput) {
+		if len(env) > 0 {
+			in.Env = env
+		}
+	}
+}
+
 // Start starts a run of pb on the workers of queue and returns its id,
 // the workflow's.
 func Start(ctx context.Context, c client.Client, queue string, pb *lang.Playbook, ref string, opts interp.Options, with ...StartOption) (string, error) {
@@ -148,7 +161,7 @@ func Start(ctx context.Context, c client.Client, queue string, pb *lang.Playbook
 		// run going on, nor one that ended.
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		Memo:                     map[string]any{memoPlaybook: ref},
+		Memo:                     map[string]any{memoPlaybook: ref, memoName: pb.Name},
 		// Else the SDK hands back the run going on under that id.
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 	}, WorkflowName, in)

@@ -58,6 +58,9 @@
 // worker's commands do not outlive it (guard.go). Cancelling the workflow
 // interrupts the run as Ctrl-C interrupts a local one (cancel.go).
 //
+// A run's directory (its artifacts) is a temporary one on the worker
+// that walks it, which a client reads with QueryRunDir (rundir.go).
+//
 // Not yet: a run directory on the client. A document's content goes into
 // the history at each change (no blob: the workflow cannot write one).
 package temporal

@@ -30,7 +30,9 @@ type Home struct {
 	// Worker is the worker's name (apl worker --name; by default
 	// HOST:WORKDIR), Queue the task queue only it serves, Workdir its
 	// checkout.
-	Worker, Queue, Workdir string
+	Worker  string `json:"worker"`
+	Queue   string `json:"queue"`
+	Workdir string `json:"workdir"`
 }
 
 func (h Home) String() string {

@@ -1,14 +1,17 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/apl-lang/apl/interp"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -19,14 +22,33 @@ import (
 // once it has one.
 const QueryHome = "apl.home"
 
-// memoPlaybook is the memo field that names a run's playbook, for lists.
-const memoPlaybook = "playbook"
+// The memo fields of a run's workflow, for lists: the playbook as the
+// command line named it and its name, set when it starts; the worker
+// whose checkout it works in, once one took it; and its status and
+// reason, once it ended.
+const (
+	memoPlaybook = "playbook"
+	memoName     = "name"
+	memoWorker   = "worker"
+	memoStatus   = "status"
+	memoReason   = "reason"
+)
+
+// memoVersion marks the workflows that keep their worker and their
+// ending in their memo: a workflow started before replays without.
+const memoVersion = "apl.memo"
 
 // Summary is a run on the cluster as apl runs lists it.
 type Summary struct {
-	RunID     string    `json:"run_id"`
-	Playbook  string    `json:"playbook_ref"`
+	RunID    string `json:"run_id"`
+	Name     string `json:"playbook,omitempty"`
+	Playbook string `json:"playbook_ref"`
+	// Status is the run's once it ended (completed, failed, interrupted,
+	// a finish status), else its workflow's (running, or terminated,
+	// timed_out: ended without a result).
 	Status    string    `json:"status"`
+	Reason    string    `json:"reason,omitempty"`
+	Worker    string    `json:"worker,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 }
 
@@ -47,8 +69,23 @@ func List(ctx context.Context, c client.Client, n int) ([]Summary, error) {
 			}
 			s := Summary{RunID: ex.GetExecution().GetWorkflowId(), Status: statusWord(ex.GetStatus()),
 				StartedAt: ex.GetStartTime().AsTime()}
-			if p := ex.GetMemo().GetFields()[memoPlaybook]; p != nil {
-				converter.GetDefaultDataConverter().FromPayload(p, &s.Playbook)
+			memo := ex.GetMemo().GetFields()
+			for k, v := range map[string]*string{memoPlaybook: &s.Playbook, memoName: &s.Name, memoWorker: &s.Worker, memoReason: &s.Reason} {
+				if p := memo[k]; p != nil {
+					converter.GetDefaultDataConverter().FromPayload(p, v)
+				}
+			}
+			var st string
+			if p := memo[memoStatus]; p != nil {
+				converter.GetDefaultDataConverter().FromPayload(p, &st)
+			}
+			switch ex.GetStatus() {
+			case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+				s.Status = cmp.Or(st, s.Status)
+			case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+				if st == interp.StatusWaiting {
+					s.Status = st
+				}
 			}
 			out = append(out, s)
 		}
@@ -57,6 +94,21 @@ func List(ctx context.Context, c client.Client, n int) ([]Summary, error) {
 		}
 	}
 	return out, nil
+}
+
+// WorkflowStatus is the status of run id's workflow (running,
+// completed, failed, canceled, terminated, timed_out), "" when the
+// client's namespace has no run of that id.
+func WorkflowStatus(ctx context.Context, c client.Client, id string) (string, error) {
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	return statusWord(d.GetWorkflowExecutionInfo().GetStatus()), nil
 }
 
 func statusWord(st enumspb.WorkflowExecutionStatus) string {

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/apl-lang/apl/builtins"
@@ -61,6 +64,10 @@ type RunInput struct {
 	// sub-run, which keeps to its parent's; a run claims one when it
 	// starts (home.go).
 	Home *Home `json:",omitempty"`
+	// Env are environment variables sent with the run (WithEnv): its
+	// commands and agents get them on top of their worker's environment.
+	// A sub-run inherits them.
+	Env map[string]string `json:",omitempty"`
 }
 
 // RunOutput is how the run ended.
@@ -195,6 +202,12 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		}
 		in.Home = &h
 	}
+	memo := workflow.GetVersion(ctx, memoVersion, workflow.DefaultVersion, 1) == 1
+	if memo {
+		if err := workflow.UpsertMemo(ctx, map[string]any{memoWorker: in.Home.Worker}); err != nil {
+			return RunOutput{}, err
+		}
+	}
 	if err := setHomeQuery(ctx, in.Home); err != nil {
 		return RunOutput{}, err
 	}
@@ -205,9 +218,13 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		return RunOutput{}, err
 	}
 	defer os.RemoveAll(tmp)
+	rdir := &runDir{dir: filepath.Join(tmp, in.RunID)}
+	if err := setRunDirQuery(ctx, rdir); err != nil {
+		return RunOutput{}, err
+	}
 	wctx, stop := interruptible(ctx)
 	e := &engine{cur: wctx}
-	acts := &actions{e: e, cfg: w.cfg, agentCmd: in.AgentCommand, queue: in.Home.Queue}
+	acts := &actions{e: e, cfg: w.cfg, agentCmd: in.AgentCommand, queue: in.Home.Queue, env: in.Env}
 	var path interp.Path
 	drivers := acts.driver
 	if len(in.Cassette) > 0 {
@@ -218,12 +235,17 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		drivers = func(*lang.Agent) (agent.Driver, error) { return tape.Wrap(nil), nil }
 	}
 	events, asker := &eventLog{}, newSignalAsker(ctx, e)
+	asker.memo = memo
 	if err := setQueries(ctx, events, asker); err != nil {
 		return RunOutput{}, err
 	}
 	if workflow.GetInfo(ctx).ParentWorkflowExecution == nil {
+		env := "with that worker's environment"
+		if len(in.Env) > 0 {
+			env += " and " + strings.Join(slices.Sorted(maps.Keys(in.Env)), ", ") + " sent with the run"
+		}
 		events.Event(interp.Event{Type: interp.EventLog, Message: fmt.Sprintf(
-			"run %s works in the checkout of %s, with that worker's environment", in.RunID, in.Home)})
+			"run %s works in the checkout of %s, %s", in.RunID, in.Home, env)})
 	}
 	opts := interp.Options{
 		Workdir: in.Home.Workdir, RunsDir: tmp, RunID: in.RunID, Inputs: inputs, Mode: in.Mode,
@@ -234,6 +256,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		OuterCaps: in.Caps,
 	}
 	res, err := interp.Start(stop(e), pb, in.Ref, opts)
+	rdir.keep()
 	if errors.Is(err, interp.ErrInterrupted) {
 		err = nil
 	}
@@ -243,6 +266,11 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	out, err := encodeValue(res.Output)
 	if err != nil {
 		return RunOutput{}, err
+	}
+	if memo {
+		if err := workflow.UpsertMemo(ctx, map[string]any{memoStatus: res.Status, memoReason: res.Reason}); err != nil {
+			return RunOutput{}, err
+		}
 	}
 	return RunOutput{RunID: res.RunID, Status: res.Status, Recommendation: res.Recommendation, Reason: res.Reason,
 		ErrorKind: res.ErrorKind, Output: out, OutputJSON: res.OutputJSON, Waiting: res.Waiting, Metrics: res.Metrics, CapTrip: res.CapTrip, Spent: res.Spent, Path: path.Ends,
@@ -256,6 +284,8 @@ type actions struct {
 	agentCmd []string
 	// queue is the run's home worker's (home.go).
 	queue string
+	// env is what the run sends its commands and agents (RunInput.Env).
+	env map[string]string
 }
 
 // activity runs an activity from the coroutine that runs now, with the
@@ -321,7 +351,9 @@ func cancelAt(c workflow.Context, f workflow.Future, deadline time.Time, cancel 
 
 // Run implements interp.ShellRunner.
 func (a *actions) Run(ctx context.Context, spec builtins.ShellSpec) (builtins.ShellResult, error) {
-	in := shellSpec{Step: spec.Step, Command: spec.Command, Script: spec.Script, Dir: spec.Dir, Env: spec.Env,
+	// The step's own env wins over the run's: it comes after.
+	env := slices.Concat(envList(a.env), spec.Env)
+	in := shellSpec{Step: spec.Step, Command: spec.Command, Script: spec.Script, Dir: spec.Dir, Env: env,
 		Stdin: spec.Stdin, Timeout: spec.Timeout, MaxOutput: spec.MaxOutput, Parse: spec.Parse}
 	var r shellResult
 	if err := a.activity(ctx, "Shell", in, &r); err != nil {
@@ -375,7 +407,13 @@ type remoteDriver struct {
 }
 
 func (d *remoteDriver) Call(ctx context.Context, req agent.Request) (agent.Response, error) {
-	in := agentCall{Config: wireConfig(d.cfg), Request: agentRequest{Step: req.Step, Agent: req.Agent, Model: req.Model,
+	cfg := wireConfig(d.cfg)
+	if len(d.a.env) > 0 {
+		// The driver's own env wins over the run's.
+		cfg.Env = maps.Clone(d.a.env)
+		maps.Copy(cfg.Env, d.cfg.Env)
+	}
+	in := agentCall{Config: cfg, Request: agentRequest{Step: req.Step, Agent: req.Agent, Model: req.Model,
 		Prompt: req.Prompt, System: req.System, RunID: req.RunID, ItemKey: req.ItemKey, SessionID: req.SessionID,
 		Attempt: req.Attempt, Schema: req.Schema, Timeout: req.Timeout}}
 	var r agentResult
@@ -385,4 +423,13 @@ func (d *remoteDriver) Call(ctx context.Context, req agent.Request) (agent.Respo
 	resp := r.Response
 	resp.Raw, resp.Stderr = r.Raw, r.Stderr
 	return resp, r.Failure.err()
+}
+
+// envList is env as KEY=VALUE pairs, by name.
+func envList(env map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
 }
