@@ -124,7 +124,11 @@ func (e *env) uiOptions(runsDir string, hosts []string) ui.Options {
 				name, raw, ok := strings.Cut(kv, "=")
 				in := pb.Input(strings.TrimSpace(name))
 				if !ok || in == nil {
-					return nil, fmt.Errorf("input %q: want NAME=VALUE with NAME an input of %s", kv, pb.Name)
+					var names []string
+					for _, in := range pb.Inputs {
+						names = append(names, in.Name)
+					}
+					return nil, fmt.Errorf("input %q: want NAME=VALUE with NAME an input of %s: %s", kv, pb.Name, strings.Join(names, ", "))
 				}
 				v, err := parseInput(in, raw)
 				if err != nil {
@@ -151,7 +155,7 @@ func (e *env) uiOptions(runsDir string, hosts []string) ui.Options {
 			p := lang.ComputePlan(pb, planOptions(0, 0))
 			out := map[string]string{}
 			for _, s := range p.Steps {
-				out[s.Name] = fmt.Sprintf("%s visits · %s agent calls · %s tokens · %s · %s",
+				out[s.Name] = fmt.Sprintf("visits %s · agent calls %s · tokens %s · cost %s · time %s",
 					count(s.Visits), count(s.Total.Calls), count(s.Total.Tokens), cost(s.Total.CostUSD), seconds(s.Total.Seconds))
 			}
 			return out

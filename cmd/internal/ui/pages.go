@@ -149,9 +149,14 @@ type itemRow struct {
 	Status  string `json:"status"`
 	Current string `json:"current,omitempty"`
 	Error   string `json:"error,omitempty"`
-	// Path is the item's steps in order with their states:
-	// "build:done test:failed".
-	Path []string `json:"path"`
+	// Path is the item's steps that ran (or were skipped), in the body's
+	// order, with their states.
+	Path []itemStep `json:"path"`
+}
+
+type itemStep struct {
+	Step  string `json:"step"`
+	State string `json:"state"`
 }
 
 // stateOf is a step record's state as the page names it.
@@ -191,12 +196,15 @@ func (s *Server) view(run *Run) *runView {
 	}
 	for _, name := range stepOrder(st) {
 		rec := st.Steps[name]
-		if rec.Status == interp.StepPending && rec.Attempts == 0 {
+		if rec.Status == interp.StepPending && rec.Attempts == 0 && len(st.Items[name]) == 0 {
 			continue
 		}
 		state := stateOf(rec.Status)
 		if state == "running" && run.Status != interp.StatusRunning {
 			state = "" // the run stopped: the step is not running
+		}
+		if w := v.Waiting; w != nil && w.Item != "" && st.Items[name][w.Item] != nil {
+			state = "waiting" // one of its items waits for an answer
 		}
 		v.Nodes[nodeID(name)] = state
 		v.Steps = append(v.Steps, stepRow{Name: name, State: state, Attempts: rec.Attempts, Duration: formatSeconds(rec.DurationS),
@@ -209,16 +217,26 @@ func (s *Server) view(run *Run) *runView {
 		items := st.Items[fe]
 		for _, it := range sortedItems(items) {
 			row := itemRow{Step: fe, Key: it.Key, Status: it.Status, Current: it.Current, Error: s.redact(it.Error)}
+			waiting := v.Waiting != nil && v.Waiting.Item == it.Key && it.Steps[v.Waiting.Step] != nil
+			if waiting {
+				row.Status = "waiting"
+			}
 			for _, name := range itemStepOrder(pb, it) {
 				state := stateOf(it.Steps[name].Status)
-				row.Path = append(row.Path, name+":"+state)
+				if waiting && name == v.Waiting.Step {
+					state = "waiting"
+				}
+				if state == "" {
+					continue
+				}
+				row.Path = append(row.Path, itemStep{name, state})
 				inner[name] = append(inner[name], state)
 			}
 			v.Items = append(v.Items, row)
 		}
 	}
 	for name, states := range inner {
-		for _, want := range []string{"running", "failed", "done", "skipped"} {
+		for _, want := range []string{"waiting", "running", "failed", "done", "skipped"} {
 			if slices.Contains(states, want) {
 				if want == "running" && run.Status != interp.StatusRunning {
 					continue

@@ -59,7 +59,10 @@
       tr.appendChild(text("td", it.key));
       const st = document.createElement("td"); st.appendChild(text("span", it.status, "state st-" + it.status)); tr.appendChild(st);
       const p = document.createElement("td");
-      (it.path || []).forEach(function (s) { p.appendChild(text("span", s, "pstep")); p.appendChild(document.createTextNode(" ")); });
+      (it.path || []).forEach(function (s, i) {
+        if (i > 0) p.appendChild(document.createTextNode(" → "));
+        p.appendChild(text("span", s.step, "pstep st-" + s.state));
+      });
       tr.appendChild(p);
       tr.appendChild(text("td", it.error, "err"));
       frag.appendChild(tr);
@@ -97,7 +100,7 @@
     status.className = "status s-" + v.status;
     document.getElementById("reason").textContent = v.reason || "";
     document.getElementById("duration").textContent = v.duration;
-    document.getElementById("tokens").textContent = v.tokens;
+    document.getElementById("tokens").textContent = v.tokens ? v.tokens + " tokens" : "";
     document.getElementById("cost").textContent = v.cost;
     if (v.svg) {
       // The SVG is Graphviz's drawing of the playbook with the run's path:
