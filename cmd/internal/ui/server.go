@@ -94,7 +94,9 @@ func randomToken() string {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("X-Frame-Options", "DENY")
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: with no-referrer Chromium sends a
+	// form's POST with Origin: null, which the Origin check refuses.
+	w.Header().Set("Referrer-Policy", "same-origin")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'")
 	if !s.hostAllowed(r.Host) {
 		http.Error(w, "apl ui: this server answers only to localhost (Host "+r.Host+" refused)", http.StatusForbidden)

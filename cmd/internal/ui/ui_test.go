@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -80,8 +81,10 @@ func (p *project) server() *Server {
 			return err
 		},
 		// The tests do not need Graphviz: the graph is its DOT.
-		Render: func(dot, format string) ([]byte, error) { return []byte("<svg>" + dot + "</svg>"), nil },
-		Poll:   20 * time.Millisecond,
+		Render: func(dot, format string) ([]byte, error) {
+			return []byte(`<svg xmlns="http://www.w3.org/2000/svg"><text>` + html.EscapeString(dot) + `</text></svg>`), nil
+		},
+		Poll: 20 * time.Millisecond,
 	})
 }
 
