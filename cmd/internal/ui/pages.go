@@ -34,6 +34,8 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"json":    prettyJSON,
 	"key":     func(w *interp.Waiting) string { return w.Key() },
 	"deref":   func(p *float64) float64 { return *p },
+	// word is a status's first word, for its class: "failed (halt)".
+	"word": func(s string) string { w, _, _ := strings.Cut(s, " "); return w },
 }).ParseFS(assets, "assets/*.html"))
 
 func (s *Server) routes() {
