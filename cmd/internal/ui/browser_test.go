@@ -25,7 +25,7 @@ import (
 
 // chromium finds a Chromium to drive, or skips the test saying how to get
 // one.
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -38,7 +38,7 @@ func chromium(t *testing.T) string {
 
 // browser is one headless Chromium with one page open.
 type browser struct {
-	t       *testing.T
+	t       testing.TB
 	cmd     *exec.Cmd
 	in      *os.File
 	mu      sync.Mutex
@@ -50,7 +50,7 @@ type browser struct {
 	errors []string
 }
 
-func newBrowser(t *testing.T) *browser {
+func newBrowser(t testing.TB) *browser {
 	t.Helper()
 	bin := chromium(t)
 	cmdR, cmdW, err := os.Pipe()

@@ -95,6 +95,7 @@
   }
 
   function update(v) {
+    const t0 = performance.now();
     const status = document.getElementById("status");
     status.textContent = v.status;
     status.className = "status s-" + v.status;
@@ -115,6 +116,8 @@
     question(v.waiting);
     document.body.dataset.status = v.status;
     document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
+    // How long the last update took to apply, for the benchmarks.
+    document.body.dataset.updateMs = (performance.now() - t0).toFixed(1);
   }
 
   function show(step, item) {
