@@ -147,6 +147,12 @@ func compileExpr(src string, holder hcl.Expression, env *condEnv, asBool bool) (
 	if err != nil {
 		return nil, hcl.Diagnostics{exprDiag("Invalid condition", src, err, holder, env, nil)}
 	}
+	var patch []expr.Option
+	if env.inst != "" {
+		p := instancePatch{env.inst}
+		ast.Walk(&tree.Node, p)
+		patch = append(patch, expr.Patch(p))
+	}
 	if msg := splitOrderError(tree.Node); msg != "" {
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid condition",
 			Detail: fmt.Sprintf("In the condition %q: %s.", strings.Join(strings.Fields(src), " "), msg), Subject: &rng}}
@@ -154,7 +160,7 @@ func compileExpr(src string, holder hcl.Expression, env *condEnv, asBool bool) (
 	// now() would make routing depend on when a run happens to take a
 	// step, and a resumed run could take another path: conditions read
 	// time only through the run's records (steps.NAME.started_at).
-	opts := []expr.Option{env.option(), expr.DisableBuiltin("now"), condFunctions}
+	opts := append([]expr.Option{env.option(), expr.DisableBuiltin("now"), condFunctions}, patch...)
 	if asBool {
 		opts = append(opts, expr.AsBool())
 	}
@@ -254,6 +260,9 @@ func (v *stepRefVisitor) Visit(n *ast.Node) {
 type condEnv struct {
 	types  types.Map
 	nature nature.Nature
+	// inst is the step, using a template, whose own conditions these
+	// are: param and self are rewritten in them (instancePatch).
+	inst string
 }
 
 func newCondEnv(m types.Map) *condEnv { return &condEnv{types: m, nature: m.Nature()} }

@@ -30,6 +30,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "state"},
 		{Type: "document", LabelNames: []string{"name"}},
 		{Type: "trace"},
+		{Type: "template", LabelNames: []string{"name"}},
 	},
 }
 
@@ -64,6 +65,7 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 		diags = append(diags, l.declareTypeBlock(b)...)
 	}
 	diags = append(diags, l.resolveTypes()...)
+	diags = append(diags, l.decodeTemplates()...)
 	for _, b := range byType["input"] {
 		diags = append(diags, l.decodeInputBlock(b)...)
 	}

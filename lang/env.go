@@ -257,7 +257,7 @@ func (l *loader) checkTraversal(tr hcl.Traversal, scope refScope) hcl.Diagnostic
 	if !slices.Contains(roots, root) {
 		return hcl.Diagnostics{errDiag("Unknown variable",
 			fmt.Sprintf("%s cannot refer to %q; it may use %s.%s", upperFirst(scope.what), root,
-				strings.Join(roots, ", "), didYouMean(root, roots)), rng)}
+				strings.Join(roots, ", "), didYouMean(root, roots)+instanceRootHint(root)), rng)}
 	}
 	switch root {
 	case RootInputs:

@@ -25,6 +25,10 @@ type Origin struct {
 	// nearest first (the fork's upstream, then the upstream's own).
 	Winner   Definition
 	Overrode []Definition
+	// Template is the template whose body the winning definition is
+	// written in, for an attribute of a step that uses one; "" when the
+	// step's own body (or no template) wrote it.
+	Template string
 }
 
 // Body returns the effective playbook's body: its files merged over the
@@ -127,6 +131,9 @@ func (p *Playbook) collect(prefix string, body *hclsyntax.Body, out *[]Origin) {
 
 func (p *Playbook) origin(addr string, a *hclsyntax.Attribute) Origin {
 	o := Origin{Addr: addr, Winner: p.definition(a.SrcRange)}
+	if !strings.HasPrefix(addr, "template.") {
+		o.Template = p.templateAttrs[a.SrcRange]
+	}
 	for _, r := range p.overrides[a.SrcRange] {
 		o.Overrode = append(o.Overrode, p.definition(r))
 	}

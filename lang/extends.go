@@ -24,7 +24,8 @@ import (
 //     state appear at most once and merge whatever their labels;
 //   - a locals attribute overrides the upstream local of the same name;
 //   - a block with removed = true removes its upstream block;
-//   - any other block is added after the upstream's.
+//   - any other block is added after the upstream's (a gate's rule before
+//     its otherwise).
 //
 // Every attribute keeps the hclsyntax node of the file that wins, and so
 // its range: a diagnostic about it points at the overriding file.
@@ -163,6 +164,9 @@ func (l *loader) merge(up, own *hclsyntax.Body, addr string, top bool) *hclsynta
 		}
 		if prev := out.Attributes[n]; prev != nil {
 			l.pb.overrides[a.SrcRange] = append([]hcl.Range{prev.SrcRange}, l.pb.overrides[prev.SrcRange]...)
+			if n == "with" {
+				a = mergeArgs(prev, a)
+			}
 		}
 		out.Attributes[n] = a
 	}
@@ -197,12 +201,26 @@ func (l *loader) merge(up, own *hclsyntax.Body, addr string, top bool) *hclsynta
 		}
 		blocks[i] = withBody(ob, l.merge(blocks[i].Body, ob.Body, baddr, false))
 	}
-	for _, b := range blocks {
-		if b != nil {
+	for i, b := range blocks {
+		switch {
+		case b == nil:
+		case i >= len(ups) && b.Type == "rule":
+			out.Blocks = insertRule(out.Blocks, b)
+		default:
 			out.Blocks = append(out.Blocks, b)
 		}
 	}
 	return out
+}
+
+// insertRule adds rule b, which an overriding gate adds to its upstream's
+// (a fork's, or a step's over its template's), before the upstream's
+// otherwise: rules are tried before otherwise.
+func insertRule(blocks []*hclsyntax.Block, b *hclsyntax.Block) []*hclsyntax.Block {
+	if i := slices.IndexFunc(blocks, func(x *hclsyntax.Block) bool { return x.Type == "otherwise" }); i >= 0 {
+		return slices.Insert(blocks, i, b)
+	}
+	return append(blocks, b)
 }
 
 // withBody is a block with hdr's header and the body given.

@@ -414,6 +414,8 @@ func (ld *Loader) LoadSources(srcs map[string][]byte, dir string) (*Playbook, hc
 	}
 	body, diags := l.layer(srcs, dir, 0, ld.stack)
 	diags = append(diags, l.diags...)
+	body, xd := l.expandTemplates(body)
+	diags = append(diags, xd...)
 	l.pb.body = body
 	content, d := body.Content(fileSchema)
 	diags = append(diags, d...)
@@ -454,6 +456,8 @@ type loader struct {
 	fileDirs  map[string]string
 	fileDepth map[string]int
 	diags     hcl.Diagnostics // found while merging layers
+	// instances are the steps that use a template, by name.
+	instances map[string]*instance
 	pb        *Playbook
 
 	stepBlocks map[*Step]*hcl.Block

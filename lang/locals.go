@@ -80,9 +80,12 @@ func (l *loader) orderLocals(blocks []*hcl.Block, owner *Step) ([]*Local, map[st
 	for _, b := range blocks {
 		attrs, d := b.Body.JustAttributes()
 		diags = append(diags, d...)
-		for _, name := range slices.Sorted(maps.Keys(attrs)) {
-			a := attrs[name]
-			if !hclIdent(name) {
+		for _, key := range slices.Sorted(maps.Keys(attrs)) {
+			a, name := attrs[key], key
+			if b.Type == argsBlock {
+				// A template's argument: a local no one can write.
+				name = argLocal(key)
+			} else if !hclIdent(name) {
 				diags = append(diags, errDiag("Invalid name",
 					fmt.Sprintf("A local's name is letters, digits and underscores, not starting with a digit; %q is not.", name), a.NameRange))
 				continue

@@ -65,6 +65,8 @@ type Playbook struct {
 	Documents []*Document
 	// Trace adds the playbook's attributes to every span; nil: none.
 	Trace *Trace
+	// Templates are the step templates, in declared order.
+	Templates []*Template
 
 	// ProgressTotal is how many main steps have a progress label (the M of
 	// "Step: PLAN (N/M)").
@@ -87,6 +89,9 @@ type Playbook struct {
 	// definitions it overrode, nearest first.
 	body      *hclsyntax.Body
 	overrides map[hcl.Range][]hcl.Range
+	// templateAttrs names the template each attribute of a template's
+	// body belongs to, by its range.
+	templateAttrs map[hcl.Range]string
 
 	DeclRange hcl.Range
 

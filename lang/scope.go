@@ -56,7 +56,7 @@ func (sc Scope) Roots() []string {
 // normal is sc as far as types tell scopes apart: a step without locals
 // of its own sees what its section sees.
 func (sc Scope) normal() Scope {
-	if sc.Step != nil && len(sc.Step.Locals) == 0 {
+	if sc.Step != nil && len(sc.Step.Locals) == 0 && sc.Step.Template == "" {
 		sc.Step = nil
 	}
 	return sc
@@ -235,6 +235,9 @@ func (l *loader) condEnv(sc Scope) *condEnv {
 		m[name] = t.cond
 	}
 	e := newCondEnv(m)
+	if sc.Step != nil && sc.Step.Template != "" {
+		e.inst = sc.Step.Name
+	}
 	l.condEnvs[sc] = e
 	return e
 }

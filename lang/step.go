@@ -53,6 +53,9 @@ var stepSchema = &hcl.BodySchema{
 		{Type: "limit", LabelNames: []string{"name"}},
 		{Type: "step", LabelNames: []string{"name"}},
 		{Type: "locals"},
+		// A template instance's arguments: made by expandTemplates from
+		// its with, never written (a written one is refused there).
+		{Type: argsBlock},
 	},
 }
 
@@ -90,6 +93,9 @@ type Step struct {
 	ContinueOnError bool
 	Action          Action // nil for a step that only routes
 	Gate            *Gate
+	// Template is the template the step uses (use = template.NAME); ""
+	// for a step written out. Its arguments are among its Locals.
+	Template string
 	// Locals are the step's own named values (locals { NAME = EXPR }),
 	// evaluated when the step starts, after its when, each after those it
 	// reads; only the step's own expressions read them, as local.NAME.
@@ -134,6 +140,9 @@ func (s *Step) Range() hcl.Range { return s.DeclRange }
 func (s *Step) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "step %s", s.Name)
+	if s.Template != "" {
+		fmt.Fprintf(&b, " (template.%s)", s.Template)
+	}
 	if s.Action != nil {
 		fmt.Fprintf(&b, " [%s]", s.Action)
 	}
@@ -191,6 +200,9 @@ func (l *loader) declareStep(b *hcl.Block, parent *Step, sec section) hcl.Diagno
 		return append(diags, duplicate("step", name, prev.DeclRange, b))
 	}
 	s := &Step{Name: name, Returns: cty.NilType, OnFailure: sec == secOnFailure, Finally: sec == secFinally, Parent: parent, DeclRange: b.DefRange}
+	if inst := l.instances[name]; inst != nil {
+		s.Template = inst.tmpl.Name
+	}
 	content, _, d := b.Body.PartialContent(stepHeaderSchema)
 	diags = append(diags, d...)
 	if a := content.Attributes["returns"]; a != nil {
@@ -279,7 +291,7 @@ func (l *loader) decodeStepAction(s *Step) hcl.Diagnostics {
 	var action *hcl.Block
 	for _, ab := range content.Blocks {
 		switch ab.Type {
-		case "step", "locals", "limit", "retry", "check", "gate":
+		case "step", "locals", argsBlock, "limit", "retry", "check", "gate":
 			continue
 		}
 		if action != nil {
@@ -307,11 +319,12 @@ func (l *loader) decodeStepBody(s *Step, env *condEnv) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	var localBlocks []*hcl.Block
 	for _, lb := range content.Blocks {
-		if lb.Type == "locals" {
+		if lb.Type == "locals" || lb.Type == argsBlock {
 			localBlocks = append(localBlocks, lb)
 		}
 	}
 	diags = append(diags, l.declareStepLocals(s, localBlocks)...)
+	diags = append(diags, l.checkArgs(s)...)
 	// when is evaluated before the step's locals; everything after it
 	// sees them.
 	whenEnv, env := env, l.condEnv(Scope{Body: s.Parent, Step: s})
@@ -432,7 +445,7 @@ func (l *loader) decodeStepBody(s *Step, env *condEnv) hcl.Diagnostics {
 		switch ab.Type {
 		case "step":
 			// Declared with the step; decoded on its own.
-		case "locals":
+		case "locals", argsBlock:
 			// Declared first (declareStepLocals).
 		case "limit":
 			if s.ForEach == nil {

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/hashicorp/hcl/v2"
@@ -15,6 +16,7 @@ var expectSchema = &hcl.BodySchema{
 		{Name: "path"},
 		{Name: "visits"},
 		{Name: "items"},
+		{Name: "agents"},
 		{Name: "output"},
 	},
 }
@@ -32,6 +34,9 @@ type Expect struct {
 	// of nested steps started for it: an item's own path, which does not
 	// depend on how items running at once interleave.
 	Items map[string][]string
+	// Agents is, for each listed agent step, the agent its last call
+	// asked (steps.STEP.agent): its own, or the fallback it fell back to.
+	Agents map[string]string
 	// Output holds fields of the run's output object that must equal these.
 	Output    map[string]cty.Value
 	DeclRange hcl.Range
@@ -98,6 +103,9 @@ func (d *testDecoder) decodeExpect(b *hcl.Block) (*Expect, hcl.Diagnostics) {
 	if a := content.Attributes["items"]; a != nil {
 		diags = append(diags, d.decodeExpectItems(e, a)...)
 	}
+	if a := content.Attributes["agents"]; a != nil {
+		diags = append(diags, d.decodeExpectAgents(e, a)...)
+	}
 	if a := content.Attributes["output"]; a != nil {
 		diags = append(diags, d.decodeExpectOutput(e, a)...)
 	}
@@ -134,6 +142,49 @@ func (d *testDecoder) decodeExpectItems(e *Expect, a *hcl.Attribute) hcl.Diagnos
 		}
 	}
 	return diags
+}
+
+func (d *testDecoder) decodeExpectAgents(e *Expect, a *hcl.Attribute) hcl.Diagnostics {
+	pairs, diags := hcl.ExprMap(a.Expr)
+	if diags.HasErrors() {
+		return hcl.Diagnostics{errDiag("Invalid expected agents",
+			`agents maps agent steps to the agent their last call asked, e.g. agents = { debug = "gsd_debugger" }.`, a.Expr.Range())}
+	}
+	e.Agents = map[string]string{}
+	for _, p := range pairs {
+		name, nd := d.stepName(p.Key, "agents", true)
+		diags = append(diags, nd...)
+		v, vd := constExpr(p.Value, "an expected agent")
+		diags = append(diags, vd...)
+		if nd.HasErrors() || vd.HasErrors() {
+			continue
+		}
+		call, ok := d.pb.Step(name).Action.(*AgentCall)
+		if !ok {
+			diags = append(diags, errDiag("Not an agent step",
+				fmt.Sprintf("Step %q asks no agent, so agents cannot say which one it asked.", name), p.Key.Range()))
+			continue
+		}
+		var names []string
+		for _, ag := range call.Agents() {
+			names = append(names, ag.Name)
+		}
+		if v.IsNull() || v.Type() != cty.String || !slices.Contains(names, v.AsString()) {
+			diags = append(diags, errDiag("Not an agent of the step",
+				fmt.Sprintf("Step %q asks %s; the expected agent is one of them.%s", name, quoteJoin(names), didYouMean(stringOr(v), names)), p.Value.Range()))
+			continue
+		}
+		e.Agents[name] = v.AsString()
+	}
+	return diags
+}
+
+// stringOr is v's string, or "" when v is not a known string.
+func stringOr(v cty.Value) string {
+	if v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
+		return ""
+	}
+	return v.AsString()
 }
 
 func (d *testDecoder) decodeExpectOutput(e *Expect, a *hcl.Attribute) hcl.Diagnostics {

@@ -18,11 +18,16 @@ import (
 // that apl test runs and the loader leaves out of the playbook.
 const TestFileSuffix = "_test.hcl"
 
-// Test file schemas. A test file holds only test blocks.
+// Test file schemas. A test file holds test blocks, the mocks its tests
+// share, and the other test files whose mocks they share too.
 var testFileSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "include"},
+	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "test", LabelNames: []string{"name"}},
 		{Type: "mock", LabelNames: []string{"step"}},
+		{Type: "unreachable", LabelNames: []string{"branch"}},
 	},
 }
 
@@ -30,6 +35,7 @@ var testSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "mode"},
 		{Name: "inputs"},
+		{Name: "include"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "mock", LabelNames: []string{"step"}},
@@ -40,11 +46,21 @@ var testSchema = &hcl.BodySchema{
 // TestFile is one decoded test file.
 type TestFile struct {
 	Filename string
-	// Mocks are the file's top-level mocks, keyed by step name: each test
-	// of the file that does not mock the step itself uses them (they are
-	// already merged into its Mocks).
+	// Include are the test files, by name as LoadTestFiles was given
+	// them, whose top-level mocks this file's tests share.
+	Include []string
+	// Mocks are the mocks every test of the file starts from, keyed by
+	// step name: its included files' top-level mocks, then its own over
+	// them. Each test of the file that does not mock the step itself
+	// uses them (they are already merged into its Mocks).
 	Mocks map[string]*Mock
 	Tests []*Test
+	// Unreachable are the branches the file says no test can take.
+	Unreachable []*Unreachable
+	// own are the file's own top-level mocks.
+	own map[string]*Mock
+	// includeRange is where include is written.
+	includeRange hcl.Range
 }
 
 // Test is a test block: one run of the playbook with constant inputs and
@@ -53,8 +69,12 @@ type Test struct {
 	Name   string
 	Mode   string
 	Inputs map[string]cty.Value
-	// Mocks are keyed by step name. A step without a mock runs for real
-	// (shell and call steps) or fails (agent steps).
+	// Include are the test files whose top-level mocks the test starts
+	// from, over its file's (TestFile.Include).
+	Include []string
+	// Mocks are keyed by step name: the test's own, then those of the
+	// files it includes, then its file's. A step without a mock runs for
+	// real (shell and call steps) or fails (agent steps).
 	Mocks     map[string]*Mock
 	Expect    *Expect
 	DeclRange hcl.Range
@@ -151,10 +171,12 @@ func LoadTests(pb *Playbook, files map[string][]byte) ([]*Test, hcl.Diagnostics)
 
 // LoadTestFiles is LoadTests, with the tests grouped by file.
 func LoadTestFiles(pb *Playbook, files map[string][]byte) ([]*TestFile, hcl.Diagnostics) {
-	d := &testDecoder{pb: pb, names: map[string]hcl.Range{}}
+	byName := map[string]*TestFile{}
+	d := &testDecoder{pb: pb, names: map[string]hcl.Range{}, files: files, byName: byName}
 	names := slices.Sorted(maps.Keys(files))
 	var diags hcl.Diagnostics
 	var out []*TestFile
+	bodies := map[*TestFile]*hcl.BodyContent{}
 	parsed := parseFiles(files, names)
 	for i, n := range names {
 		f, fd := parsed[i].file, parsed[i].diags
@@ -164,46 +186,104 @@ func LoadTestFiles(pb *Playbook, files map[string][]byte) ([]*TestFile, hcl.Diag
 		}
 		content, cd := f.Body.Content(testFileSchema)
 		diags = append(diags, cd...)
-		tf := &TestFile{Filename: n, Mocks: map[string]*Mock{}}
-		shared := &Test{Mocks: tf.Mocks}
+		tf := &TestFile{Filename: n, own: map[string]*Mock{}}
+		shared := &Test{Mocks: tf.own}
 		for _, b := range content.Blocks {
-			if b.Type == "mock" {
+			switch b.Type {
+			case "mock":
 				diags = append(diags, d.decodeMock(shared, b)...)
+			case "unreachable":
+				u, ud := d.decodeUnreachable(b)
+				diags = append(diags, ud...)
+				if u != nil {
+					tf.Unreachable = append(tf.Unreachable, u)
+				}
 			}
 		}
-		for _, b := range content.Blocks {
+		byName[n], bodies[tf] = tf, content
+		out = append(out, tf)
+	}
+	// Includes are read once every file is known.
+	for _, tf := range out {
+		if a := bodies[tf].Attributes["include"]; a != nil {
+			var id hcl.Diagnostics
+			tf.Include, id = d.decodeInclude(tf.Filename, a)
+			diags = append(diags, id...)
+			tf.includeRange = a.Expr.Range()
+		}
+	}
+	for _, tf := range out {
+		diags = append(diags, d.fileMocks(tf, nil)...)
+		for _, b := range bodies[tf].Blocks {
 			if b.Type != "test" {
 				continue
 			}
-			t, td := d.decodeTest(b)
+			t, td := d.decodeTest(b, tf.Filename)
 			diags = append(diags, td...)
 			if t == nil {
 				continue
 			}
-			for step, m := range tf.Mocks {
+			base := maps.Clone(tf.Mocks)
+			for _, name := range t.Include {
+				inc := byName[name]
+				diags = append(diags, d.fileMocks(inc, nil)...)
+				maps.Copy(base, inc.Mocks)
+			}
+			for step, m := range base {
 				if t.Mocks[step] == nil {
 					t.Mocks[step] = m
 				}
 			}
 			tf.Tests = append(tf.Tests, t)
 		}
-		if len(tf.Tests) == 0 && !fd.HasErrors() {
-			diags = append(diags, warnDiag("No tests in file",
-				fmt.Sprintf("%s holds no test blocks; a test file declares tests like test \"name\" { expect { status = \"completed\" } }.", n),
-				hcl.Range{Filename: n, Start: hcl.InitialPos, End: hcl.InitialPos}))
+	}
+	// A file of mocks that others include needs no tests of its own.
+	included := map[string]bool{}
+	for _, tf := range out {
+		for _, inc := range tf.Include {
+			included[inc] = true
 		}
-		out = append(out, tf)
+		for _, t := range tf.Tests {
+			for _, inc := range t.Include {
+				included[inc] = true
+			}
+		}
+	}
+	for _, tf := range out {
+		if len(tf.Tests) == 0 && len(tf.Unreachable) == 0 && !included[tf.Filename] && !hasErrorsIn(diags, tf.Filename) {
+			diags = append(diags, warnDiag("No tests in file",
+				fmt.Sprintf("%s holds no test blocks; a test file declares tests like test \"name\" { expect { status = \"completed\" } }.", tf.Filename),
+				hcl.Range{Filename: tf.Filename, Start: hcl.InitialPos, End: hcl.InitialPos}))
+		}
 	}
 	return out, dedupe(diags)
+}
+
+// hasErrorsIn reports whether diags hold an error in the named file.
+func hasErrorsIn(diags hcl.Diagnostics, name string) bool {
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError && d.Subject != nil && d.Subject.Filename == name {
+			return true
+		}
+	}
+	return false
 }
 
 // testDecoder decodes the test blocks of one playbook's test files.
 type testDecoder struct {
 	pb    *Playbook
 	names map[string]hcl.Range // test names seen, for duplicates
+	// files are the test files' sources, and byName those that parsed,
+	// by name: what an include may name.
+	files  map[string][]byte
+	byName map[string]*TestFile
+	// branches are the playbook's, by ID; unreachable, those a file
+	// declared unreachable, for duplicates.
+	branches    map[string]Branch
+	unreachable map[string]hcl.Range
 }
 
-func (d *testDecoder) decodeTest(b *hcl.Block) (*Test, hcl.Diagnostics) {
+func (d *testDecoder) decodeTest(b *hcl.Block, file string) (*Test, hcl.Diagnostics) {
 	name := b.Labels[0]
 	var diags hcl.Diagnostics
 	if strings.TrimSpace(name) == "" {
@@ -228,6 +308,11 @@ func (d *testDecoder) decodeTest(b *hcl.Block) (*Test, hcl.Diagnostics) {
 					fmt.Sprintf("The playbook has no mode named %q.%s", v, didYouMean(v, slices.Sorted(maps.Keys(d.pb.Modes)))), a.Expr.Range()))
 			}
 		}
+	}
+	if a := content.Attributes["include"]; a != nil {
+		inc, incd := d.decodeInclude(file, a)
+		diags = append(diags, incd...)
+		t.Include = inc
 	}
 	var id hcl.Diagnostics
 	if a := content.Attributes["inputs"]; a != nil {

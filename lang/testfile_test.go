@@ -34,6 +34,10 @@ agent "worker" {
   type = "worker"
 }
 
+agent "helper" {
+  type = "helper"
+}
+
 step "preflight" {
   shell {
     command = ["true"]
@@ -42,7 +46,8 @@ step "preflight" {
 
 step "notes" {
   agent "worker" {
-    prompt = "Notes for ${inputs.phase_id}."
+    prompt   = "Notes for ${inputs.phase_id}."
+    fallback = ["helper"]
   }
 }
 
@@ -282,6 +287,74 @@ test "e" {
 		"empty": `
 # WARNING: No tests in file
 `,
+		"agents": `
+test "g" {
+  inputs = { phase_id = "1" }
+  mock "notes" {
+    agent "wroker" {                       # ERROR: Mock of an agent the step does not ask
+      output = "x"
+    }
+    agent "worker" {
+      output = { text = "x" }              # ERROR: Mock does not match the step
+    }
+    agent "worker" {                       # ERROR: Duplicate agent mock
+      output = "y"
+    }
+    agent "helper" {}                      # ERROR: Empty mock
+  }
+  mock "verify" {
+    agent "helper" {                       # ERROR: Mock of an agent the step does not ask
+      output = { pass = true, checks = [] }
+    }
+    agent "worker" {
+      output     = { pass = true, checks = [] }
+      error      = "x"                     # ERROR: Conflicting mock attributes
+    }
+  }
+  mock "preflight" {
+    agent "worker" {                       # ERROR: Agent mock of a step that asks no agent
+      output = "x"
+    }
+  }
+  mock "hash" {
+    agent "worker" {                       # ERROR: Agent mock of a step that asks no agent
+      exit_code = 1
+    }
+  }
+  expect {
+    status = "completed"
+    agents = {
+      notes     = "helpr"                  # ERROR: Not an agent of the step
+      preflight = "worker"                 # ERROR: Not an agent step
+      nope      = "worker"                 # ERROR: Reference to undeclared step
+    }
+  }
+}
+test "h" {
+  inputs = { phase_id = "1" }
+  mock "notes" {
+    agent "worker" {
+      exit_code = 0                        # ERROR: Unsupported argument
+    }
+  }
+  expect { status = "completed" }
+}
+`,
+		"unreachable": `
+unreachable "step.verify.gate.otherwise.on_exhausted" {
+  reason = "the test of the cap"
+}
+unreachable "step.verify.gate.otherwise.on_exhausted" { # ERROR: Duplicate unreachable
+  reason = "twice"
+}
+unreachable "step.verify.gate.rule.passs" {             # ERROR: Unknown branch
+  reason = "a typo"
+}
+unreachable "step.verify.gate.otherwise" {
+  reason = " "                                          # ERROR: Empty reason
+}
+unreachable "step.verify.gate.rule.pass" {}             # ERROR: Missing required argument
+`,
 		"shared": `
 mock "verify" {
   output = { pass = 1, checks = [] } # ERROR: Mock does not match returns
@@ -486,4 +559,128 @@ func FuzzLoadTests(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLoadTestsInclude shares mocks between test files: a file's tests
+// start from the mocks of the files it includes (transitively), then the
+// file's own top-level mocks, then their own; a file that is only
+// included needs no tests.
+func TestLoadTestsInclude(t *testing.T) {
+	pb := loadTested(t)
+	srcs := map[string][]byte{
+		"tests/mocks.hcl": []byte(`
+include = ["base.hcl"]
+mock "notes" {
+  output = "shared notes"
+}
+mock "verify" {
+  output = { pass = true, checks = [] }
+}
+`),
+		"tests/base.hcl": []byte(`
+mock "hash" {
+  output = { sha256 = "base" }
+}
+mock "notes" {
+  output = "base notes"
+}
+`),
+		"tests/loop.hcl": []byte(`
+include = ["mocks.hcl"]
+mock "verify" {
+  output = { pass = false, checks = [] }
+}
+test "own over shared" {
+  inputs = { phase_id = "1" }
+  mock "hash" {
+    output = { sha256 = "own" }
+  }
+  expect { status = "completed" }
+}
+test "shared" {
+  inputs = { phase_id = "1" }
+  expect { status = "completed" }
+}
+test "a test includes too" {
+  include = ["base.hcl"]
+  inputs  = { phase_id = "1" }
+  expect { status = "completed" }
+}
+`),
+	}
+	files, diags := LoadTestFiles(pb, srcs)
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	got := map[string]map[string]string{}
+	for _, f := range files {
+		for _, test := range f.Tests {
+			got[test.Name] = map[string]string{}
+			for step, m := range test.Mocks {
+				got[test.Name][step] = formatValue(m.Output(1))
+			}
+		}
+	}
+	want := map[string]map[string]string{
+		"own over shared":     {"hash": `{"sha256":"own"}`, "notes": `"shared notes"`, "verify": `{"checks":[],"pass":false}`},
+		"shared":              {"hash": `{"sha256":"base"}`, "notes": `"shared notes"`, "verify": `{"checks":[],"pass":false}`},
+		"a test includes too": {"hash": `{"sha256":"base"}`, "notes": `"base notes"`, "verify": `{"checks":[],"pass":false}`},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mocks (-want +got):\n%s", diff)
+	}
+	if f := files[1]; f.Filename != "tests/loop.hcl" || !slices.Equal(f.Include, []string{"tests/mocks.hcl"}) {
+		t.Errorf("file %s includes %q", f.Filename, f.Include)
+	}
+}
+
+// TestLoadTestsIncludeErrors: an include that names no test file of the
+// playbook, or that closes a cycle.
+func TestLoadTestsIncludeErrors(t *testing.T) {
+	pb := loadTested(t)
+	srcs := map[string][]byte{
+		"a_test.hcl": []byte(`
+include = ["b_test.hcl", "mock.hcl"] # ERROR: Unknown included file
+test "a" {
+  inputs = { phase_id = "1" }
+  expect { status = "completed" }
+}
+`),
+		"b_test.hcl": []byte(`
+include = ["c_test.hcl"]
+mock "notes" {
+  output = "b"
+}
+`),
+		"c_test.hcl": []byte(`
+include = ["b_test.hcl"] # ERROR: Include cycle
+`),
+		"d_test.hcl": []byte(`
+include = "b_test.hcl" # ERROR: Incorrect attribute value type
+test "d" {
+  inputs = { phase_id = "1" }
+  expect { status = "completed" }
+}
+`),
+		"e_test.hcl": []byte(`
+include = ["e_test.hcl"] # ERROR: Unknown included file
+test "e" {
+  inputs = { phase_id = "1" }
+  expect { status = "completed" }
+}
+test "e2" {
+  inputs  = { phase_id = "1" }
+  include = ["c_tst.hcl"] # ERROR: Unknown included file
+  expect { status = "completed" }
+}
+`),
+	}
+	_, diags := LoadTests(pb, srcs)
+	if diff := cmp.Diff(marks(srcs), diagMarks(diags)); diff != "" {
+		var all strings.Builder
+		for _, d := range diags {
+			fmt.Fprintf(&all, "\n\t%s", d)
+		}
+		t.Errorf("diagnostics differ from the marks (-marked +got):\n%s\nall diagnostics:%s", diff, all.String())
+	}
 }

@@ -20,6 +20,19 @@ var mockSchema = &hcl.BodySchema{
 		{Name: "error"},
 		{Name: "error_kind"},
 	},
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "agent", LabelNames: []string{"name"}},
+	},
+}
+
+// agentMockSchema is a mock's agent block: the answers of one agent.
+var agentMockSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "output"},
+		{Name: "outputs"},
+		{Name: "error"},
+		{Name: "error_kind"},
+	},
 }
 
 // ErrorKinds are the kinds of failure steps.NAME.error_kind names, in the
@@ -44,7 +57,28 @@ type Mock struct {
 	// steps.NAME.error_kind reads; "" leaves it to the run, which calls
 	// an error it cannot classify "other".
 	ErrorKind string
+	// Agent is, for a mock's agent block, the agent whose calls it
+	// answers; "" for the mock of a step.
+	Agent string
+	// Agents are an agent step's agent blocks, by agent name: each
+	// answers the calls that ask its agent (the step's own or a
+	// fallback), so a test can make one agent unavailable and let the
+	// next answer.
+	Agents    map[string]*Mock
 	DeclRange hcl.Range
+}
+
+// For returns the mock that answers a call of the step asking agent: its
+// agent block for that agent, else the mock itself when it sets an answer
+// of its own; nil when neither does, and the call has no mock.
+func (m *Mock) For(agent string) *Mock {
+	if a := m.Agents[agent]; a != nil {
+		return a
+	}
+	if len(m.Outputs) == 0 && m.Error == "" && m.ExitCode == nil && len(m.Agents) > 0 {
+		return nil
+	}
+	return m
 }
 
 // Output returns the mock's answer to the step's call-th call (1-based),
@@ -76,9 +110,70 @@ func (d *testDecoder) decodeMock(t *Test, b *hcl.Block) hcl.Diagnostics {
 		return append(diags, errDiag("Mock of a step without an action",
 			fmt.Sprintf("Step %q has no action, only routing, so there is nothing to mock.", name), b.LabelRanges[0]))
 	}
+	if _, ok := s.Action.(*AgentCall); !ok && len(content.Blocks) > 0 {
+		return append(diags, errDiag("Agent mock of a step that asks no agent",
+			fmt.Sprintf("Step %q does not ask an agent, so its mock has no agent blocks; set its output, outputs or error directly.", name), content.Blocks[0].DefRange))
+	}
+	diags = append(diags, d.decodeAgentMocks(s, m, content.Blocks)...)
+	return append(diags, d.decodeMockAnswer(s, m, content.Attributes, b)...)
+}
+
+// decodeAgentMocks reads a mock's agent blocks: each names one of the
+// agents the step may ask, its own or a fallback.
+func (d *testDecoder) decodeAgentMocks(s *Step, m *Mock, blocks hcl.Blocks) hcl.Diagnostics {
+	call, ok := s.Action.(*AgentCall)
+	if !ok || len(blocks) == 0 {
+		return nil
+	}
+	var names []string
+	for _, a := range call.Agents() {
+		names = append(names, a.Name)
+	}
+	var diags hcl.Diagnostics
+	m.Agents = map[string]*Mock{}
+	for _, ab := range blocks {
+		name := ab.Labels[0]
+		if !slices.Contains(names, name) {
+			diags = append(diags, errDiag("Mock of an agent the step does not ask",
+				fmt.Sprintf("Step %q asks %s; it never asks agent %q, so a mock of it would never answer. List an agent in the step's fallback to mock it.%s",
+					s.Name, quoteJoin(names), name, didYouMean(name, names)), ab.LabelRanges[0]))
+			continue
+		}
+		if prev := m.Agents[name]; prev != nil {
+			diags = append(diags, duplicate("agent mock", name, prev.DeclRange, ab))
+			continue
+		}
+		am := &Mock{Step: s.Name, Agent: name, DeclRange: ab.DefRange}
+		m.Agents[name] = am
+		content, cd := ab.Body.Content(agentMockSchema)
+		diags = append(diags, cd...)
+		if cd.HasErrors() {
+			continue
+		}
+		diags = append(diags, d.decodeMockAnswer(s, am, content.Attributes, ab)...)
+	}
+	return diags
+}
+
+// quoteJoin lists names quoted, joined with commas and "and".
+func quoteJoin(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	if len(q) < 2 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+// decodeMockAnswer reads what a mock (or one of its agent blocks)
+// answers: its output or outputs, exit code, or error.
+func (d *testDecoder) decodeMockAnswer(s *Step, m *Mock, attrs map[string]*hcl.Attribute, b *hcl.Block) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	name := s.Name
 	_, isShell := s.Action.(*Shell)
 	_, isAgent := s.Action.(*AgentCall)
-	attrs := content.Attributes
 	out, outs, code, errA, kindA := attrs["output"], attrs["outputs"], attrs["exit_code"], attrs["error"], attrs["error_kind"]
 	if kindA != nil && errA == nil {
 		return append(diags, errDiag("Mock error kind without error",
@@ -93,11 +188,18 @@ func (d *testDecoder) decodeMock(t *Test, b *hcl.Block) hcl.Diagnostics {
 			"A mock with error fails the step's action on every call, so it has no output or exit_code.", errA.NameRange))
 	}
 	if out == nil && outs == nil && code == nil && errA == nil {
+		if m.Agent == "" && len(m.Agents) > 0 {
+			return diags // only agent blocks: the agents without one have no mock
+		}
 		what := "output, outputs or error"
 		if isShell {
 			what = "output, outputs, exit_code or error"
 		}
-		return append(diags, errDiag("Empty mock", fmt.Sprintf("A mock of step %q sets %s.", name, what), b.DefRange))
+		subject := fmt.Sprintf("A mock of step %q", name)
+		if m.Agent != "" {
+			subject = fmt.Sprintf("The mock of agent %q of step %q", m.Agent, name)
+		}
+		return append(diags, errDiag("Empty mock", fmt.Sprintf("%s sets %s.", subject, what), b.DefRange))
 	}
 
 	if errA != nil {

@@ -172,7 +172,10 @@ func describe(d *hcl.Diagnostic, fenceLine int) string {
 }
 
 // TestExampleTests loads every test-file block of spec/*.md against the
-// playbook block before it and runs its tests: each must pass.
+// playbook block before it and runs its tests: each must pass. The
+// test-file blocks after one playbook block are its test files together,
+// so that one may include another by the name its first line gives it
+// ("# test file: NAME").
 func TestExampleTests(t *testing.T) {
 	mds, err := filepath.Glob("*.md")
 	if err != nil {
@@ -184,34 +187,50 @@ func TestExampleTests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var prev *block
 		blocks := hclBlocks(t, md, data)
 		dir := blockDir(t, blocks)
-		for _, b := range blocks {
-			if !isTestFile(b) {
-				prev = &b
+		for i := 0; i < len(blocks); i++ {
+			if !isTestFile(blocks[i]) {
 				continue
 			}
-			found++
-			if prev == nil {
-				t.Errorf("%s:%d: a test file block with no playbook block before it", md, b.line)
+			var group []block
+			for ; i < len(blocks) && isTestFile(blocks[i]); i++ {
+				group = append(group, blocks[i])
+			}
+			found += len(group)
+			first := group[0]
+			if i-len(group) == 0 {
+				t.Errorf("%s:%d: a test file block with no playbook block before it", md, first.line)
 				continue
 			}
+			prev := blocks[i-len(group)-1]
 			pbName := fmt.Sprintf("spec/%s#%d.hcl", prev.file, prev.n)
 			pb, diags := (&lang.Loader{Drivers: agent.DriverSchema{}}).LoadSources(map[string][]byte{pbName: prev.src}, dir)
 			if diags.HasErrors() {
 				t.Errorf("%s:%d: the playbook before the test file does not load: %s", md, prev.line, diags)
 				continue
 			}
-			name := fmt.Sprintf("spec/%s#%d_test.hcl", b.file, b.n)
-			tests, diags := lang.LoadTests(pb, map[string][]byte{name: b.src})
+			srcs := map[string][]byte{}
+			byName := map[string]block{}
+			for _, b := range group {
+				name := testFileName(b)
+				srcs[name], byName[name] = b.src, b
+			}
+			tests, diags := lang.LoadTests(pb, srcs)
 			for _, d := range diags {
+				b := first
+				if d.Subject != nil {
+					if x, ok := byName[d.Subject.Filename]; ok {
+						b = x
+					}
+				}
 				t.Errorf("%s:%d: the test file block does not load:\n%s", md, b.line, describe(d, b.line))
 			}
 			if len(tests) == 0 {
-				t.Errorf("%s:%d: the test file block holds no tests", md, b.line)
+				t.Errorf("%s:%d: the test file blocks hold no tests", md, first.line)
 			}
 			for _, tt := range tests {
+				b := byName[tt.DeclRange.Filename]
 				t.Run(fmt.Sprintf("%s:%d/%s", md, b.line, tt.Name), func(t *testing.T) {
 					res, err := playtest.Run(context.Background(), pb, pbName, tt, playtest.Options{Workdir: t.TempDir()})
 					if err != nil {
@@ -227,4 +246,15 @@ func TestExampleTests(t *testing.T) {
 	if found == 0 {
 		t.Error("no test file blocks in spec/*.md; the Testing playbooks section has one")
 	}
+}
+
+// testFileName is the file name a test-file block is loaded under:
+// spec/NAME when its first line names it ("# test file: NAME"), else one
+// made from its place.
+func testFileName(b block) string {
+	first, _, _ := bytes.Cut(b.src, []byte("\n"))
+	if name, ok := strings.CutPrefix(string(first), testFileMark+": "); ok && strings.TrimSpace(name) != "" {
+		return "spec/" + strings.TrimSpace(name)
+	}
+	return fmt.Sprintf("spec/%s#%d_test.hcl", b.file, b.n)
 }

@@ -145,6 +145,9 @@ func writeStep(b *bytes.Buffer, pb *lang.Playbook, s *lang.Step) {
 	if s.Parent != nil {
 		w("- in the body of `%s`, once per item\n", s.Parent.Name)
 	}
+	if s.Template != "" {
+		w("- uses template `%s` (`self` is this step)\n", s.Template)
+	}
 	if s.ForEach != nil && s.ForEach.List != nil {
 		w("- for each of `%s`\n", s.ForEach.List.Source)
 	}

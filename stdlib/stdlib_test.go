@@ -3,7 +3,9 @@ package stdlib_test
 import (
 	"context"
 	"io/fs"
+	"maps"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apl-lang/apl/builtins"
@@ -39,7 +41,9 @@ func TestLoad(t *testing.T) {
 }
 
 // TestTests runs each stdlib playbook's own tests, as apl test
-// stdlib:NAME does: every playbook has some, and they pass.
+// stdlib:NAME does: every playbook has some, they pass, and they take at
+// least 95% of its branches, leaving out those its test files declare
+// unreachable (apl test --cover).
 func TestTests(t *testing.T) {
 	for _, n := range stdlib.Names() {
 		ref := lang.StdlibPrefix + n
@@ -56,21 +60,49 @@ func TestTests(t *testing.T) {
 			t.Errorf("%s has no tests", ref)
 			continue
 		}
-		tests, diags := lang.LoadTests(pb, files)
+		tfs, diags := lang.LoadTestFiles(pb, files)
 		if len(diags) > 0 {
 			t.Fatalf("%s: %s", ref, diags)
 		}
-		for _, tt := range tests {
-			t.Run(n+"/"+tt.Name, func(t *testing.T) {
-				t.Parallel()
-				res, err := playtest.Run(context.Background(), pb, ref, tt, playtest.Options{Workdir: t.TempDir()})
-				if err != nil {
-					t.Fatal(err)
+		var mu sync.Mutex
+		covered := map[string]bool{}
+		unreachable := map[string]bool{}
+		t.Run(n, func(t *testing.T) {
+			for _, f := range tfs {
+				for _, u := range f.Unreachable {
+					unreachable[u.Branch] = true
 				}
-				for _, m := range res.Mismatches {
-					t.Errorf("%s (reason: %s)", m, res.Reason)
+				for _, tt := range f.Tests {
+					t.Run(tt.Name, func(t *testing.T) {
+						t.Parallel()
+						res, err := playtest.Run(context.Background(), pb, ref, tt, playtest.Options{Workdir: t.TempDir()})
+						if err != nil {
+							t.Fatal(err)
+						}
+						for _, m := range res.Mismatches {
+							t.Errorf("%s (reason: %s)", m, res.Reason)
+						}
+						mu.Lock()
+						maps.Copy(covered, res.Branches)
+						mu.Unlock()
+					})
 				}
-			})
+			}
+		})
+		var all, took int
+		var missed []string
+		for _, b := range pb.Branches() {
+			switch {
+			case covered[b.ID]:
+				all++
+				took++
+			case !unreachable[b.ID]:
+				all++
+				missed = append(missed, b.ID)
+			}
+		}
+		if all > 0 && took*100 < all*95 {
+			t.Errorf("%s: the tests take %d of %d branches, under 95%%; not taken: %s", ref, took, all, strings.Join(missed, ", "))
 		}
 	}
 }
@@ -93,6 +125,48 @@ func TestFormatted(t *testing.T) {
 		}
 		if string(out) != string(src) {
 			t.Errorf("%s is not formatted: run apl fmt stdlib/playbooks", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTestFilesShareMocks checks that the stdlib's test files share what
+// they have in common (include) instead of copying it: no run of six
+// lines repeats in two test files. Blank lines, comments and lines of
+// brackets alone are left out, as they say nothing.
+func TestTestFilesShareMocks(t *testing.T) {
+	const run = 6
+	seen := map[string]string{} // a run of lines: the first file holding it
+	err := fs.WalkDir(stdlib.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, lang.TestFileSuffix) && !strings.Contains(p, "/tests/") {
+			return err
+		}
+		src, err := fs.ReadFile(stdlib.FS(), p)
+		if err != nil {
+			return err
+		}
+		var lines []string
+		for _, l := range strings.Split(string(src), "\n") {
+			l = strings.TrimSpace(l)
+			if l == "" || strings.HasPrefix(l, "#") || strings.Trim(l, "{}[](), ") == "" {
+				continue
+			}
+			lines = append(lines, l)
+		}
+		reported := map[string]bool{}
+		for i := 0; i+run <= len(lines); i++ {
+			key := strings.Join(lines[i:i+run], "\n")
+			first, ok := seen[key]
+			switch {
+			case !ok:
+				seen[key] = p
+			case first != p && !reported[first]:
+				reported[first] = true
+				t.Errorf("%s repeats %d lines of %s; share them with include:\n%s", p, run, first, key)
+			}
 		}
 		return nil
 	})

@@ -43,18 +43,24 @@ func (e *env) dryMocks(pb *lang.Playbook, f dryMockFlags) (map[string]*lang.Mock
 		}
 		return nil, nil, "", nil
 	}
-	src, err := os.ReadFile(f.Mocks)
+	// The file, and the test files whose mocks it includes.
+	srcs, err := e.loader.ReadTestFile(f.Mocks)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("--mocks: %w", err)
 	}
-	tfs, diags := lang.LoadTestFiles(pb, map[string][]byte{f.Mocks: src})
+	tfs, diags := lang.LoadTestFiles(pb, srcs)
 	if len(diags) > 0 {
-		writeDiags(e.stderr, pb, diags, map[string][]byte{f.Mocks: src})
+		writeDiags(e.stderr, pb, diags, srcs)
 	}
-	if diags.HasErrors() || len(tfs) != 1 {
+	var tf *lang.TestFile
+	for _, t := range tfs {
+		if t.Filename == f.Mocks {
+			tf = t
+		}
+	}
+	if diags.HasErrors() || tf == nil {
 		return nil, nil, "", fmt.Errorf("--mocks %s: %s", f.Mocks, countDiags(diags))
 	}
-	tf := tfs[0]
 	var names []string
 	for _, t := range tf.Tests {
 		names = append(names, t.Name)

@@ -45,7 +45,11 @@ func (c *explainCmd) Run(e *env) error {
 		return nil
 	}
 	for _, o := range origins {
-		fmt.Fprintf(e.stdout, "%s = %s\n  %s\n", o.Addr, valueText(o.Winner), rangeLine(o.Winner.Range))
+		from := ""
+		if o.Template != "" {
+			from = " (template." + o.Template + ")"
+		}
+		fmt.Fprintf(e.stdout, "%s = %s\n  %s%s\n", o.Addr, valueText(o.Winner), rangeLine(o.Winner.Range), from)
 		for _, d := range o.Overrode {
 			fmt.Fprintf(e.stdout, "  overrides %s at %s\n", valueText(d), rangeLine(d.Range))
 		}
@@ -81,10 +85,11 @@ func explainJSON(addr string, origins []lang.Origin, removal *lang.Removal) map[
 		Address   string `json:"address"`
 		Value     def    `json:"value"`
 		Overrides []def  `json:"overrides"`
+		Template  string `json:"template,omitempty"`
 	}
 	out := []origin{}
 	for _, o := range origins {
-		og := origin{Address: o.Addr, Value: def{rangeLine(o.Winner.Range), o.Winner.Text}, Overrides: []def{}}
+		og := origin{Address: o.Addr, Value: def{rangeLine(o.Winner.Range), o.Winner.Text}, Overrides: []def{}, Template: o.Template}
 		for _, d := range o.Overrode {
 			og.Overrides = append(og.Overrides, def{rangeLine(d.Range), d.Text})
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -15,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/apl-lang/apl/interp"
+	"github.com/apl-lang/apl/interp/draw"
 	"github.com/apl-lang/apl/interp/playtest"
 	"github.com/apl-lang/apl/lang"
 	"github.com/hashicorp/hcl/v2"
@@ -26,6 +29,7 @@ type testCmd struct {
 	JSON   bool     `name:"json" help:"Print the results as one JSON object instead of lines."`
 	NoExec bool     `name:"no-exec" help:"Run no program: a shell step or git.* call without a mock fails its test, naming the step. For playbooks nobody has reviewed, such as a pull request's in CI."`
 	Cover  bool     `name:"cover" help:"Report which branches of each playbook the tests went through: gate rules and otherwise blocks, on_exhausted outcomes, on_failure and finally steps, for_each items completed and failed; the uncovered ones by file:line."`
+	Graph  string   `name:"graph" placeholder:"FILE" help:"With --cover: draw the playbook's graph with every test's way through it into FILE, as apl graph --path draws a run: .svg or .png (drawn by Graphviz's dot), .dot, .mmd (Mermaid), else text. One playbook only."`
 }
 
 // testReport is what apl test --json prints.
@@ -40,11 +44,20 @@ type testReport struct {
 
 // coverage is what one playbook's tests went through (lang.Branch).
 type coverage struct {
-	Playbook  string   `json:"playbook"`
+	Playbook string `json:"playbook"`
+	// Branches counts the playbook's branches but those its test files
+	// declare unreachable (and no test took); Covered, those of them the
+	// tests took; Percent is the one of the other.
 	Branches  int      `json:"branches"`
 	Covered   int      `json:"covered"`
 	Percent   float64  `json:"percent"`
 	Uncovered []branch `json:"uncovered"`
+	// Unreachable are the branches the test files declare no test can
+	// take, with their reasons.
+	Unreachable []branch `json:"unreachable,omitempty"`
+	// Reached are branches declared unreachable that a test took: the
+	// declaration is wrong (they count as covered).
+	Reached []branch `json:"reached,omitempty"`
 }
 
 type branch struct {
@@ -52,18 +65,35 @@ type branch struct {
 	Kind string `json:"kind"`
 	// At is FILE:LINE.
 	At string `json:"at"`
+	// Reason is why a branch is unreachable, as its declaration says.
+	Reason string `json:"reason,omitempty"`
 }
 
-// coverageOf counts pb's branches that the runs went through.
-func coverageOf(ref string, pb *lang.Playbook, covered map[string]bool) coverage {
+// coverageOf counts pb's branches that the runs went through, leaving out
+// those declared unreachable that none did.
+func coverageOf(ref string, pb *lang.Playbook, covered map[string]bool, unreachable []*lang.Unreachable) coverage {
+	why := map[string]string{}
+	for _, u := range unreachable {
+		why[u.Branch] = u.Reason
+	}
 	c := coverage{Playbook: ref, Uncovered: []branch{}}
 	for _, b := range pb.Branches() {
+		br := branch{ID: b.ID, Kind: b.Kind, At: fmt.Sprintf("%s:%d", b.Range.Filename, b.Range.Start.Line)}
+		reason, declared := why[b.ID]
+		switch {
+		case declared && !covered[b.ID]:
+			br.Reason = reason
+			c.Unreachable = append(c.Unreachable, br)
+			continue
+		case declared:
+			c.Reached = append(c.Reached, br)
+		}
 		c.Branches++
 		if covered[b.ID] {
 			c.Covered++
 			continue
 		}
-		c.Uncovered = append(c.Uncovered, branch{ID: b.ID, Kind: b.Kind, At: fmt.Sprintf("%s:%d", b.Range.Filename, b.Range.Start.Line)})
+		c.Uncovered = append(c.Uncovered, br)
 	}
 	c.Percent = 100
 	if c.Branches > 0 {
@@ -72,10 +102,55 @@ func coverageOf(ref string, pb *lang.Playbook, covered map[string]bool) coverage
 	return c
 }
 
+// writeCoverGraph draws pb's graph into file with the tests' paths over
+// it: each test's frames are kept apart, so that one test's last step
+// does not seem to lead to the next test's first.
+func writeCoverGraph(file string, pb *lang.Playbook, paths []*interp.Path) error {
+	all := &interp.Path{Frames: map[string][]*interp.Visit{}}
+	for i, p := range paths {
+		for _, f := range p.FrameOrder {
+			key := fmt.Sprintf("test %d/%s", i+1, f)
+			all.FrameOrder = append(all.FrameOrder, key)
+			all.Frames[key] = p.Frames[f]
+		}
+		all.Ends = append(all.Ends, p.Ends...)
+	}
+	g := draw.New(pb)
+	g.Overlay(&draw.Run{ID: fmt.Sprintf("(%d tests)", len(paths)), Status: "their paths together", Path: all})
+	var out strings.Builder
+	switch ext := strings.ToLower(filepath.Ext(file)); ext {
+	case ".svg", ".png":
+		var dot strings.Builder
+		g.WriteDot(&dot)
+		img, err := draw.Render(dot.String(), ext[1:])
+		if err != nil {
+			return err
+		}
+		out.Write(img)
+	case ".dot", ".gv":
+		g.WriteDot(&out)
+	case ".mmd", ".mermaid":
+		g.WriteMermaid(&out)
+	default:
+		g.WriteText(&out)
+	}
+	return os.WriteFile(file, []byte(out.String()), 0o644)
+}
+
 func writeCoverage(w io.Writer, c coverage) {
-	fmt.Fprintf(w, "coverage: %d of %d branches (%.1f%%)\n", c.Covered, c.Branches, c.Percent)
+	fmt.Fprintf(w, "coverage: %d of %d branches (%.1f%%)", c.Covered, c.Branches, c.Percent)
+	if n := len(c.Unreachable); n > 0 {
+		fmt.Fprintf(w, ", %d declared unreachable", n)
+	}
+	fmt.Fprintln(w)
 	for _, b := range c.Uncovered {
 		fmt.Fprintf(w, "  not covered: %s: %s (%s)\n", b.At, b.ID, b.Kind)
+	}
+	for _, b := range c.Unreachable {
+		fmt.Fprintf(w, "  unreachable: %s: %s (%s): %s\n", b.At, b.ID, b.Kind, b.Reason)
+	}
+	for _, b := range c.Reached {
+		fmt.Fprintf(w, "  warning: %s: %s is declared unreachable, but a test took it\n", b.At, b.ID)
 	}
 }
 
@@ -114,6 +189,12 @@ func (c *testCmd) Run(e *env) error {
 		}
 		refs = append(refs, found...)
 	}
+	switch {
+	case c.Graph != "" && !c.Cover:
+		return exitWith(exitUsage, errors.New("--graph draws the coverage: give it with --cover"))
+	case c.Graph != "" && len(refs) != 1:
+		return exitWith(exitUsage, fmt.Errorf("--graph draws one playbook's coverage, and %d have tests here: name one", len(refs)))
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -122,7 +203,7 @@ func (c *testCmd) Run(e *env) error {
 		if ctx.Err() != nil {
 			break
 		}
-		pb, tests, err := e.loadTests(ref)
+		pb, tests, unreachable, err := e.loadTests(ref)
 		if err != nil {
 			rep.LoadErrors = append(rep.LoadErrors, err.Error())
 			fmt.Fprintf(e.stderr, "apl: %v\n", err)
@@ -135,6 +216,7 @@ func (c *testCmd) Run(e *env) error {
 		header := len(refs) > 1 && !c.JSON
 		var tally emptyTally
 		covered := map[string]bool{}
+		var paths []*interp.Path
 		for _, t := range tests {
 			if filter != nil && !filter.MatchString(t.Name) {
 				continue
@@ -154,6 +236,7 @@ func (c *testCmd) Run(e *env) error {
 			for id := range res.Branches {
 				covered[id] = true
 			}
+			paths = append(paths, res.Steps)
 			if tr.Passed {
 				rep.Passed++
 			} else {
@@ -168,10 +251,15 @@ func (c *testCmd) Run(e *env) error {
 			tally.write(e.stdout)
 		}
 		if c.Cover {
-			cov := coverageOf(ref, pb, covered)
+			cov := coverageOf(ref, pb, covered, unreachable)
 			rep.Coverage = append(rep.Coverage, cov)
 			if !c.JSON {
 				writeCoverage(e.stdout, cov)
+			}
+			if c.Graph != "" {
+				if err := writeCoverGraph(c.Graph, pb, paths); err != nil {
+					return exitWith(exitInternal, err)
+				}
 			}
 		}
 	}
@@ -238,20 +326,26 @@ func (t *emptyTally) write(w io.Writer) {
 // loadTests loads the playbook at ref and its tests. Diagnostics are
 // printed, with snippets from the playbook's and the test files' sources;
 // errors make the returned error.
-func (e *env) loadTests(ref string) (*lang.Playbook, []*lang.Test, error) {
+func (e *env) loadTests(ref string) (*lang.Playbook, []*lang.Test, []*lang.Unreachable, error) {
 	pb, diags := e.loader.Load(ref)
 	if diags.HasErrors() {
 		writeDiags(e.stderr, pb, diags)
-		return nil, nil, fmt.Errorf("%s: %s", ref, countDiags(diags))
+		return nil, nil, nil, fmt.Errorf("%s: %s", ref, countDiags(diags))
 	}
 	files, err := e.loader.TestFiles(ref)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", ref, err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", ref, err)
 	}
 	if len(files) == 0 {
-		return pb, nil, nil
+		return pb, nil, nil, nil
 	}
-	tests, diags := lang.LoadTests(pb, files)
+	tfs, diags := lang.LoadTestFiles(pb, files)
+	var tests []*lang.Test
+	var unreachable []*lang.Unreachable
+	for _, f := range tfs {
+		tests = append(tests, f.Tests...)
+		unreachable = append(unreachable, f.Unreachable...)
+	}
 	if len(diags) > 0 {
 		all := pb.Files()
 		for name, src := range files {
@@ -264,9 +358,9 @@ func (e *env) loadTests(ref string) (*lang.Playbook, []*lang.Test, error) {
 		hcl.NewDiagnosticTextWriter(e.stderr, all, 100, color).WriteDiagnostics(diags)
 	}
 	if diags.HasErrors() {
-		return nil, nil, fmt.Errorf("%s: test files: %s", ref, countDiags(diags))
+		return nil, nil, nil, fmt.Errorf("%s: test files: %s", ref, countDiags(diags))
 	}
-	return pb, tests, nil
+	return pb, tests, unreachable, nil
 }
 
 // testRefs turns a path argument into the playbooks to test: stdlib:NAME

@@ -12,7 +12,7 @@ import (
 )
 
 // compare lists how the run in res differs from e, in a fixed order:
-// status, recommendation, path, visits, items, output.
+// status, recommendation, path, visits, items, agents, output.
 func compare(e *lang.Expect, res *Result) []string {
 	var out []string
 	if e.Status != "" && e.Status != res.Status {
@@ -40,6 +40,11 @@ func compare(e *lang.Expect, res *Result) []string {
 	for _, k := range slices.Sorted(maps.Keys(e.Items)) {
 		if want, got := e.Items[k], res.Items[k]; !slices.Equal(want, got) {
 			out = append(out, fmt.Sprintf("items.%s: want %v, got %v", k, want, got))
+		}
+	}
+	for _, s := range slices.Sorted(maps.Keys(e.Agents)) {
+		if want, got := e.Agents[s], res.Agents[s]; want != got {
+			out = append(out, fmt.Sprintf("agents.%s: want %q, got %q", s, want, got))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(e.Output)) {

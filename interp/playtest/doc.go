@@ -1,7 +1,8 @@
 // Package playtest runs the tests of a playbook's *_test.hcl files (see
 // lang.LoadTests): each test is one run of the playbook through interp's
 // public API, in a scratch directory, with its agent calls, and any shell
-// or call steps it mocks, answered by fakes. No agent is ever called and
+// or call steps it mocks, answered by fakes (an agent step's per agent,
+// so that its fallback agents answer in turn). No agent is ever called and
 // nothing reaches the network; shell and call steps without a mock run for
 // real in the scratch directory, as go test runs the code it tests. With
 // Options.NoExec no program runs at all: a shell step or git.* call

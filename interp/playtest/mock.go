@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/apl-lang/apl/builtins"
@@ -19,10 +20,16 @@ type mocks struct {
 	byStep map[string]*lang.Mock
 	mu     sync.Mutex
 	calls  map[string]int
+	// asked are, for each record of an agent step (the step, or the
+	// step of one for_each item), the mocks that answered its calls in
+	// order: its agent blocks, or the step's mock.
+	asked map[string][]*lang.Mock
+	// last is the agent each step's last call asked.
+	last map[string]string
 }
 
 func newMocks(m map[string]*lang.Mock) *mocks {
-	return &mocks{byStep: m, calls: map[string]int{}}
+	return &mocks{byStep: m, calls: map[string]int{}, asked: map[string][]*lang.Mock{}, last: map[string]string{}}
 }
 
 // next returns step's mock and the 1-based number of this call, or nil
@@ -38,17 +45,66 @@ func (m *mocks) next(step string) (*lang.Mock, int) {
 	return mk, m.calls[step]
 }
 
+// agentCall returns the mock that answers req, a call that asks the
+// agent named ag (lang.Mock.For), and the 1-based number of the calls
+// that mock has answered for the step, this one included. mocked is false
+// when the step has no mock; answer is nil when its mock has none for ag.
+//
+// The interpreter numbers an agent step's calls itself (req.Attempt, per
+// item inside a for_each, re-prompts and fallbacks included); it is the
+// authority on which answer is due. A mock that answers every call of the
+// step gets the number as it is; an agent block counts only the calls
+// that asked its agent, so that a fallback's first answer is its mock's
+// first output.
+func (m *mocks) agentCall(req agent.Request, ag string) (answer *lang.Mock, n int, mocked bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.last[req.Step] = ag
+	mk := m.byStep[req.Step]
+	if mk == nil {
+		return nil, 0, false
+	}
+	am := mk.For(ag)
+	if req.Attempt <= 0 {
+		key := req.Step + "\x00" + ag
+		m.calls[key]++
+		return am, m.calls[key], true
+	}
+	key := req.Step + "\x00" + req.ItemKey
+	seq := m.asked[key]
+	if len(seq) >= req.Attempt {
+		seq = seq[:req.Attempt-1] // the record started over: a new item of the same key
+	}
+	for len(seq) < req.Attempt-1 {
+		seq = append(seq, mk) // calls made before this driver saw them
+	}
+	seq = append(seq, am)
+	m.asked[key] = seq
+	for _, x := range seq {
+		if x == am {
+			n++
+		}
+	}
+	return am, n, true
+}
+
 // Mocked returns actions that answer the steps a test's mocks name from
 // the mocks and hand the others to next: in apl test, the real shell and
 // builtins (next.Drivers nil: an agent step without a mock fails); in a
 // dry run (interp.DryRun.Wrap), the dry run's stand-ins. Each returned set
 // counts its own calls, so the N-th call of a step gets the N-th output.
 func Mocked(m map[string]*lang.Mock, next interp.Actions) interp.Actions {
+	acts, _ := mocked(m, next)
+	return acts
+}
+
+// mocked is Mocked, with the mocks that count the calls.
+func mocked(m map[string]*lang.Mock, next interp.Actions) (interp.Actions, *mocks) {
 	mk := newMocks(m)
 	return interp.Actions{
 		Shell: &mockShell{mocks: mk, real: next.Shell},
 		Drivers: func(a *lang.Agent) (agent.Driver, error) {
-			d := &mockDriver{mocks: mk}
+			d := &mockDriver{mocks: mk, agent: a.Name}
 			if next.Drivers != nil {
 				drv, err := next.Drivers(a)
 				if err != nil {
@@ -60,7 +116,14 @@ func Mocked(m map[string]*lang.Mock, next interp.Actions) interp.Actions {
 		},
 		Funcs:     mk.wrap(next.Funcs),
 		Playbooks: mk.playbooks(next.Playbooks),
-	}
+	}, mk
+}
+
+// agents returns the agent each step's last call asked.
+func (m *mocks) agents() map[string]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.last)
 }
 
 // playbooks answers mocked playbook steps from the mocks, so that a test
@@ -85,25 +148,24 @@ func (m *mocks) playbooks(next interp.PlaybookStub) interp.PlaybookStub {
 	}
 }
 
-// mockDriver answers agent calls from the mocks, and the others with next;
-// without next, a step without a mock fails.
+// mockDriver answers the calls that ask one agent from the mocks, and the
+// others with next; without next, a step without a mock fails.
 type mockDriver struct {
 	mocks *mocks
+	agent string // the agent block's name
 	next  agent.Driver
 }
 
 func (d *mockDriver) Call(ctx context.Context, req agent.Request) (agent.Response, error) {
-	mk, n := d.mocks.next(req.Step)
+	mk, n, mocked := d.mocks.agentCall(req, d.agent)
 	if mk == nil {
 		if d.next != nil {
 			return d.next.Call(ctx, req)
 		}
+		if mocked {
+			return agent.Response{}, fmt.Errorf("step %s has no mock for agent %s", req.Step, d.agent)
+		}
 		return agent.Response{}, fmt.Errorf("step %s is an agent step and has no mock", req.Step)
-	}
-	// The interpreter numbers the step's calls itself, re-prompts
-	// included; it is the authority on which answer is due.
-	if req.Attempt > 0 {
-		n = req.Attempt
 	}
 	if mk.Error != "" {
 		return agent.Response{}, mockError(mk)

@@ -42,7 +42,9 @@ type Result struct {
 	Reason         string
 	Path           []string
 	// Items are the nested steps each for_each item started, by key.
-	Items    map[string][]string
+	Items map[string][]string
+	// Agents are the agents the steps' last agent calls asked, by step.
+	Agents   map[string]string
 	Output   cty.Value
 	Duration time.Duration
 	// EmptyValues are the values the run's prompts rendered empty that
@@ -52,6 +54,9 @@ type Result struct {
 	// Branches are the IDs of the playbook's branches the run went
 	// through (lang.Branch), for apl test --cover.
 	Branches map[string]bool
+	// Steps is the run's way through the graph, as its event log gives
+	// it, for drawing the suite's coverage over the graph.
+	Steps *interp.Path
 }
 
 // Passed reports whether the run met every expectation.
@@ -84,9 +89,9 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 	if funcs == nil {
 		funcs = builtins.Funcs()
 	}
-	res := &Result{Test: t, Path: []string{}, Branches: map[string]bool{}}
+	res := &Result{Test: t, Path: []string{}, Branches: map[string]bool{}, Steps: &interp.Path{}}
 	var empty interp.EmptyValueSet
-	acts := Mocked(t.Mocks, interp.Actions{Shell: shell, Funcs: funcs})
+	acts, mk := mocked(t.Mocks, interp.Actions{Shell: shell, Funcs: funcs})
 	ropts := interp.Options{
 		Workdir:    work,
 		RunID:      "test",
@@ -100,6 +105,7 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 		NoSync:     true,
 		EmptyValue: empty.Add,
 		Observer: interp.ObserverFunc(func(e interp.Event) {
+			res.Steps.Event(e)
 			if id := branchOf(e); id != "" {
 				res.Branches[id] = true
 			}
@@ -122,6 +128,7 @@ func Run(ctx context.Context, pb *lang.Playbook, ref string, t *lang.Test, opts 
 		return res, nil
 	}
 	res.Status, res.Recommendation, res.Reason, res.Output = run.Status, run.Recommendation, run.Reason, run.Output
+	res.Agents = mk.agents()
 	res.Mismatches = append(refused.mismatches(), compare(t.Expect, res)...)
 	return res, nil
 }

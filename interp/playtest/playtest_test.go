@@ -731,3 +731,157 @@ test "run" {
 		t.Errorf("empty values (-want +got):\n%s", diff)
 	}
 }
+
+// fallbackPlaybook's debug step asks autopilot-debugger and falls back
+// to gsd-debugger, in a capped loop until a debugger fixes everything.
+const fallbackPlaybook = `
+playbook "fallback" {}
+
+agent "debugger" {
+  type = "autopilot-debugger"
+}
+
+agent "gsd_debugger" {
+  type = "gsd-debugger"
+}
+
+step "debug" {
+  continue_on_error = true
+  returns = object({ fixed = bool })
+  agent "debugger" {
+    prompt      = "Fix it."
+    fallback    = ["gsd_debugger"]
+    fallback_on = ["unavailable", "rate_limited", "other"]
+  }
+  gate {
+    rule "fixed" {
+      when = "steps.debug.status == 'completed' && steps.debug.output.fixed"
+    }
+    rule "failed" {
+      when   = "steps.debug.status == 'failed'"
+      fail   = "halt"
+      reason = "${steps.debug.agent}: ${steps.debug.error}"
+    }
+    otherwise {
+      goto = "debug"
+      max  = 2
+      on_exhausted {
+        fail = "halt"
+      }
+    }
+  }
+}
+
+output {
+  agent = steps.debug.agent
+  fixed = try(steps.debug.output.fixed, null)
+}
+`
+
+// Per-agent mocks exercise a step's fallback: the first agent is
+// unavailable and the fallback answers, each agent block counting its own
+// calls; a step-level answer serves the agents without a block; an agent
+// nobody mocks fails the call.
+func TestAgentMocksFallback(t *testing.T) {
+	ld := &lang.Loader{DecodeAnswer: agent.CheckAnswer, Drivers: agent.DriverSchema{}}
+	pb, diags := ld.LoadSources(map[string][]byte{"fallback.hcl": []byte(fallbackPlaybook)}, ".")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	tests, diags := lang.LoadTests(pb, map[string][]byte{"fallback_test.hcl": []byte(`
+test "the debugger answers" {
+  mock "debug" {
+    agent "debugger" {
+      output = { fixed = true }
+    }
+  }
+  expect {
+    status = "completed"
+    agents = { debug = "debugger" }
+    output = { agent = "debugger", fixed = true }
+  }
+}
+
+test "unavailable: gsd-debugger answers, its first output first" {
+  mock "debug" {
+    agent "debugger" {
+      error      = "autopilot-debugger: command not found"
+      error_kind = "unavailable"
+    }
+    agent "gsd_debugger" {
+      outputs = [{ fixed = false }, { fixed = true }]
+    }
+  }
+  expect {
+    status = "completed"
+    visits = { debug = 2 }
+    agents = { debug = "gsd_debugger" }
+    output = { agent = "gsd_debugger", fixed = true }
+  }
+}
+
+test "the step's own answer serves the agents without a block" {
+  mock "debug" {
+    agent "debugger" {
+      error      = "rate limited"
+      error_kind = "rate_limited"
+    }
+    output = { fixed = true }
+  }
+  expect {
+    status = "completed"
+    output = { agent = "gsd_debugger", fixed = true }
+  }
+}
+
+test "a failure of another kind does not fall back" {
+  mock "debug" {
+    agent "debugger" {
+      error      = "took too long"
+      error_kind = "timeout"
+    }
+    agent "gsd_debugger" {
+      output = { fixed = true }
+    }
+  }
+  expect {
+    status = "failed"
+    agents = { debug = "debugger" }
+  }
+}
+
+test "an agent without a mock fails its call" {
+  mock "debug" {
+    agent "debugger" {
+      error      = "gone"
+      error_kind = "unavailable"
+    }
+  }
+  expect {
+    status = "failed"
+    agents = { debug = "gsd_debugger" }
+  }
+}
+`)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	reasons := map[string]string{
+		"a failure of another kind does not fall back": "debugger: took too long",
+		"an agent without a mock fails its call":       "gsd_debugger: step debug has no mock for agent gsd_debugger",
+	}
+	for _, test := range tests {
+		t.Run(test.Name, func(t *testing.T) {
+			res, err := Run(context.Background(), pb, "fallback.hcl", test, Options{Workdir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Passed() {
+				t.Errorf("mismatches %q (reason %q)", res.Mismatches, res.Reason)
+			}
+			if want := reasons[test.Name]; want != "" && res.Reason != want {
+				t.Errorf("reason = %q, want %q", res.Reason, want)
+			}
+		})
+	}
+}

@@ -54,7 +54,7 @@ locals {
 # down, or a token or cost cap was reached) leaves HANDOFF.md in the phase
 # directory, so that the orchestrator resumes from the tasks remaining.
 locals {
-  handoff_steps   = ["research", "plan", "plan_check", "execute_batch", "verify", "judge", "rate", "debug", "debug_fallback"]
+  handoff_steps   = ["research", "plan", "plan_check", "execute_batch", "verify", "judge", "rate", "debug"]
   exhausted_step  = try([for s in local.handoff_steps : s if steps[s].error_kind == "budget"][0], "")
   handoff_done    = [for t in local.auto_tasks : t if contains(["completed", "verified"], try(steps.execute.output.items[t.id].status, ""))]
   handoff_left    = [for t in local.auto_tasks : t if !contains([for d in local.handoff_done : d.id], t.id)]

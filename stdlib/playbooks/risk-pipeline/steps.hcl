@@ -1,7 +1,32 @@
-# The pipeline: the protocol's state machine. Each stage's agent fails
-# softly (continue_on_error) so that its gate can tell an unavailable
-# model (exit 3) from any other failure of the stage (exit 1). Every
-# failure sets failed_stage for the report's errors.
+# The pipeline: the protocol's state machine. Each stage is a step of
+# template.stage.
+
+# A stage: an agent that answers success and a summary, and fails softly
+# so that its gate can tell an unavailable model (exit 3) from any other
+# failure of the stage (exit 1). Every failure sets failed_stage for the
+# report's errors.
+template "stage" {
+  param "stage" {
+    type        = string
+    description = "The stage's name, in failed_stage and the reasons."
+  }
+  continue_on_error = true
+  gate {
+    rule "unavailable" {
+      when   = "self.error_kind in ['unavailable', 'rate_limited']"
+      set    = { failed_stage = param.stage }
+      fail   = "model_unavailable"
+      reason = "${param.stage}: the model is unavailable (${self.error_kind}): ${self.error}"
+    }
+    rule "failed" {
+      when   = "self.status == 'failed' || !self.output.success"
+      set    = { failed_stage = param.stage }
+      fail   = "stage_failed"
+      reason = "${param.stage} failed: ${try(self.output.summary, self.error)}"
+    }
+    otherwise {}
+  }
+}
 
 # INIT: assess the risk and choose the start stage. The report's run id is
 # set here, once, so every ending (even an empty task) has one.
@@ -22,87 +47,45 @@ step "assess" {
 
 # Stage 1 (session 1).
 step "discovery" {
-  timeout           = "20m"
-  progress          = "DISCOVERY"
-  when              = "local.start <= 1"
-  skip_reason       = "risk ${local.risk} starts at ${local.start_stage}"
-  returns           = object({ success = bool, summary = string })
-  continue_on_error = true
+  use         = template.stage
+  with        = { stage = "discovery" }
+  timeout     = "20m"
+  progress    = "DISCOVERY"
+  when        = "local.start <= 1"
+  skip_reason = "risk ${local.risk} starts at ${local.start_stage}"
+  returns     = object({ success = bool, summary = string })
   agent "discovery" {
     prompt = prompt.discovery
-  }
-  gate {
-    rule "unavailable" {
-      when   = "steps.discovery.error_kind in ['unavailable', 'rate_limited']"
-      set    = { failed_stage = "discovery" }
-      fail   = "model_unavailable"
-      reason = "discovery: the model is unavailable (${steps.discovery.error_kind}): ${steps.discovery.error}"
-    }
-    rule "failed" {
-      when   = "steps.discovery.status == 'failed' || !steps.discovery.output.success"
-      set    = { failed_stage = "discovery" }
-      fail   = "stage_failed"
-      reason = "discovery failed: ${try(steps.discovery.output.summary, steps.discovery.error)}"
-    }
-    otherwise {}
   }
 }
 
 # Stage 2, continuing session 1 (a new session when discovery was skipped).
 step "planning" {
-  timeout           = "20m"
-  progress          = "PLANNING"
-  when              = "local.start <= 2"
-  skip_reason       = "risk ${local.risk} starts at ${local.start_stage}"
-  returns           = object({ success = bool, plan = string, summary = string })
-  continue_on_error = true
+  use         = template.stage
+  with        = { stage = "planning" }
+  timeout     = "20m"
+  progress    = "PLANNING"
+  when        = "local.start <= 2"
+  skip_reason = "risk ${local.risk} starts at ${local.start_stage}"
+  returns     = object({ success = bool, plan = string, summary = string })
   agent "planner" {
     prompt  = prompt.planning
     session = steps.discovery.session_id
-  }
-  gate {
-    rule "unavailable" {
-      when   = "steps.planning.error_kind in ['unavailable', 'rate_limited']"
-      set    = { failed_stage = "planning" }
-      fail   = "model_unavailable"
-      reason = "planning: the model is unavailable (${steps.planning.error_kind}): ${steps.planning.error}"
-    }
-    rule "failed" {
-      when   = "steps.planning.status == 'failed' || !steps.planning.output.success"
-      set    = { failed_stage = "planning" }
-      fail   = "stage_failed"
-      reason = "planning failed: ${try(steps.planning.output.summary, steps.planning.error)}"
-    }
-    otherwise {}
   }
 }
 
 # Stage 3 (session 2, continued when verification sends the work back).
 step "execution" {
-  timeout           = "30m"
-  progress          = "EXECUTION"
-  when              = "local.start <= 3 || steps.verification.attempts > 0"
-  skip_reason       = "started at ${local.start_stage}"
-  returns           = object({ success = bool, summary = string, files_changed = list(string) })
-  continue_on_error = true
+  use         = template.stage
+  with        = { stage = "execution" }
+  timeout     = "30m"
+  progress    = "EXECUTION"
+  when        = "local.start <= 3 || steps.verification.attempts > 0"
+  skip_reason = "started at ${local.start_stage}"
+  returns     = object({ success = bool, summary = string, files_changed = list(string) })
   agent "executor" {
     prompt  = prompt.execution
     session = steps.execution.session_id
-  }
-  gate {
-    rule "unavailable" {
-      when   = "steps.execution.error_kind in ['unavailable', 'rate_limited']"
-      set    = { failed_stage = "execution" }
-      fail   = "model_unavailable"
-      reason = "execution: the model is unavailable (${steps.execution.error_kind}): ${steps.execution.error}"
-    }
-    rule "failed" {
-      when   = "steps.execution.status == 'failed' || !steps.execution.output.success"
-      set    = { failed_stage = "execution" }
-      fail   = "stage_failed"
-      reason = "execution failed: ${try(steps.execution.output.summary, steps.execution.error)}"
-    }
-    otherwise {}
   }
 }
 
@@ -142,41 +125,36 @@ step "pre_verify" {
 # rejection sends the work back to execution once: at most 2
 # verifications, then escalate (exit 2).
 step "verification" {
-  timeout           = "20m"
-  progress          = "VERIFICATION"
-  when              = "local.start <= 4"
-  skip_reason       = "started at ${local.start_stage}"
-  returns           = object({ approved = bool, issues = list(string), summary = string })
-  continue_on_error = true
+  use         = template.stage
+  with        = { stage = "verification" }
+  timeout     = "20m"
+  progress    = "VERIFICATION"
+  when        = "local.start <= 4"
+  skip_reason = "started at ${local.start_stage}"
+  returns     = object({ approved = bool, issues = list(string), summary = string })
   agent "verifier" {
     prompt  = prompt.verification
     session = steps.verification.session_id
   }
+  # The verifier answers approved rather than success: a rejection is
+  # not a failure of the stage.
   gate {
-    rule "unavailable" {
-      when   = "steps.verification.error_kind in ['unavailable', 'rate_limited']"
-      set    = { failed_stage = "verification" }
-      fail   = "model_unavailable"
-      reason = "verification: the model is unavailable (${steps.verification.error_kind}): ${steps.verification.error}"
-    }
     rule "failed" {
-      when   = "steps.verification.status == 'failed'"
-      set    = { failed_stage = "verification" }
-      fail   = "stage_failed"
-      reason = "verification failed: ${steps.verification.error}"
+      when   = "self.status == 'failed'"
+      reason = "verification failed: ${self.error}"
     }
     rule "approved" {
-      when = "steps.verification.output.approved"
-      log  = "Verification approved (iteration ${steps.verification.attempts}/2)."
+      when = "self.output.approved"
+      log  = "Verification approved (iteration ${self.attempts}/2)."
     }
     otherwise {
-      log  = "Verification rejected (iteration ${steps.verification.attempts}/2): ${join("; ", steps.verification.output.issues)}. Back to execution."
+      log  = "Verification rejected (iteration ${self.attempts}/2): ${join("; ", self.output.issues)}. Back to execution."
       goto = "execution"
       max  = 1
       on_exhausted {
         set    = { failed_stage = "verification" }
         fail   = "verification_rejected"
-        reason = "verification rejected twice; escalate to a human: ${join("; ", steps.verification.output.issues)}"
+        reason = "verification rejected twice; escalate to a human: ${join("; ", self.output.issues)}"
       }
     }
   }
@@ -185,26 +163,12 @@ step "verification" {
 # Stage 5 (session 4): docs only; the agent skips when the change touches
 # no docs, API or config.
 step "ship" {
-  timeout           = "10m"
-  progress          = "SHIP"
-  returns           = object({ success = bool, skipped = bool, summary = string })
-  continue_on_error = true
+  use      = template.stage
+  with     = { stage = "ship" }
+  timeout  = "10m"
+  progress = "SHIP"
+  returns  = object({ success = bool, skipped = bool, summary = string })
   agent "docs" {
     prompt = prompt.ship
-  }
-  gate {
-    rule "unavailable" {
-      when   = "steps.ship.error_kind in ['unavailable', 'rate_limited']"
-      set    = { failed_stage = "ship" }
-      fail   = "model_unavailable"
-      reason = "ship: the model is unavailable (${steps.ship.error_kind}): ${steps.ship.error}"
-    }
-    rule "failed" {
-      when   = "steps.ship.status == 'failed' || !steps.ship.output.success"
-      set    = { failed_stage = "ship" }
-      fail   = "stage_failed"
-      reason = "ship failed: ${try(steps.ship.output.summary, steps.ship.error)}"
-    }
-    otherwise {}
   }
 }

@@ -1,8 +1,6 @@
 # The happy path: a DAG of three tasks, every review approves.
 
-mock "preflight" {
-  output = { clean = true, files = [] }
-}
+include = ["mocks.hcl"]
 
 mock "load_tasks" {
   output = {

@@ -2,13 +2,11 @@
 # decides (retry with guidance, mark fixed, skip, return to planning); a
 # high-severity rejection moves a haiku task to sonnet.
 
+include = ["mocks.hcl"]
+
 # A person's guidance, wherever a test retries with guidance.
 mock "guidance" {
   output = "keep the old signatures as wrappers"
-}
-
-mock "preflight" {
-  output = { clean = true, files = [] }
 }
 
 mock "load_tasks" {
@@ -21,13 +19,6 @@ mock "load_tasks" {
         acceptance_criteria = [{ id = "AC-2", criterion = "README explains it" }] },
       ]
     }
-  }
-}
-
-mock "implement" {
-  output = {
-    signal                  = "IMPLEMENTATION_COMPLETE"
-    acceptance_criteria_met = [{ criterion = "AC-1", test_location = "t:1" }, { criterion = "AC-2", test_location = "t:2" }]
   }
 }
 

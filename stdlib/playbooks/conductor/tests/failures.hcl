@@ -1,8 +1,6 @@
 # Validation errors, blocked dependents and deadlock: needs_intervention.
 
-mock "preflight" {
-  output = { clean = true, files = [] }
-}
+include = ["mocks.hcl"]
 
 mock "load_tasks" {
   output = {

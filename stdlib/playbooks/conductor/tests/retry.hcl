@@ -2,9 +2,7 @@
 # retry table (same implementer, then a fresh one on sonnet, then
 # escalated), max_total_attempts, timeouts and answers without a signal.
 
-mock "preflight" {
-  output = { clean = true, files = [] }
-}
+include = ["mocks.hcl"]
 
 mock "load_tasks" {
   output = {
@@ -14,13 +12,6 @@ mock "load_tasks" {
         acceptance_criteria = [{ id = "AC-1", criterion = "passwords are hashed" }] },
       ]
     }
-  }
-}
-
-mock "implement" {
-  output = {
-    signal                  = "IMPLEMENTATION_COMPLETE"
-    acceptance_criteria_met = [{ criterion = "AC-1", test_location = "t:1" }, { criterion = "AC-2", test_location = "t:2" }]
   }
 }
 

@@ -2,19 +2,13 @@
 # events: the event log of .autopilot/state.json without timestamps), and
 # the circuit breaker counting the phases' work.
 
+include = ["mocks.hcl"]
+
 mock "roadmap" {
   output = {
     exists  = true
     content = "# Roadmap\n\n## Phase 1: setup\n\n## Phase 2: build\n**Depends on:** Phase 1\n\n## Phase 3: docs\n\n## Phase 4: api\n\n## Phase 5: cli\n"
   }
-}
-
-mock "spec_lock" {
-  output = { sha256 = "0123456789abcdef", size = 120 }
-}
-
-mock "checkpoint" {
-  output = { sha = "f00dfeed", branch = "main" }
 }
 
 mock "run" {

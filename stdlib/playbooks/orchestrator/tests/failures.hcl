@@ -1,19 +1,13 @@
 # Failures of stdlib:orchestrator: a failed phase, a tripped per-phase cap,
 # a roadmap that is missing or lacks the phases asked for.
 
+include = ["mocks.hcl"]
+
 mock "roadmap" {
   output = {
     exists  = true
     content = "# Roadmap\n\n## Phase 1: setup\n\n## Phase 2: build\nDepends on: Phase 1\n\n## Phase 3: docs\n"
   }
-}
-
-mock "spec_lock" {
-  output = { sha256 = "0123456789abcdef", size = 120 }
-}
-
-mock "checkpoint" {
-  output = { sha = "f00dfeed", branch = "main" }
 }
 
 mock "run" {

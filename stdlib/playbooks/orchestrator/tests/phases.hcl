@@ -5,19 +5,13 @@
 # 3); file.read, file.write and the learnings reset run for real in a
 # scratch directory.
 
+include = ["mocks.hcl"]
+
 mock "roadmap" {
   output = {
     exists  = true
     content = "# Roadmap\n\n## Phase 1: setup\n**Goal:** set up the project\n- README exists -- verified by: `test -f README.md`\n\n## Phase 2: build\n**Depends on:** Phase 1\n\n### Phase 3 - docs\n**Depends on**: Nothing (first phase)\n"
   }
-}
-
-mock "spec_lock" {
-  output = { sha256 = "0123456789abcdef", size = 120 }
-}
-
-mock "checkpoint" {
-  output = { sha = "f00dfeed", branch = "main" }
 }
 
 mock "run" {

@@ -1,78 +1,8 @@
 # Tests of triage routing, the per-task execute loop, the scope
-# split and the human-verify checkpoint. The top-level mocks are the happy
-# path, as in pipeline.hcl; PLAN.md and the roadmap are mocked reads.
+# split and the human-verify checkpoint. The shared mocks (mocks.hcl) are
+# the happy path; PLAN.md and the roadmap are mocked reads.
 
-mock "preflight" {
-  output = { clean = true, files = [] }
-}
-
-mock "research" {
-  output = { key_findings = ["The loader exists."], recommended_approach = "Extend it.", risks = [], open_questions = [] }
-}
-
-mock "plan" {
-  output = { plans_created = 1, waves = 1, total_tasks = 2, complexity = "medium", dependencies = [], concerns = [] }
-}
-
-mock "plan_check" {
-  output = { pass = true, issues = [], confidence = 8, blocker_count = 0, warning_count = 0 }
-}
-
-mock "execute_batch" {
-  output = { tasks_completed = "2/2", tasks_failed = "0/2", commit_shas = ["a1b2c3d", "b2c3d4e"], evidence = [], deviations = [] }
-}
-
-mock "execute_task" {
-  output = { tasks_completed = "1/1", tasks_failed = "0/1", commit_shas = ["e5f6a7b"], evidence = [], deviations = [] }
-}
-
-mock "mini_verify" {
-  output = { task_id = "01-01", pass = true, criteria_results = [{ criterion = "tests pass", status = "pass" }], concerns = [], commands_run = ["go test ./... -> ok"] }
-}
-
-mock "task_debug" {
-  output = { fixed = false, changes = [], commits = [], remaining_issues = ["still failing"], failure_categories = [] }
-}
-
-mock "task_debug_fallback" {
-  output = { fixed = true, changes = ["fixed it"], commits = ["f1"], remaining_issues = [], failure_categories = [] }
-}
-
-mock "batch_mini_verify" {
-  output = { task_id = "01-01", pass = true, criteria_results = [{ criterion = "tests pass", status = "pass" }], concerns = [], commands_run = ["go test ./... -> ok"] }
-}
-
-mock "verify" {
-  output = {
-    pass               = true
-    automated_checks   = { compile = { status = true, detail = "ok" }, lint = { status = true, detail = "ok" }, build = { status = "n/a", detail = "no build command" } }
-    criteria_results   = [{ criterion = "tests pass", status = "verified", evidence = "go test ./... -> ok" }]
-    commands_run       = ["go build ./... -> ok", "go test ./... -> ok"]
-    failures           = []
-    failure_categories = []
-  }
-}
-
-mock "judge" {
-  output = { recommendation = "proceed", concerns = ["one name is unclear"], notes = "The criteria are met." }
-}
-
-mock "rate" {
-  output = { alignment_score = 9.2, scorecard = [], commands_run = ["go test ./... -> ok"] }
-}
-
-mock "debug" {
-  output = { fixed = true, changes = ["fixed the test"], commits = ["c3d4e5f"], remaining_issues = [], failure_categories = [] }
-}
-
-mock "debug_fallback" {
-  output = { fixed = true, changes = ["fixed the test"], commits = ["d4e5f6a"], remaining_issues = [], failure_categories = [] }
-}
-
-mock "result" {
-  output = { sha = "f00dfeed", branch = "main" }
-}
-
+include = ["mocks.hcl"]
 
 test "triage routes to verify_only above 80 percent" {
   inputs = { phase_id = "6.3", roadmap_path = "ROADMAP.md" }
@@ -138,7 +68,8 @@ test "a task debugger timeout spends the attempt" {
   }
   expect {
     status = "completed"
-    visits = { task_debug = 1, task_debug_fallback = 0, mini_verify = 2, task_log = 1, task_failed = 0 }
+    visits = { task_debug = 1, mini_verify = 2, task_log = 1, task_failed = 0 }
+    agents = { task_debug = "debugger" }
     output = { tasks_completed = "1/1", tasks_failed = "0/1" }
   }
 }
@@ -306,12 +237,18 @@ test "a task's debug falls back to gsd-debugger" {
     ]
   }
   mock "task_debug" {
-    error      = "autopilot-debugger: not installed"
-    error_kind = "unavailable"
+    agent "debugger" {
+      error      = "autopilot-debugger: not installed"
+      error_kind = "unavailable"
+    }
+    agent "gsd_debugger" {
+      output = { fixed = true, changes = ["fixed it"], commits = ["f1"], remaining_issues = [], failure_categories = [] }
+    }
   }
   expect {
     status = "completed"
-    visits = { task_debug = 1, task_debug_fallback = 1, mini_verify = 2, task_log = 1, task_failed = 0 }
+    visits = { task_debug = 1, mini_verify = 2, task_log = 1, task_failed = 0 }
+    agents = { task_debug = "gsd_debugger" }
     output = { tasks_completed = "1/1", tasks_failed = "0/1" }
   }
 }
@@ -427,7 +364,8 @@ test "a debugger out of budget halts with HANDOFF.md" {
   expect {
     status         = "failed"
     recommendation = "halt"
-    visits         = { debug = 1, debug_fallback = 0, verify = 1, handoff = 1 }
+    visits         = { debug = 1, verify = 1, handoff = 1 }
+    agents         = { debug = "debugger" }
     output         = { recommendation = "halt" }
   }
 }

@@ -1,78 +1,11 @@
 # Tests of stdlib:phase-runner: apl test stdlib:phase-runner.
 #
-# The mocks at the top level are the happy path; each test mocks what it
-# changes. Agent steps answer from mocks; call and shell steps without a
-# mock run for real in a scratch directory (no git repository, so result
-# is mocked).
+# The shared mocks (mocks.hcl) are the happy path; each test mocks what
+# it changes. Agent steps answer from mocks; call and shell steps without
+# a mock run for real in a scratch directory (no git repository, so
+# result is mocked).
 
-mock "preflight" {
-  output = { clean = true, files = [] }
-}
-
-mock "research" {
-  output = { key_findings = ["The loader exists."], recommended_approach = "Extend it.", risks = [], open_questions = [] }
-}
-
-mock "plan" {
-  output = { plans_created = 1, waves = 1, total_tasks = 2, complexity = "medium", dependencies = [], concerns = [] }
-}
-
-mock "plan_check" {
-  output = { pass = true, issues = [], confidence = 8, blocker_count = 0, warning_count = 0 }
-}
-
-mock "execute_batch" {
-  output = { tasks_completed = "2/2", tasks_failed = "0/2", commit_shas = ["a1b2c3d", "b2c3d4e"], evidence = [], deviations = [] }
-}
-
-mock "execute_task" {
-  output = { tasks_completed = "1/1", tasks_failed = "0/1", commit_shas = ["e5f6a7b"], evidence = [], deviations = [] }
-}
-
-mock "mini_verify" {
-  output = { task_id = "01-01", pass = true, criteria_results = [{ criterion = "tests pass", status = "pass" }], concerns = [], commands_run = ["go test ./... -> ok"] }
-}
-
-mock "task_debug" {
-  output = { fixed = false, changes = [], commits = [], remaining_issues = ["still failing"], failure_categories = [] }
-}
-
-mock "verify" {
-  output = {
-    pass               = true
-    automated_checks   = { compile = { status = true, detail = "ok" }, lint = { status = true, detail = "ok" }, build = { status = "n/a", detail = "no build command" } }
-    criteria_results   = [{ criterion = "tests pass", status = "verified", evidence = "go test ./... -> ok" }]
-    commands_run       = ["go build ./... -> ok", "go test ./... -> ok"]
-    failures           = []
-    failure_categories = []
-  }
-}
-
-mock "judge" {
-  output = { recommendation = "proceed", concerns = ["one name is unclear"], notes = "The criteria are met." }
-}
-
-mock "rate" {
-  output = { alignment_score = 9.2, scorecard = [], commands_run = ["go test ./... -> ok"] }
-}
-
-mock "debug" {
-  output = { fixed = true, changes = ["fixed the test"], commits = ["c3d4e5f"], remaining_issues = [], failure_categories = [] }
-}
-
-mock "debug_fallback" {
-  output = { fixed = true, changes = ["fixed the test"], commits = ["d4e5f6a"], remaining_issues = [], failure_categories = [] }
-}
-
-# The commit of the phase directory's bookkeeping before a rollback (a
-# git command: the scratch directory is no repository).
-mock "bookkeeping" {
-  exit_code = 0
-}
-
-mock "result" {
-  output = { sha = "f00dfeed", branch = "main" }
-}
+include = ["mocks.hcl"]
 
 # Skipped steps (spec_hash without spec_path, triage_source without a
 # roadmap, diff_stat and rollback without a checkpoint) are not in a path.
@@ -182,17 +115,8 @@ test "debug loop recovers" {
 }
 
 test "debug exhausted after 3 attempts rolls back" {
-  inputs = { phase_id = "6.3", last_checkpoint_sha = "0123abc" }
-  mock "verify" {
-    output = {
-      pass               = false
-      automated_checks   = { compile = { status = false, detail = "does not compile" }, lint = { status = true } }
-      criteria_results   = []
-      commands_run       = ["go build ./... -> error"]
-      failures           = ["compile error in loader.go"]
-      failure_categories = [{ failure = "compile error", category = "compilation_failure" }]
-    }
-  }
+  include = ["failing.hcl"]
+  inputs  = { phase_id = "6.3", last_checkpoint_sha = "0123abc" }
   mock "debug" {
     output = { fixed = false, changes = ["tried"], commits = [], remaining_issues = ["still does not compile"], failure_categories = [{ failure = "compile", category = "compilation_failure" }] }
   }
@@ -297,12 +221,18 @@ test "autopilot-debugger falls back to gsd-debugger" {
     ]
   }
   mock "debug" {
-    error      = "autopilot-debugger: no such agent type"
-    error_kind = "unavailable"
+    agent "debugger" {
+      error      = "autopilot-debugger: no such agent type"
+      error_kind = "unavailable"
+    }
+    agent "gsd_debugger" {
+      output = { fixed = true, changes = ["fixed the test"], commits = ["d4e5f6a"], remaining_issues = [], failure_categories = [] }
+    }
   }
   expect {
     status = "completed"
-    visits = { debug = 1, debug_fallback = 1, verify = 2 }
+    visits = { debug = 1, verify = 2 }
+    agents = { debug = "gsd_debugger" }
     output = { debug_attempts = 1, commit_shas = ["a1b2c3d", "b2c3d4e", "d4e5f6a"] }
   }
 }
@@ -532,17 +462,8 @@ test "quality mode debugs nothing at 9.2 but does not pass it" {
 }
 
 test "a failed run lists its issues in order" {
-  inputs = { phase_id = "6.3", max_debug_attempts = 2 }
-  mock "verify" {
-    output = {
-      pass               = false
-      automated_checks   = { compile = { status = false, detail = "loader.go:3" }, lint = { status = true } }
-      criteria_results   = []
-      commands_run       = ["go build ./... -> error"]
-      failures           = ["compile error in loader.go"]
-      failure_categories = [{ failure = "compile error", category = "compilation_failure" }]
-    }
-  }
+  include = ["failing.hcl"]
+  inputs  = { phase_id = "6.3", max_debug_attempts = 2 }
   mock "debug" {
     outputs = [
       { fixed = false, changes = ["added the import"], commits = ["c1"], remaining_issues = ["loader.go:3 type mismatch"], failure_categories = [] },
@@ -557,11 +478,11 @@ test "a failed run lists its issues in order" {
       debug_attempts = 2
       commit_shas    = ["a1b2c3d", "b2c3d4e", "c1", "c2"]
       issues = [
-        "compile: loader.go:3", "compile error in loader.go",
+        "compile: does not compile", "compile error in loader.go",
         "Debug attempt 1 left: loader.go:3 type mismatch",
-        "compile: loader.go:3", "compile error in loader.go",
+        "compile: does not compile", "compile error in loader.go",
         "Debug attempt 2 left: loader.go:9 unused variable",
-        "compile: loader.go:3", "compile error in loader.go",
+        "compile: does not compile", "compile error in loader.go",
       ]
     }
   }
@@ -580,15 +501,18 @@ test "the gsd-debugger fallback makes the same attempt" {
     }
   }
   mock "debug" {
-    error = "autopilot-debugger: no such agent type"
-  }
-  mock "debug_fallback" {
-    output = { fixed = false, changes = [], commits = [], remaining_issues = ["compile error"], failure_categories = [] }
+    agent "debugger" {
+      error = "autopilot-debugger: no such agent type"
+    }
+    agent "gsd_debugger" {
+      output = { fixed = false, changes = [], commits = [], remaining_issues = ["compile error"], failure_categories = [] }
+    }
   }
   expect {
     status         = "failed"
     recommendation = "halt"
-    visits         = { debug = 1, debug_fallback = 1, verify = 2 }
+    visits         = { debug = 1, verify = 2 }
+    agents         = { debug = "gsd_debugger" }
     output         = { debug_attempts = 1 }
   }
 }
@@ -614,7 +538,8 @@ test "a debugger timeout spends the attempt" {
   expect {
     status         = "failed"
     recommendation = "halt"
-    visits         = { debug = 1, debug_fallback = 0, verify = 2 }
+    visits         = { debug = 1, verify = 2 }
+    agents         = { debug = "debugger" }
     output = {
       debug_attempts = 1
       issues         = ["compile: ", "compile error", "Debug attempt 1 failed: autopilot-debugger: timed out after 10m", "compile: ", "compile error"]

@@ -1,29 +1,7 @@
 # The protocol's failure matrix, one test per row, with the exit
 # code each status maps to in exit_codes; and the re-verify loop.
 
-mock "discovery" {
-  output = { success = true, summary = "Found it." }
-}
-
-mock "planning" {
-  output = { success = true, plan = "Do it.", summary = "Do it." }
-}
-
-mock "execution" {
-  output = { success = true, summary = "Done.", files_changed = ["src/api/auth.py"] }
-}
-
-mock "gate_command" {
-  exit_code = 0
-}
-
-mock "verification" {
-  output = { approved = true, issues = [], summary = "Fine." }
-}
-
-mock "ship" {
-  output = { success = true, skipped = false, summary = "Updated." }
-}
+include = ["mocks.hcl"]
 
 # Row 1: a pre-flight gate fails -> abort before stage 4 -> exit 4.
 test "matrix 1: failing pre-verify gate exits 4" {

@@ -1,9 +1,11 @@
 # The protocol's two golden paths: apl test stdlib:risk-pipeline.
 #
-# The mocks at the top level of each file are the happy path; each test
-# mocks what it changes. The gate commands are mocked to pass; the report
-# and latest steps (call builtins) run for real in the test's scratch
-# directory.
+# The shared mocks (mocks.hcl) are the happy path, with this file's own
+# summaries over them; each test mocks what it changes. The gate commands
+# are mocked to pass; the report and latest steps (call builtins) run for
+# real in the test's scratch directory.
+
+include = ["mocks.hcl"]
 
 mock "discovery" {
   output = { success = true, summary = "Auth lives in src/api; no JWT yet." }
@@ -11,14 +13,6 @@ mock "discovery" {
 
 mock "planning" {
   output = { success = true, plan = "1. Add src/api/auth.py. 2. Test it.", summary = "Add a JWT endpoint with tests." }
-}
-
-mock "execution" {
-  output = { success = true, summary = "Done.", files_changed = ["src/api/auth.py"] }
-}
-
-mock "gate_command" {
-  exit_code = 0
 }
 
 mock "verification" {

@@ -2,24 +2,10 @@
 # keyword lists, case-insensitive, first list wins, unknown is HIGH; and
 # the --risk and --stage overrides.
 
-mock "discovery" {
-  output = { success = true, summary = "Found it." }
-}
-
-mock "planning" {
-  output = { success = true, plan = "Do it.", summary = "Do it." }
-}
+include = ["mocks.hcl"]
 
 mock "execution" {
   output = { success = true, summary = "Done.", files_changed = ["a.py"] }
-}
-
-mock "gate_command" {
-  exit_code = 0
-}
-
-mock "verification" {
-  output = { approved = true, issues = [], summary = "Fine." }
 }
 
 mock "ship" {
