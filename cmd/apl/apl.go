@@ -53,6 +53,7 @@ type cli struct {
 	Init       initCmd       `cmd:"" help:"Start a playbook: write main.hcl, an example agent and a test file into a directory."`
 	Stdlib     stdlibCmd     `cmd:"" help:"List or show the playbooks built into apl."`
 	Doctor     doctorCmd     `cmd:"" help:"Check the agent drivers a playbook uses (default: every preset): installed, version, key or login; --call tries one."`
+	Ui         uiCmd         `cmd:"" name:"ui" help:"Serve a local web page of the project's runs: each run's graph with the path taken, live, every step's prompts and answers; answer a waiting question there."`
 	Lsp        lspCmd        `cmd:"" name:"lsp" help:"Serve the Language Server Protocol on stdin and stdout: diagnostics as you type, hover, go to definition, completion and formatting in an editor."`
 	Completion completionCmd `cmd:"" help:"Print a shell completion script: source <(apl completion bash), or zsh, or fish."`
 	Worker     workerCmd     `cmd:"" help:"Serve runs started with apl run --engine temporal: run their steps, commands and agents here."`

@@ -8,6 +8,8 @@
 // the checker agree on where control can go. A Graph writes itself as
 // text (WriteText), Graphviz DOT (WriteDot) or a Mermaid flowchart
 // (WriteMermaid); Render lays out DOT as SVG or PNG with Graphviz.
+// WriteDotIDs adds ids on nodes and edges that the SVG keeps, for a page
+// (apl ui) to find and restyle them.
 //
 // Overlay lays a run over the graph: the steps it visited and the routes
 // it took, with how often. RunOf reads one from a recorded run's state;

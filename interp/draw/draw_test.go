@@ -1,6 +1,8 @@
 package draw
 
 import (
+	"html"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -58,5 +60,53 @@ step check [shell command parse=text]  (completed ×2)
 `
 	if d := cmp.Diff(want, b.String()); d != "" {
 		t.Errorf("WriteText (-want +got):\n%s", d)
+	}
+}
+
+// TestWriteDotIDs gives every node and edge an id a page can find in the
+// SVG: steps by name, edges by their ends; plain WriteDot adds none, so
+// apl graph --format dot is unchanged.
+func TestWriteDotIDs(t *testing.T) {
+	pb, diags := (&lang.Loader{}).LoadSources(map[string][]byte{"p.hcl": []byte(retryPlaybook)}, t.TempDir())
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	g := New(pb)
+	var plain, ids strings.Builder
+	g.WriteDot(&plain)
+	g.WriteDotIDs(&ids)
+	if strings.Contains(plain.String(), `id="node-`) {
+		t.Errorf("WriteDot writes ids:\n%s", plain.String())
+	}
+	for _, want := range []string{
+		`id="node-build", class="step"`,
+		`id="node-start", class="start"`,
+		`"check" -> "build" [`,
+		`id="edge-check--build"`,
+		`id="edge-build--check"`,
+	} {
+		if !strings.Contains(ids.String(), want) {
+			t.Errorf("WriteDotIDs lacks %s:\n%s", want, ids.String())
+		}
+	}
+	if got := g.NodeID("check"); got != "node-check" {
+		t.Errorf("NodeID(check) = %q", got)
+	}
+	if got := g.NodeID("nope"); got != "" {
+		t.Errorf("NodeID(nope) = %q", got)
+	}
+	if _, err := exec.LookPath("dot"); err != nil {
+		t.Skip("graphviz not installed (no dot command); apt-get install graphviz to check the ids reach the SVG")
+	}
+	svg, err := Render(ids.String(), "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Graphviz writes a '-' in an id as &#45;, which a browser reads as
+	// '-'.
+	for _, want := range []string{`id="node-build"`, `class="node step"`, `id="edge-check--build"`} {
+		if !strings.Contains(html.UnescapeString(string(svg)), want) {
+			t.Errorf("the SVG lacks %s", want)
+		}
 	}
 }

@@ -111,7 +111,26 @@ const (
 // (gates pale yellow, listing their rules), ends as ovals, for_each bodies,
 // on_failure and finally as clusters, and each edge labelled with the
 // rules that take it; a run laid over it is drawn in green.
-func (v *Graph) WriteDot(w io.Writer) {
+func (v *Graph) WriteDot(w io.Writer) { v.writeDot(w, false) }
+
+// WriteDotIDs writes the graph as WriteDot does, with an id on every node
+// and edge that Graphviz carries into the SVG it draws, so a page can
+// find and restyle them: "node-" and a node's id (a step's is its name),
+// "edge-" and the ids of its ends joined by "--". Each node also gets a
+// class: step, start or end.
+func (v *Graph) WriteDotIDs(w io.Writer) { v.writeDot(w, true) }
+
+// NodeID is the id WriteDotIDs gives the node of step, "" when the graph
+// has no such step.
+func (v *Graph) NodeID(step string) string {
+	s := v.pb.Step(step)
+	if s == nil || v.byStep[s] == nil {
+		return ""
+	}
+	return "node-" + v.byStep[s].id
+}
+
+func (v *Graph) writeDot(w io.Writer, ids bool) {
 	pb := v.pb
 	fmt.Fprintf(w, "digraph %s {\n", dotString(pb.Name))
 	tip := pb.Name
@@ -131,14 +150,22 @@ func (v *Graph) WriteDot(w io.Writer) {
 			indent = "    "
 		}
 		for _, n := range c.nodes {
-			fmt.Fprintf(w, "%s%s [%s];\n", indent, dotString(n.id), strings.Join(v.dotNodeAttrs(n), ", "))
+			a := v.dotNodeAttrs(n)
+			if ids {
+				a = append(a, "id="+dotString("node-"+n.id), "class="+dotString(nodeClass[n.kind]))
+			}
+			fmt.Fprintf(w, "%s%s [%s];\n", indent, dotString(n.id), strings.Join(a, ", "))
 		}
 		if c.id != "" {
 			fmt.Fprintf(w, "  }\n")
 		}
 	}
 	for _, e := range v.edges {
-		fmt.Fprintf(w, "  %s -> %s [%s];\n", dotString(e.from.id), dotString(e.to.id), strings.Join(v.dotEdgeAttrs(e), ", "))
+		a := v.dotEdgeAttrs(e)
+		if ids {
+			a = append(a, "id="+dotString("edge-"+e.from.id+"--"+e.to.id))
+		}
+		fmt.Fprintf(w, "  %s -> %s [%s];\n", dotString(e.from.id), dotString(e.to.id), strings.Join(a, ", "))
 	}
 	// What follows a for_each step runs once every item is done: draw it
 	// below the body, not beside it.
@@ -155,6 +182,9 @@ func (v *Graph) WriteDot(w io.Writer) {
 	}
 	fmt.Fprintf(w, "}\n")
 }
+
+// nodeClass is the class WriteDotIDs gives a node of each kind.
+var nodeClass = map[nodeKind]string{nodeStep: "step", nodeStart: "start", nodeEnd: "end"}
 
 func (v *Graph) dotNodeAttrs(n *vnode) []string {
 	var a []string

@@ -1,0 +1,160 @@
+// apl ui: follows a run live (server-sent events), restyles its graph's
+// nodes by state, and shows a step's details beside the graph. No
+// framework: the page is server-rendered, this only updates it.
+"use strict";
+
+(function () {
+  const run = document.getElementById("run");
+  if (!run) return;
+  const id = run.dataset.run;
+  const graph = document.getElementById("graph");
+  const detail = document.getElementById("detail");
+  let selected = null;
+
+  function text(tag, s, cls) {
+    const el = document.createElement(tag);
+    el.textContent = s == null ? "" : String(s);
+    if (cls) el.className = cls;
+    return el;
+  }
+
+  // paint gives each step node the class of its state.
+  function paint(nodes) {
+    graph.querySelectorAll("g.node").forEach(function (g) {
+      g.classList.remove("st-done", "st-running", "st-failed", "st-skipped", "st-waiting");
+      const st = nodes[g.id];
+      if (st) g.classList.add("st-" + st);
+      g.classList.toggle("selected", selected !== null && g.id === "node-" + selected);
+    });
+  }
+
+  function stepRows(steps) {
+    const body = document.querySelector("#steps tbody");
+    const frag = document.createDocumentFragment();
+    (steps || []).forEach(function (s) {
+      const tr = document.createElement("tr");
+      tr.dataset.step = s.name;
+      const a = text("a", s.name);
+      a.href = "/run/" + encodeURIComponent(id) + "/step/" + encodeURIComponent(s.name);
+      const td = document.createElement("td"); td.appendChild(a); tr.appendChild(td);
+      const st = document.createElement("td"); st.appendChild(text("span", s.state, "state st-" + s.state)); tr.appendChild(st);
+      tr.appendChild(text("td", s.attempts, "num"));
+      tr.appendChild(text("td", s.duration));
+      tr.appendChild(text("td", s.tokens || "", "num"));
+      tr.appendChild(text("td", s.cost, "num"));
+      tr.appendChild(text("td", s.error, "err"));
+      if (s.name === selected) tr.classList.add("selected");
+      frag.appendChild(tr);
+    });
+    body.replaceChildren(frag);
+  }
+
+  function itemRows(items) {
+    document.getElementById("items-section").hidden = !items || items.length === 0;
+    const body = document.querySelector("#items tbody");
+    const frag = document.createDocumentFragment();
+    (items || []).forEach(function (it) {
+      const tr = document.createElement("tr");
+      tr.appendChild(text("td", it.step));
+      tr.appendChild(text("td", it.key));
+      const st = document.createElement("td"); st.appendChild(text("span", it.status, "state st-" + it.status)); tr.appendChild(st);
+      const p = document.createElement("td");
+      (it.path || []).forEach(function (s, i) {
+        if (i > 0) p.appendChild(document.createTextNode(" → "));
+        p.appendChild(text("span", s.step, "pstep st-" + s.state));
+      });
+      tr.appendChild(p);
+      tr.appendChild(text("td", it.error, "err"));
+      frag.appendChild(tr);
+    });
+    body.replaceChildren(frag);
+  }
+
+  function question(w) {
+    const q = document.getElementById("question");
+    q.hidden = !w;
+    if (!w) return;
+    const key = w.item ? w.step + "[" + w.item + "]" : w.step;
+    document.getElementById("q-key").value = key;
+    document.getElementById("q-where").textContent = key;
+    document.getElementById("q-text").textContent = w.question;
+    const opts = document.getElementById("q-options");
+    const frag = document.createDocumentFragment();
+    if (w.text) {
+      const inp = document.createElement("input");
+      inp.name = "answer"; inp.required = true; inp.autocomplete = "off"; inp.placeholder = "your answer";
+      frag.appendChild(inp); frag.appendChild(document.createTextNode(" "));
+      frag.appendChild(text("button", "answer"));
+    } else {
+      (w.options || []).forEach(function (o) {
+        const b = text("button", o); b.name = "answer"; b.value = o;
+        frag.appendChild(b); frag.appendChild(document.createTextNode(" "));
+      });
+    }
+    opts.replaceChildren(frag);
+  }
+
+  function update(v) {
+    const t0 = performance.now();
+    const status = document.getElementById("status");
+    status.textContent = v.status;
+    status.className = "status s-" + v.status;
+    document.getElementById("reason").textContent = v.reason || "";
+    document.getElementById("duration").textContent = v.duration;
+    document.getElementById("tokens").textContent = v.tokens ? v.tokens + " tokens" : "";
+    document.getElementById("cost").textContent = v.cost;
+    if (v.svg) {
+      // The SVG is Graphviz's drawing of the playbook with the run's path:
+      // replaced whole, since the path and its counts change with it.
+      const scroll = [graph.scrollLeft, graph.scrollTop];
+      graph.innerHTML = v.svg;
+      graph.scrollLeft = scroll[0]; graph.scrollTop = scroll[1];
+    }
+    paint(v.nodes || {});
+    stepRows(v.steps);
+    itemRows(v.items);
+    question(v.waiting);
+    document.body.dataset.status = v.status;
+    document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
+    // How long the last update took to apply, for the benchmarks.
+    document.body.dataset.updateMs = (performance.now() - t0).toFixed(1);
+  }
+
+  function show(step, item) {
+    selected = step;
+    let url = "/run/" + encodeURIComponent(id) + "/step/" + encodeURIComponent(step) + "?fragment=1";
+    if (item) url += "&item=" + encodeURIComponent(item);
+    fetch(url, { credentials: "same-origin" }).then(function (r) { return r.text(); }).then(function (html) {
+      // The fragment is the server's template output, escaped there.
+      detail.innerHTML = html;
+    });
+    graph.querySelectorAll("g.node").forEach(function (g) { g.classList.toggle("selected", g.id === "node-" + step); });
+    document.querySelectorAll("#steps tr").forEach(function (tr) { tr.classList.toggle("selected", tr.dataset.step === step); });
+  }
+
+  graph.addEventListener("click", function (e) {
+    const g = e.target.closest("g.node.step");
+    if (!g) return;
+    e.preventDefault();
+    show(g.id.replace(/^node-/, ""));
+  });
+  document.getElementById("steps").addEventListener("click", function (e) {
+    const tr = e.target.closest("tr[data-step]");
+    if (!tr) return;
+    e.preventDefault();
+    show(tr.dataset.step);
+  });
+  detail.addEventListener("click", function (e) {
+    const a = e.target.closest("a[data-item]");
+    if (!a || !selected) return;
+    e.preventDefault();
+    show(selected, a.dataset.item);
+  });
+
+  try { paint(JSON.parse(document.getElementById("nodes").textContent)); } catch (e) { /* no states yet */ }
+  if (window.EventSource) {
+    const es = new EventSource("/run/" + encodeURIComponent(id) + "/live");
+    es.addEventListener("update", function (e) { update(JSON.parse(e.data)); });
+    es.addEventListener("gone", function () { es.close(); });
+  }
+})();

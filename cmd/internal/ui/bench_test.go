@@ -1,0 +1,128 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/apl-lang/apl/interp"
+	"github.com/apl-lang/apl/interp/draw"
+	"github.com/apl-lang/apl/lang"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// itemsPlaybook runs a body of two steps for each of its items.
+const itemsPlaybook = `
+playbook "many" {}
+input "tasks" { type = list(string) }
+step "prepare" {}
+step "work" {
+  for_each    = "inputs.tasks"
+  key         = "item"
+  concurrency = 8
+  step "build" {}
+  step "test" {}
+}
+step "report" {}
+`
+
+// manyItems is a project with one completed run, r1, of 1,000 items.
+func manyItems(b *testing.B) *project {
+	b.Helper()
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "many.hcl"), []byte(itemsPlaybook), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	pb, diags := (&lang.Loader{}).Load(filepath.Join(dir, "many.hcl"))
+	if diags.HasErrors() {
+		b.Fatal(diags)
+	}
+	var tasks []cty.Value
+	for i := range 1000 {
+		tasks = append(tasks, cty.StringVal(fmt.Sprintf("task-%04d", i)))
+	}
+	res, err := interp.Start(context.Background(), pb, "many.hcl", interp.Options{Workdir: dir, RunID: "r1", NoSync: true,
+		Inputs: map[string]cty.Value{"tasks": cty.ListVal(tasks)}})
+	if err != nil || res.Status != interp.StatusCompleted {
+		b.Fatal(err, res)
+	}
+	return &project{dir: dir, runs: interp.RunsDir(dir), pb: pb}
+}
+
+func benchServer(p *project) *Server {
+	s := p.server()
+	if _, err := exec.LookPath("dot"); err == nil {
+		s.opts.Render = draw.Render
+	}
+	return s
+}
+
+// BenchmarkRunPage1000Items serves the page of a run of 1,000 items:
+// reading the run, drawing its graph (with Graphviz when installed) and
+// the items' table.
+func BenchmarkRunPage1000Items(b *testing.B) {
+	s := benchServer(manyItems(b))
+	size := 0
+	for b.Loop() {
+		w := get(s, "/run/r1")
+		if w.Code != http.StatusOK {
+			b.Fatal(w.Code, w.Body.String())
+		}
+		size = w.Body.Len()
+	}
+	b.ReportMetric(float64(size)/1024, "KiB/page")
+}
+
+// BenchmarkLiveUpdate1000Items is one update of the live stream of that
+// run: what the server does each time the run's state changes.
+func BenchmarkLiveUpdate1000Items(b *testing.B) {
+	p := manyItems(b)
+	s := benchServer(p)
+	size := 0
+	for b.Loop() {
+		run, err := s.opts.Runs.Open("r1")
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, err := json.Marshal(s.view(run))
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = len(data)
+	}
+	b.ReportMetric(float64(size)/1024, "KiB/update")
+}
+
+// BenchmarkBrowserRunPage1000Items loads that run's page in headless
+// Chromium until the page has applied the live stream's first update:
+// ms/op is the whole, load-ms the browser's load event, update-ms the
+// time the page's script took to apply the update (1,000 rows and the
+// graph).
+func BenchmarkBrowserRunPage1000Items(b *testing.B) {
+	p := manyItems(b)
+	s := benchServer(p)
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	br := newBrowser(b)
+	br.open(ts.URL + "/?token=" + s.Token())
+	br.until("the runs page", `document.querySelector('#runs')`)
+	var load, update float64
+	for b.Loop() {
+		br.open(ts.URL + "/run/r1")
+		br.until("the page with its first update", `Number(document.body.dataset.updates) >= 1 && document.querySelectorAll('#items tbody tr').length === 1000`)
+		load, _ = strconv.ParseFloat(br.eval(`performance.getEntriesByType('navigation')[0].loadEventEnd`), 64)
+		u, _ := strconv.Unquote(br.eval(`document.body.dataset.updateMs`))
+		update, _ = strconv.ParseFloat(u, 64)
+	}
+	b.ReportMetric(load, "load-ms")
+	b.ReportMetric(update, "update-ms")
+	br.noErrors()
+	br.open("about:blank") // ends the live stream, so the server can close
+}
