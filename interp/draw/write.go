@@ -228,6 +228,9 @@ func stepHTML(s *lang.Step, badge string) string {
 	if a := actionText(s); a != "" {
 		rows = append(rows, small(a))
 	}
+	if s.Template != "" {
+		rows = append(rows, small("template."+s.Template))
+	}
 	if s.When != nil {
 		for _, l := range wrap("when "+oneLine(s.When.Source), 34, 3) {
 			rows = append(rows, small(l))
