@@ -1,0 +1,12 @@
+//go:build !unix
+
+package ui
+
+import "os/exec"
+
+func ownGroup(*exec.Cmd) {}
+
+func killGroup(cmd *exec.Cmd) {
+	cmd.Process.Kill()
+	cmd.Wait()
+}
