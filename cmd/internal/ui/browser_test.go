@@ -406,3 +406,37 @@ func TestBrowserStepTurnsDone(t *testing.T) {
 	}
 	b.noErrors()
 }
+
+// TestBrowserItemsUpdate follows a for_each run: each update redraws only
+// the rows of the items that moved on (a run of 1,000 items would redraw
+// 1,000 rows each time otherwise), and the table ends with every item
+// done, in order, without a reload.
+func TestBrowserItemsUpdate(t *testing.T) {
+	chromium(t)
+	keys := []string{"a", "b", "c", "d", "e"}
+	p, open := gatedItemsRun(t, keys)
+	s, url := uiServer(t, p)
+	b := newBrowser(t)
+	b.open(url + "/run/r1?token=" + s.Token())
+	b.until("an update from the live stream", `Number(document.body.dataset.updates) >= 1`)
+	b.until("item a shown running", `document.querySelector('#items tr[data-key=a] .st-running')`)
+	b.eval(`window.__sameDocument = true; window.__rowC = document.querySelector('#items tr[data-key=c]')`)
+	open("a")
+	b.until("item a shown done", `document.querySelector('#items tr[data-key=a] .st-completed')`)
+	b.until("item b shown running", `document.querySelector('#items tr[data-key=b] .st-running')`)
+	if b.eval(`!!window.__rowC && window.__rowC === document.querySelector('#items tr[data-key=c]')`) != "true" {
+		t.Errorf("item c's row was redrawn though c did not change")
+	}
+	for _, k := range keys[1:] {
+		open(k)
+	}
+	b.until("the run completed on the page", `document.body.dataset.status === 'completed'`)
+	b.until("every item done", `document.querySelectorAll('#items tbody .st-completed').length === 5`)
+	if got := b.eval(`Array.from(document.querySelectorAll('#items tbody tr')).map(function (tr) { return tr.dataset.key; }).join(',')`); got != `"a,b,c,d,e"` {
+		t.Errorf("the items' rows: %s", got)
+	}
+	if b.eval(`window.__sameDocument === true`) != "true" {
+		t.Errorf("the page reloaded")
+	}
+	b.noErrors()
+}
