@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,10 +64,17 @@ func newBrowser(t testing.TB) *browser {
 		t.Fatal(err)
 	}
 	b := &browser{t: t, in: cmdW, waiting: map[int]chan json.RawMessage{}}
+	// The profile is not a t.TempDir: chromium's helper processes may
+	// still be writing to it as the test ends, and the test's cleanup
+	// would then fail on a directory that is not empty.
+	profile, err := os.MkdirTemp("", "apl-ui-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	b.cmd = exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
-		"--user-data-dir="+t.TempDir(), "--remote-debugging-pipe", "about:blank")
+		"--user-data-dir="+profile, "--remote-debugging-pipe", "about:blank")
 	b.cmd.ExtraFiles = []*os.File{cmdR, outW}
-	ownGroup(b.cmd)
+	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +82,15 @@ func newBrowser(t testing.TB) *browser {
 	outW.Close()
 	t.Cleanup(func() {
 		cmdW.Close()
-		killGroup(b.cmd)
+		// The whole group: chromium's helpers too.
+		syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+		b.cmd.Wait()
+		for range 20 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 	})
 	go b.read(outR)
 	var target struct{ TargetID string }

@@ -169,4 +169,7 @@ locals {
     ? local.last_debug.remaining
     : concat(try(steps.verify.output.failures, []), try(steps.judge.output.recommendation, "") == "debug" ? try(steps.judge.output.concerns, []) : [])
   )
+
+  # Why the judge stops the phase: its notes, else its concerns.
+  judge_reason = try(coalesce(steps.judge.output.notes, ""), join("; ", steps.judge.output.concerns))
 }

@@ -149,20 +149,13 @@ step "rate" {
 # STEP 5: GATE DECISION. Rules are tried in order; the first match wins.
 step "gate" {
   gate {
-    rule "rollback" {
-      when    = "steps.judge.output.recommendation == 'rollback'"
-      log     = "Phase ${inputs.phase_id} rollback recommended by judge. Reason: ${try(coalesce(steps.judge.output.notes, ""), join("; ", steps.judge.output.concerns))}"
-      set     = { recommendation = "rollback" }
+    # The judge's rollback or halt: the phase stops and rolls back.
+    rule "judge_stops" {
+      when    = "steps.judge.output.recommendation in ['rollback', 'halt']"
+      log     = "Phase ${inputs.phase_id} ${steps.judge.output.recommendation == "rollback" ? "rollback recommended" : "HALTED"} by judge. Reason: ${local.judge_reason}"
+      set     = { recommendation = steps.judge.output.recommendation }
       event   = "rollback_initiated"
-      details = { phase_id = inputs.phase_id, recommendation = "rollback", reason = try(coalesce(steps.judge.output.notes, ""), join("; ", steps.judge.output.concerns)) }
-      goto    = "bookkeeping"
-    }
-    rule "halt" {
-      when    = "steps.judge.output.recommendation == 'halt'"
-      log     = "Phase ${inputs.phase_id} HALTED by judge. Reason: ${try(coalesce(steps.judge.output.notes, ""), join("; ", steps.judge.output.concerns))}"
-      set     = { recommendation = "halt" }
-      event   = "rollback_initiated"
-      details = { phase_id = inputs.phase_id, recommendation = "halt", reason = try(coalesce(steps.judge.output.notes, ""), join("; ", steps.judge.output.concerns)) }
+      details = { phase_id = inputs.phase_id, recommendation = steps.judge.output.recommendation, reason = local.judge_reason }
       goto    = "bookkeeping"
     }
     # Human-verify checkpoint, Cases 1 and 2: checkpoint tasks the
