@@ -17,6 +17,7 @@ import (
 
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/interp/draw"
+	"github.com/apl-lang/apl/lang"
 )
 
 // The browser tests drive headless Chromium over the DevTools protocol on
@@ -333,6 +334,125 @@ func TestBrowserPlaybook(t *testing.T) {
 	b.until("the playbook's graph", `document.querySelector('#graph svg')`)
 	if got := b.eval(`document.querySelector('h1').innerText`); !strings.Contains(got, "esc") {
 		t.Errorf("title: %s", got)
+	}
+	b.noErrors()
+}
+
+// gatedPlaybook's middle step waits until a file named "go" exists in the
+// project directory, which the test creates: the run is held at a running
+// step for as long as the test needs, with no timing involved.
+const gatedPlaybook = `
+playbook "gated" {}
+step "first" {
+  shell { command = ["echo", "one"] }
+}
+step "gate" {
+  shell { command = ["sh", "-c", "while [ ! -e go ]; do sleep 0.02; done; echo through"] }
+}
+step "last" {
+  shell { command = ["echo", "three"] }
+}
+`
+
+// TestBrowserStepTurnsDone opens a run while its step runs and watches,
+// without a reload, that step turn done and the run go on to the end.
+func TestBrowserStepTurnsDone(t *testing.T) {
+	chromium(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "gated.hcl"), []byte(gatedPlaybook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pb, diags := (&lang.Loader{}).Load(filepath.Join(dir, "gated.hcl"))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	p := &project{dir: dir, runs: interp.RunsDir(dir), pb: pb}
+	done := make(chan error, 1)
+	go func() {
+		_, err := interp.Start(context.Background(), pb, "gated.hcl", interp.Options{Workdir: dir, RunID: "g1", NoSync: true})
+		done <- err
+	}()
+	gate := filepath.Join(dir, "go")
+	t.Cleanup(func() {
+		os.WriteFile(gate, nil, 0o644) // lets the run end if the test failed early
+		<-done
+	})
+	s, url := uiServer(t, p)
+	// The run's page exists once the run has written its state.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if st, _, err := interp.ReadRun(filepath.Join(p.runs, "g1")); err == nil && st.Steps["gate"] != nil && st.Steps["gate"].Status == interp.StepRunning {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run never reached its gate step")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b := newBrowser(t)
+	b.open(url + "/run/g1?token=" + s.Token())
+	b.until("an update from the live stream", `Number(document.body.dataset.updates) >= 1`)
+	b.until("the gate step shown running", `document.querySelector('#steps tr[data-step=gate] .st-running')`)
+	withGraph := b.eval(`!!document.getElementById('node-gate')`) == "true"
+	if withGraph {
+		b.until("the gate node painted running", `document.getElementById('node-gate').classList.contains('st-running')`)
+		if b.eval(`document.getElementById('node-last').classList.contains('st-done')`) == "true" {
+			t.Errorf("the last step is painted done before it ran")
+		}
+	} else {
+		t.Log("graphviz not installed (no dot command): the graph's nodes are not checked")
+	}
+	if got := b.eval(`document.body.dataset.status`); got != `"running"` {
+		t.Errorf("the run's status on the page: %s", got)
+	}
+	b.eval(`window.__sameDocument = true`)
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.until("the gate step shown done", `document.querySelector('#steps tr[data-step=gate] .st-done')`)
+	if withGraph {
+		b.until("the gate node painted done", `document.getElementById('node-gate').classList.contains('st-done')`)
+	}
+	b.until("the run completed on the page", `document.body.dataset.status === 'completed'`)
+	if withGraph {
+		b.until("the last node painted done", `document.getElementById('node-last').classList.contains('st-done')`)
+	}
+	if b.eval(`window.__sameDocument === true`) != "true" {
+		t.Errorf("the page reloaded")
+	}
+	b.noErrors()
+}
+
+// TestBrowserItemsUpdate follows a for_each run: each update redraws only
+// the rows of the items that moved on (a run of 1,000 items would redraw
+// 1,000 rows each time otherwise), and the table ends with every item
+// done, in order, without a reload.
+func TestBrowserItemsUpdate(t *testing.T) {
+	chromium(t)
+	keys := []string{"a", "b", "c", "d", "e"}
+	p, open := gatedItemsRun(t, keys)
+	s, url := uiServer(t, p)
+	b := newBrowser(t)
+	b.open(url + "/run/r1?token=" + s.Token())
+	b.until("an update from the live stream", `Number(document.body.dataset.updates) >= 1`)
+	b.until("item a shown running", `document.querySelector('#items tr[data-key=a] .st-running')`)
+	b.eval(`window.__sameDocument = true; window.__rowC = document.querySelector('#items tr[data-key=c]')`)
+	open("a")
+	b.until("item a shown done", `document.querySelector('#items tr[data-key=a] .st-completed')`)
+	b.until("item b shown running", `document.querySelector('#items tr[data-key=b] .st-running')`)
+	if b.eval(`!!window.__rowC && window.__rowC === document.querySelector('#items tr[data-key=c]')`) != "true" {
+		t.Errorf("item c's row was redrawn though c did not change")
+	}
+	for _, k := range keys[1:] {
+		open(k)
+	}
+	b.until("the run completed on the page", `document.body.dataset.status === 'completed'`)
+	b.until("every item done", `document.querySelectorAll('#items tbody .st-completed').length === 5`)
+	if got := b.eval(`Array.from(document.querySelectorAll('#items tbody tr')).map(function (tr) { return tr.dataset.key; }).join(',')`); got != `"a,b,c,d,e"` {
+		t.Errorf("the items' rows: %s", got)
+	}
+	if b.eval(`window.__sameDocument === true`) != "true" {
+		t.Errorf("the page reloaded")
 	}
 	b.noErrors()
 }

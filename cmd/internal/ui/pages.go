@@ -106,12 +106,15 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) *Run {
 
 // runPage is one run: its graph, its steps and items, its question.
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
+	// The stamp is read before the run: if the run changes in between, the
+	// live stream finds the page older than the run and sends it whole.
+	stamp, _ := s.opts.Runs.Stamp(r.PathValue("id"))
 	run := s.open(w, r)
 	if run == nil {
 		return
 	}
 	v := s.view(run)
-	s.render(w, "run.html", map[string]any{"Run": run, "View": v, "CSRF": s.csrf,
+	s.render(w, "run.html", map[string]any{"Run": run, "View": v, "Stamp": stamp, "CSRF": s.csrf,
 		"Docs": s.documents(run), "Answered": r.URL.Query().Get("answered")})
 }
 
@@ -124,7 +127,10 @@ type runView struct {
 	// failed, skipped or waiting.
 	Nodes map[string]string `json:"nodes"`
 	Steps []stepRow         `json:"steps"`
-	Items []itemRow         `json:"items"`
+	// Items are the for_each items' rows; in an update of the live
+	// stream, only those that changed since the last one unless ItemsFull.
+	Items     []itemRow `json:"items"`
+	ItemsFull bool      `json:"items_full,omitempty"`
 	// SVG is the graph drawn with the run over it; Text the same as text
 	// when it could not be drawn (no Graphviz), with GraphError why.
 	SVG        template.HTML `json:"svg,omitempty"`
@@ -146,6 +152,8 @@ type stepRow struct {
 }
 
 type itemRow struct {
+	// I is the row's place in the whole table.
+	I       int    `json:"i"`
 	Step    string `json:"step"`
 	Key     string `json:"key"`
 	Status  string `json:"status"`
@@ -218,7 +226,7 @@ func (s *Server) view(run *Run) *runView {
 	for _, fe := range slicesSorted(st.Items) {
 		items := st.Items[fe]
 		for _, it := range sortedItems(items) {
-			row := itemRow{Step: fe, Key: it.Key, Status: it.Status, Current: it.Current, Error: s.redact(it.Error)}
+			row := itemRow{I: len(v.Items), Step: fe, Key: it.Key, Status: it.Status, Current: it.Current, Error: s.redact(it.Error)}
 			waiting := v.Waiting != nil && v.Waiting.Item == it.Key && it.Steps[v.Waiting.Step] != nil
 			if waiting {
 				row.Status = "waiting"

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -28,6 +29,10 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	tick := time.NewTicker(s.opts.Poll)
 	defer tick.Stop()
 	last, quiet := "", 0
+	// prev is the view the page shows: none at first, unless the page
+	// says which state it was drawn from and that is still the run's.
+	var prev *runView
+	page := r.URL.Query().Get("stamp")
 	for {
 		stamp, err := s.opts.Runs.Stamp(id)
 		switch {
@@ -41,7 +46,12 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 				break // being written: the next tick reads it
 			}
 			last = stamp
-			b, err := json.Marshal(s.view(run))
+			v := s.view(run)
+			if prev == nil && page != "" && stamp == page {
+				prev = v
+			}
+			b, err := json.Marshal(v.since(prev))
+			prev = v
 			if err != nil {
 				return
 			}
@@ -62,4 +72,42 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		case <-tick.C:
 		}
 	}
+}
+
+// since is the update that brings a page showing prev to v: the SVG only
+// if it changed, and the item rows that changed (all of them when prev is
+// nil or a row went away). A run of 1,000 items changes a few at a time;
+// sending them all each time made every update as big as the page.
+func (v *runView) since(prev *runView) *runView {
+	d := *v
+	if prev == nil {
+		d.ItemsFull = true
+		return &d
+	}
+	if d.SVG == prev.SVG {
+		d.SVG = ""
+	}
+	before := make(map[[2]string]*itemRow, len(prev.Items))
+	for i := range prev.Items {
+		before[[2]string{prev.Items[i].Step, prev.Items[i].Key}] = &prev.Items[i]
+	}
+	d.Items = nil
+	for _, row := range v.Items {
+		k := [2]string{row.Step, row.Key}
+		old := before[k]
+		delete(before, k)
+		if old == nil || !old.same(row) {
+			d.Items = append(d.Items, row)
+		}
+	}
+	if len(before) > 0 {
+		d.Items, d.ItemsFull = v.Items, true
+	}
+	return &d
+}
+
+// same says whether a row shows the same as o. Its place may differ: a
+// row inserted before it moves it on the page as well.
+func (r *itemRow) same(o itemRow) bool {
+	return r.Status == o.Status && r.Current == o.Current && r.Error == o.Error && slices.Equal(r.Path, o.Path)
 }

@@ -49,25 +49,52 @@
     body.replaceChildren(frag);
   }
 
-  function itemRows(items) {
-    document.getElementById("items-section").hidden = !items || items.length === 0;
-    const body = document.querySelector("#items tbody");
-    const frag = document.createDocumentFragment();
-    (items || []).forEach(function (it) {
-      const tr = document.createElement("tr");
-      tr.appendChild(text("td", it.step));
-      tr.appendChild(text("td", it.key));
-      const st = document.createElement("td"); st.appendChild(text("span", it.status, "state st-" + it.status)); tr.appendChild(st);
-      const p = document.createElement("td");
-      (it.path || []).forEach(function (s, i) {
-        if (i > 0) p.appendChild(document.createTextNode(" → "));
-        p.appendChild(text("span", s.step, "pstep st-" + s.state));
-      });
-      tr.appendChild(p);
-      tr.appendChild(text("td", it.error, "err"));
-      frag.appendChild(tr);
+  // rows finds the items' rows by for_each and key, from the page as the
+  // server drew it, then as updates change it.
+  let rows = null;
+  function rowKey(step, key) { return step + "\u0000" + key; }
+  function indexRows(body) {
+    rows = new Map();
+    body.querySelectorAll("tr").forEach(function (tr) { rows.set(rowKey(tr.dataset.step, tr.dataset.key), tr); });
+  }
+
+  function itemRow(it) {
+    const tr = document.createElement("tr");
+    tr.dataset.step = it.step;
+    tr.dataset.key = it.key;
+    tr.appendChild(text("td", it.step));
+    tr.appendChild(text("td", it.key));
+    const st = document.createElement("td"); st.appendChild(text("span", it.status, "state st-" + it.status)); tr.appendChild(st);
+    const p = document.createElement("td");
+    (it.path || []).forEach(function (s, i) {
+      if (i > 0) p.appendChild(document.createTextNode(" → "));
+      p.appendChild(text("span", s.step, "pstep st-" + s.state));
     });
-    body.replaceChildren(frag);
+    tr.appendChild(p);
+    tr.appendChild(text("td", it.error, "err"));
+    return tr;
+  }
+
+  // itemRows applies an update's items: the whole table when full, else
+  // only the rows that changed, each at its place (i), so that an update
+  // of a run of 1,000 items touches the few that moved on.
+  function itemRows(items, full) {
+    const body = document.querySelector("#items tbody");
+    if (full) {
+      const frag = document.createDocumentFragment();
+      (items || []).forEach(function (it) { frag.appendChild(itemRow(it)); });
+      body.replaceChildren(frag);
+      indexRows(body);
+    } else {
+      if (!rows) indexRows(body);
+      (items || []).forEach(function (it) {
+        const tr = itemRow(it), k = rowKey(it.step, it.key), old = rows.get(k);
+        if (old) old.replaceWith(tr);
+        else body.insertBefore(tr, body.children[it.i] || null);
+        rows.set(k, tr);
+      });
+    }
+    document.getElementById("items-section").hidden = body.children.length === 0;
   }
 
   function question(w) {
@@ -105,14 +132,15 @@
     document.getElementById("cost").textContent = v.cost;
     if (v.svg) {
       // The SVG is Graphviz's drawing of the playbook with the run's path:
-      // replaced whole, since the path and its counts change with it.
+      // replaced whole, since the path and its counts change with it. An
+      // update without one leaves the drawing as it is.
       const scroll = [graph.scrollLeft, graph.scrollTop];
       graph.innerHTML = v.svg;
       graph.scrollLeft = scroll[0]; graph.scrollTop = scroll[1];
     }
     paint(v.nodes || {});
     stepRows(v.steps);
-    itemRows(v.items);
+    itemRows(v.items, v.items_full);
     question(v.waiting);
     document.body.dataset.status = v.status;
     document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
@@ -153,7 +181,9 @@
 
   try { paint(JSON.parse(document.getElementById("nodes").textContent)); } catch (e) { /* no states yet */ }
   if (window.EventSource) {
-    const es = new EventSource("/run/" + encodeURIComponent(id) + "/live");
+    // The stamp says which state the page was drawn from: the stream
+    // then sends only what changed since.
+    const es = new EventSource("/run/" + encodeURIComponent(id) + "/live?stamp=" + encodeURIComponent(run.dataset.stamp || ""));
     es.addEventListener("update", function (e) { update(JSON.parse(e.data)); });
     es.addEventListener("gone", function () { es.close(); });
   }
