@@ -142,6 +142,14 @@ func (b *browser) read(r *os.File) {
 // call sends a DevTools command and decodes its result into out.
 func (b *browser) call(session, method string, params any, out any) {
 	b.t.Helper()
+	if err := b.try(session, method, params, out); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// try is call that returns chromium's error instead of failing the test.
+func (b *browser) try(session, method string, params any, out any) error {
+	b.t.Helper()
 	b.mu.Lock()
 	b.next++
 	id := b.next
@@ -157,20 +165,21 @@ func (b *browser) call(session, method string, params any, out any) {
 	}
 	data, _ := json.Marshal(msg)
 	if _, err := b.in.Write(append(data, 0)); err != nil {
-		b.t.Fatalf("%s: %v", method, err)
+		return fmt.Errorf("%s: %v", method, err)
 	}
 	select {
 	case res := <-ch:
 		if strings.Contains(string(res), `"cdpError"`) {
-			b.t.Fatalf("%s: %s", method, res)
+			return fmt.Errorf("%s: %s", method, res)
 		}
 		if out != nil {
 			if err := json.Unmarshal(res, out); err != nil {
-				b.t.Fatalf("%s: %v: %s", method, err, res)
+				return fmt.Errorf("%s: %v: %s", method, err, res)
 			}
 		}
+		return nil
 	case <-time.After(time.Minute):
-		b.t.Fatalf("%s: no reply from chromium", method)
+		return fmt.Errorf("%s: no reply from chromium", method)
 	}
 }
 
@@ -196,8 +205,19 @@ func (b *browser) eval(expr string) string {
 func (b *browser) until(what, expr string) {
 	b.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
-	// A page being replaced has no body for a moment: that is "not yet".
-	for b.eval("(function () { try { return !!("+expr+"); } catch (e) { return false; } })()") != "true" {
+	// A page being replaced has no body for a moment, and a page being
+	// navigated away from cannot evaluate at all: both are "not yet".
+	holds := func() bool {
+		var res struct {
+			Result struct{ Value json.RawMessage }
+		}
+		err := b.try(b.session, "Runtime.evaluate", map[string]any{
+			"expression":    "(function () { try { return !!(" + expr + "); } catch (e) { return false; } })()",
+			"returnByValue": true,
+		}, &res)
+		return err == nil && string(res.Result.Value) == "true"
+	}
+	for !holds() {
 		if time.Now().After(deadline) {
 			b.t.Fatalf("%s: %s never held; the page (%s) says:\n%.3000s", what, expr, b.eval("location.href"), b.eval("document.documentElement ? document.documentElement.outerHTML : ''"))
 		}
