@@ -296,11 +296,15 @@ func (l *loader) expandIn(b *hclsyntax.Block, byName map[string]*Template, addr 
 func (l *loader) instantiate(b *hclsyntax.Block, use *hclsyntax.Attribute, byName map[string]*Template, addr string) (*hclsyntax.Block, hcl.Diagnostics) {
 	name := firstLabel(b)
 	tr, d := hcl.AbsTraversalForExpr(use.Expr)
-	if d.HasErrors() || len(tr) != 2 || tr.RootName() != "template" {
+	attr, isAttr := hcl.TraverseAttr{}, false
+	if !d.HasErrors() && len(tr) == 2 && tr.RootName() == "template" {
+		attr, isAttr = tr[1].(hcl.TraverseAttr)
+	}
+	if !isAttr {
 		return withoutUse(b), hcl.Diagnostics{errDiag("Invalid use",
 			"use takes a template of the playbook: use = template.NAME.", use.Expr.Range())}
 	}
-	tname := tr[1].(hcl.TraverseAttr).Name
+	tname := attr.Name
 	t := byName[tname]
 	if t == nil {
 		return withoutUse(b), hcl.Diagnostics{errDiag("Reference to undeclared template",
@@ -339,8 +343,12 @@ func (l *loader) instantiate(b *hclsyntax.Block, use *hclsyntax.Attribute, byNam
 				continue
 			}
 			rng := hcl.RangeBetween(krng, kv.Value.Range())
+			value, ok := kv.Value.(hclsyntax.Expression)
+			if !ok {
+				continue // only HCL's native syntax gets here
+			}
 			inst.args[key] = rng
-			args.Attributes[key] = &hclsyntax.Attribute{Name: key, Expr: rw.expr(kv.Value.(hclsyntax.Expression)), SrcRange: rng, NameRange: krng}
+			args.Attributes[key] = &hclsyntax.Attribute{Name: key, Expr: rw.expr(value), SrcRange: rng, NameRange: krng}
 		}
 	}
 	for _, p := range t.Params {
@@ -356,7 +364,10 @@ func (l *loader) instantiate(b *hclsyntax.Block, use *hclsyntax.Attribute, byNam
 			args.Attributes[p.Name] = &hclsyntax.Attribute{Name: p.Name, Expr: null, SrcRange: use.SrcRange, NameRange: use.NameRange}
 			continue
 		}
-		def := p.Default.(hclsyntax.Expression)
+		def, ok := p.Default.(hclsyntax.Expression)
+		if !ok {
+			continue
+		}
 		args.Attributes[p.Name] = &hclsyntax.Attribute{Name: p.Name, Expr: rw.expr(def), SrcRange: def.Range(), NameRange: p.DeclRange}
 	}
 

@@ -92,7 +92,12 @@ step "outside" {
 
 step "args_block" {
   use = template.fix # ERROR: Missing argument
+  next = "by_index"
   with { # ERROR: with is an attribute
     issues = []
   }
+}
+
+step "by_index" {
+  use = template["fix"] # ERROR: Invalid use
 }
