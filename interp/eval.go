@@ -2,6 +2,7 @@ package interp
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -101,7 +102,11 @@ func (r *run) rootValue(root string, view stepsView, f *frame, rd reads) cty.Val
 	case lang.RootVars:
 		return cty.ObjectVal(r.vars)
 	case lang.RootLocal:
-		return r.withLateLocals(view, withStepLocals(r.localsValue(view, rd.locals, rd.all), f), f)
+		locals := withStepLocals(r.localsValue(view, rd.locals, rd.all), f)
+		if rd.all || readsLate(f, rd.locals) {
+			locals = r.withLateLocals(view, locals, f)
+		}
+		return locals
 	case lang.RootItem:
 		return f.item.value
 	case lang.RootItemAttempt:
@@ -178,6 +183,20 @@ func (r *run) stepLocals(f *frame, s *lang.Step) (cty.Value, error) {
 		f.locals = cty.ObjectVal(m)
 	}
 	return f.locals, nil
+}
+
+// readsLate reports whether names (the locals some expressions read; ""
+// for local[expr]) take in a late local of frame f's current step.
+func readsLate(f *frame, names []string) bool {
+	if f == nil || f.step == nil {
+		return false
+	}
+	for _, lv := range f.step.Locals {
+		if lv.Late && (slices.Contains(names, lv.Name) || slices.Contains(names, "")) {
+			return true
+		}
+	}
+	return false
 }
 
 // withLateLocals adds to locals the late locals of the current step of

@@ -290,8 +290,7 @@ func (l *loader) decodeStepAction(s *Step) hcl.Diagnostics {
 	l.stepContents[s] = content
 	var action *hcl.Block
 	for _, ab := range content.Blocks {
-		switch ab.Type {
-		case "step", "locals", argsBlock, "limit", "retry", "check", "gate":
+		if !actionBlocks[ab.Type] {
 			continue
 		}
 		if action != nil {

@@ -335,7 +335,7 @@ func (l *loader) instantiate(b *hclsyntax.Block, use *hclsyntax.Attribute, byNam
 				continue
 			case p == nil:
 				diags = append(diags, errDiag("Unknown argument",
-					fmt.Sprintf("Template %q has no param %q.%s It has: %s.", t.Name, key, didYouMean(key, t.paramNames()), listOrNone(t.paramNames())), krng))
+					fmt.Sprintf("Template %q has no param %q.%s Its params: %s.", t.Name, key, didYouMean(key, t.paramNames()), quoteList(t.paramNames())), krng))
 				continue
 			case args.Attributes[key] != nil:
 				diags = append(diags, errDiag("Duplicate argument",
@@ -422,14 +422,8 @@ func mergeArgs(up, own *hclsyntax.Attribute) *hclsyntax.Attribute {
 	return &na
 }
 
-func listOrNone(names []string) string {
-	if len(names) == 0 {
-		return "no params"
-	}
-	return fmt.Sprintf("%q", names)
-}
-
-// actionBlocks are the block types that hold a step's action.
+// actionBlocks are the block types that hold a step's action
+// (decodeStepAction reads the one a step has).
 var actionBlocks = map[string]bool{"shell": true, "agent": true, "call": true, "ask": true, "playbook": true}
 
 // relabelAction gives the template's action block the labels of the
