@@ -102,12 +102,11 @@ const argsBlock = "with"
 func argLocal(param string) string { return RootParam + "." + param }
 
 // instance records how a step was expanded from its template, for the
-// checks once it is decoded (checkInstances).
+// checks once it is decoded (checkArgs).
 type instance struct {
 	tmpl *Template
 	// args holds the range of each argument given (with), by param name.
 	args map[string]hcl.Range
-	use  hcl.Range
 }
 
 // expandTemplates reads the templates of the effective playbook body and
@@ -311,7 +310,7 @@ func (l *loader) instantiate(b *hclsyntax.Block, use *hclsyntax.Attribute, byNam
 			fmt.Sprintf("There is no template named %q.%s", tname, didYouMean(tname, slices.Sorted(maps.Keys(byName)))), use.Expr.Range())}
 	}
 	t.Uses = append(t.Uses, name)
-	inst := &instance{tmpl: t, args: map[string]hcl.Range{}, use: use.SrcRange}
+	inst := &instance{tmpl: t, args: map[string]hcl.Range{}}
 	l.instances[name] = inst
 	var diags hcl.Diagnostics
 	rw := rewriter{l: l, inst: name}
