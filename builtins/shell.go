@@ -49,7 +49,8 @@ type ShellSpec struct {
 	// either way it must lie inside Shell.Workdir.
 	Dir string
 	// Env holds extra KEY=VALUE pairs; they override the inherited
-	// environment.
+	// environment, which a Shell reads once, when it first starts a
+	// command (on Linux; elsewhere at every start).
 	Env []string
 	// Stdin is fed to the command; empty means it reads /dev/null.
 	Stdin string
@@ -70,8 +71,9 @@ type ShellSpec struct {
 	Started func(pid int)
 	// Live, when set, is called with each line the command prints, as it
 	// prints it, without its newline (apl run --verbose); stderr tells
-	// the stream. The two streams call it from different goroutines. It
-	// sees all the output, MaxOutput or not.
+	// the stream. The two streams may call it from different goroutines
+	// (elsewhere than Linux, where one goroutine reads both). It sees all
+	// the output, MaxOutput or not.
 	Live func(stderr bool, line string)
 }
 
@@ -116,6 +118,16 @@ type Shell struct {
 		dir  string
 		err  error
 	}
+	// env is the environment a command inherits, read and de-duplicated
+	// when the Shell first starts one (execute, on Linux), rather than
+	// by os/exec at every start.
+	env struct {
+		once sync.Once
+		base []string
+	}
+	// usePipes makes Linux run commands as elsewhere (executePipes), for
+	// tests that check both ways agree.
+	usePipes bool
 }
 
 // Run runs spec and waits for it. The command gets its own process group;
@@ -147,18 +159,33 @@ func (s *Shell) Run(ctx context.Context, spec ShellSpec) (ShellResult, error) {
 		return res, fmt.Errorf("shell: command not started: %w", err)
 	}
 
+	if err := s.execute(ctx, spec, argv, dir, &res); err != nil {
+		return res, err
+	}
+	out, err := parseOutput(spec.Parse, res.Stdout, res.StdoutTruncated)
+	if err != nil {
+		return res, err
+	}
+	res.Output = out
+	return res, nil
+}
+
+// executePipes is execute with os/exec, a goroutine per stream, one
+// waiting for the command and a timer: where the system offers no
+// pidfd, and the way execute's own loop is checked against.
+func (s *Shell) executePipes(ctx context.Context, spec ShellSpec, argv []string, dir string, res *ShellResult) error {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), spec.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p, err := proc.Open(cmd, spec.Stdin != "")
 	if err != nil {
-		return res, fmt.Errorf("shell: %w", err)
+		return fmt.Errorf("shell: %w", err)
 	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		p.CloseAll()
-		return res, fmt.Errorf("shell: start %s: %w", argv[0], err)
+		return fmt.Errorf("shell: start %s: %w", argv[0], err)
 	}
 	p.CloseChildEnds()
 	if spec.Started != nil {
@@ -204,18 +231,13 @@ func (s *Shell) Run(ctx context.Context, spec ShellSpec) (ShellResult, error) {
 	res.Stderr, res.StderrTruncated = stderr.String()
 	res.TimedOut = errors.Is(stopped, ErrTimeout)
 	if stopped != nil {
-		return res, stopped
+		return stopped
 	}
 	var exitErr *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) {
-		return res, fmt.Errorf("shell: wait: %w", waitErr)
+		return fmt.Errorf("shell: wait: %w", waitErr)
 	}
-	out, err := parseOutput(spec.Parse, res.Stdout, res.StdoutTruncated)
-	if err != nil {
-		return res, err
-	}
-	res.Output = out
-	return res, nil
+	return nil
 }
 
 // stop ends the process group politely, then firmly, and returns what Wait
@@ -338,20 +360,7 @@ func (c *capture) Write(b []byte) (int, error) {
 func (c *capture) ReadFrom(r io.Reader) (int64, error) {
 	var total int64
 	for {
-		var n int
-		var err error
-		if room := c.max - len(c.buf); room > 0 {
-			if len(c.buf) == cap(c.buf) {
-				c.buf = slices.Grow(c.buf, min(room, max(512, cap(c.buf))))
-			}
-			n, err = r.Read(c.buf[len(c.buf):min(cap(c.buf), c.max)])
-			c.buf = c.buf[:len(c.buf)+n]
-		} else {
-			scratch := discardPool.Get().(*[]byte)
-			n, err = r.Read(*scratch)
-			discardPool.Put(scratch)
-			c.truncated = c.truncated || n > 0
-		}
+		n, err := c.readOnce(r)
 		total += int64(n)
 		if err == io.EOF {
 			return total, nil
@@ -360,6 +369,23 @@ func (c *capture) ReadFrom(r io.Reader) (int64, error) {
 			return total, err
 		}
 	}
+}
+
+// readOnce is one read of r into the capture, as ReadFrom reads.
+func (c *capture) readOnce(r io.Reader) (int, error) {
+	if room := c.max - len(c.buf); room > 0 {
+		if len(c.buf) == cap(c.buf) {
+			c.buf = slices.Grow(c.buf, min(room, max(512, cap(c.buf))))
+		}
+		n, err := r.Read(c.buf[len(c.buf):min(cap(c.buf), c.max)])
+		c.buf = c.buf[:len(c.buf)+n]
+		return n, err
+	}
+	scratch := discardPool.Get().(*[]byte)
+	n, err := r.Read(*scratch)
+	discardPool.Put(scratch)
+	c.truncated = c.truncated || n > 0
+	return n, err
 }
 
 var discardPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
