@@ -18,7 +18,8 @@ import (
 // step runs leaves a start without its end, and the process may well
 // still be running; resume stops that process group before it runs the
 // step again, so the step never runs twice side by side. One file kept
-// open, each line one write: it costs a step two small appends.
+// open, and a step's end written with the next step's start: it costs a
+// step one small append.
 //
 // STARTTIME is when the process started, in the clock ticks since boot
 // that /proc/PID/stat gives (field 22): one number, or LO-HI, the ticks
@@ -46,15 +47,28 @@ func (d *runDir) procStarted(name string, pid int, before string) {
 	d.procLine("start " + name + " " + strconv.Itoa(pid) + " " + start + "\n")
 }
 
-// procEnded records that a step's process ended and its group was reaped.
-func (d *runDir) procEnded(name string) { d.procLine("end " + name + "\n") }
+// procEnded records that a step's process ended and its group was
+// reaped. The line is written with the next one, or when the run
+// directory is closed: one write a step. A run killed before then leaves
+// a start without its end, whose process group resume finds gone (alive),
+// since it was killed and reaped before this was called.
+func (d *runDir) procEnded(name string) {
+	d.procsMu.Lock()
+	d.procsEnd = append(append(append(d.procsEnd, "end "...), name...), '\n')
+	d.procsMu.Unlock()
+}
 
+// procLine writes line, after the end lines that wait.
 func (d *runDir) procLine(line string) {
 	d.procsOnce.Do(func() {
 		d.procs, _ = os.OpenFile(filepath.Join(d.path, procsLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	})
-	if d.procs != nil {
-		d.procs.WriteString(line)
+	d.procsMu.Lock()
+	defer d.procsMu.Unlock()
+	b := append(d.procsEnd, line...)
+	d.procsEnd = b[:0]
+	if d.procs != nil && len(b) > 0 {
+		d.procs.Write(b)
 	}
 }
 

@@ -47,6 +47,9 @@ func TestHelperChild(t *testing.T) {
 	if os.Getenv("APL_TEST_DOCUMENT") != "" {
 		src = docChainPlaybook()
 	}
+	if os.Getenv("APL_TEST_SELFKILL") != "" {
+		src = selfKillPlaybook
+	}
 	pb := load(t, src)
 	_, err := Start(context.Background(), pb, "chain", Options{Workdir: work, RunID: "killed"})
 	if err != nil {

@@ -36,9 +36,13 @@ type runDir struct {
 	// attrs is the playbook's trace attributes, a JSON object whose
 	// fields every span gets.
 	attrs []byte
-	// procs is procs.log, opened on first use.
+	// procs is procs.log, opened on first use. procsEnd holds the "end"
+	// lines not yet written, which wait for the next line or close
+	// (procEnded); procsMu guards it and the writes.
 	procs     *os.File
 	procsOnce sync.Once
+	procsMu   sync.Mutex
+	procsEnd  []byte
 	// ended is set once the run ended (not paused or interrupted): close
 	// removes the lock file, which only a run that may go on needs.
 	ended bool
@@ -131,6 +135,7 @@ func (d *runDir) close() error {
 	err := d.trace.Close()
 	d.trace = nil
 	if d.procs != nil {
+		d.procLine("")
 		d.procs.Close()
 	}
 	if d.ended {

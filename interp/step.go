@@ -83,7 +83,18 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 	// Losing this transition to a power cut costs nothing that resume
 	// would not redo, so it is written but not synced. A step without an
 	// action does nothing in flight: its start and end are one transition.
-	if s.Action != nil || s.ForEach != nil {
+	var startErr error
+	stopStart := func() {}
+	switch {
+	case r.startLate(s):
+		// A quick command or call ends before anyone could see it run:
+		// its start goes to the journal with its end, one line, unless it
+		// lasts startWindow. Until then the journal shows the step still
+		// to run, which is what resume makes of a started step anyway
+		// (the process it started, procs.log records at once).
+		r.touch(f, s)
+		stopStart = r.host.after(startWindow, func() { startErr = r.commit(f, s, false) })
+	case s.Action != nil || s.ForEach != nil:
 		// The documents are current when an action starts: what it reads
 		// of them shows its own step running.
 		r.docs.current = s.Action != nil
@@ -95,6 +106,10 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 	}
 
 	o := r.attempt(ctx, f, s, rec)
+	stopStart()
+	if startErr != nil {
+		return abort(startErr)
+	}
 	if o.kind == outWait || o.kind == outInterrupt || ctx.Err() != nil {
 		// Interrupted or paused: the attempt did not finish and does not
 		// count.
@@ -161,6 +176,27 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 		return r.tripped(f, s, br, o.next)
 	}
 	return o
+}
+
+// startWindow is how long a shell command or a builtin call runs before
+// its step's start is written to the journal on its own; one that ends
+// sooner has its start and end written as one line.
+const startWindow = 50 * time.Millisecond
+
+// startLate says whether step s's start may wait for startWindow: a
+// shell command or a builtin call, in a playbook without documents
+// (which show an action's own step running while it runs). Agents,
+// questions, sub-playbooks and for_each steps last, and write their
+// start at once.
+func (r *run) startLate(s *lang.Step) bool {
+	if len(r.pb.Documents) > 0 {
+		return false
+	}
+	switch s.Action.(type) {
+	case *lang.Shell, *lang.Call:
+		return s.ForEach == nil
+	}
+	return false
 }
 
 // undoAttempt takes back the start of an attempt that did not finish: a
