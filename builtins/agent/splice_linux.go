@@ -32,6 +32,11 @@ func spliceFrom(dst, src *os.File, max int64) (n int64, ok bool, err error) {
 	if err := wc.Control(func(fd uintptr) { wfd = int(fd) }); err != nil {
 		return 0, false, nil
 	}
+	// A pipe of spliceChunk rather than 64 KiB: a large answer then takes
+	// a sixteenth of the splices, and of the wake-ups between the agent
+	// writing and apl moving. Where the system refuses (a user's pipe
+	// quota), the pipe stays as it is.
+	rc.Control(func(fd uintptr) { syscall.Syscall(syscall.SYS_FCNTL, fd, fSetPipeSize, spliceChunk) })
 	for n < max {
 		var moved int64
 		var serr error
@@ -59,6 +64,7 @@ func spliceFrom(dst, src *os.File, max int64) (n int64, ok bool, err error) {
 }
 
 const (
-	spliceMove     = 0x1 // SPLICE_F_MOVE
-	spliceNonblock = 0x2 // SPLICE_F_NONBLOCK
+	fSetPipeSize   = 1031 // F_SETPIPE_SZ
+	spliceMove     = 0x1  // SPLICE_F_MOVE
+	spliceNonblock = 0x2  // SPLICE_F_NONBLOCK
 )
