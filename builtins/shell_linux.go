@@ -139,12 +139,15 @@ func (s *Shell) execute(ctx context.Context, spec ShellSpec, argv []string, dir 
 	closeAll([]int{w.in, w.out[0].fd, w.out[1].fd})
 
 	res.Duration = time.Since(start)
-	if w.exited && w.status.Exited() {
+	if w.exited && w.waitErr == nil && w.status.Exited() {
 		res.ExitCode = w.status.ExitStatus()
 	}
 	res.Stdout, res.StdoutTruncated = w.out[0].c.String()
 	res.Stderr, res.StderrTruncated = w.out[1].c.String()
 	res.TimedOut = errors.Is(stopped, ErrTimeout)
+	if stopped == nil {
+		stopped = w.waitErr
+	}
 	return stopped
 }
 
@@ -158,8 +161,9 @@ type waiter struct {
 	grace      time.Duration
 	wake       int // an eventfd written when ctx is done; -1 without
 
-	exited bool
-	status unix.WaitStatus
+	exited  bool
+	status  unix.WaitStatus
+	waitErr error // the wait itself failed
 }
 
 // A stream is the read end of a command's stdout or stderr.
@@ -302,14 +306,20 @@ func (w *waiter) wait(ctx context.Context, start time.Time) error {
 	}
 }
 
-// reap waits for the exited leader.
+// reap waits for the exited leader. Its status is lost only where
+// someone else waits for this process's children (SIGCHLD ignored):
+// then, as os/exec does, the wait fails.
 func (w *waiter) reap() {
 	for {
 		_, err := unix.Wait4(w.pid, &w.status, 0, nil)
-		if err != unix.EINTR {
-			w.exited = true
-			return
+		if err == unix.EINTR {
+			continue
 		}
+		w.exited = true
+		if err != nil {
+			w.waitErr = fmt.Errorf("shell: wait: %w", os.NewSyscallError("wait4", err))
+		}
+		return
 	}
 }
 

@@ -5,10 +5,14 @@ package builtins
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -131,5 +135,35 @@ func TestShellExecuteLeavesNoDescriptors(t *testing.T) {
 	}
 	if after := count(); after > before {
 		t.Errorf("%d descriptors open after 40 commands, %d before", after, before)
+	}
+}
+
+// TestHelperReapedElsewhere is not a test: TestShellWaitFailsWhenReapedElsewhere
+// runs the test binary with APL_TEST_REAPED set, to ignore SIGCHLD in a
+// process of its own.
+func TestHelperReapedElsewhere(t *testing.T) {
+	mode := os.Getenv("APL_TEST_REAPED")
+	if mode == "" {
+		t.Skip("helper process")
+	}
+	signal.Ignore(syscall.SIGCHLD)
+	res, err := (&Shell{Workdir: t.TempDir(), usePipes: mode == "pipes"}).Run(context.Background(), ShellSpec{Script: "exit 3"})
+	fmt.Printf("exit %d: %v\n", res.ExitCode, err)
+}
+
+// Where SIGCHLD is ignored the kernel reaps a command itself and its
+// exit status is lost: Run says the wait failed, as os/exec does, rather
+// than report an exit code it never saw.
+func TestShellWaitFailsWhenReapedElsewhere(t *testing.T) {
+	for _, mode := range []string{"pipes", "poll"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperReapedElsewhere$")
+		cmd.Env = append(os.Environ(), "APL_TEST_REAPED="+mode)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", mode, err, out)
+		}
+		if !strings.Contains(string(out), "exit -1: shell: wait:") {
+			t.Errorf("%s: %s", mode, out)
+		}
 	}
 }
