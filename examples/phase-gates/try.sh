@@ -13,7 +13,10 @@ apl=${APL:-apl}
 case $apl in */*) apl=$(cd "$(dirname "$apl")" && pwd)/$(basename "$apl") ;; esac
 scenario=${1:-pass}
 [ $# -gt 0 ] && shift
-[ -d "$here/scenarios/$scenario" ] || { echo "try.sh: no scenario $scenario in $here/scenarios" >&2; exit 2; }
+if [ "$scenario" = default ] || [ ! -d "$here/scenarios/$scenario" ]; then
+  echo "try.sh: no scenario \"$scenario\"; the scenarios are: $(cd "$here/scenarios" && ls | grep -vx default | tr '\n' ' ')" >&2
+  exit 2
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/phase-gates.XXXXXX")
 cp -R "$here/project/." "$work/"
