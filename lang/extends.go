@@ -43,6 +43,12 @@ var singletons = map[string]bool{
 	"limits": true, "circuit_breaker": true, "state": true,
 }
 
+// Singleton says whether a playbook holds at most one top-level block of
+// type typ (playbook, output, limits, ...), which a fork's block of that
+// type overrides whatever its label, and which may be named by its type
+// alone.
+func Singleton(typ string) bool { return singletons[typ] }
+
 // Removal records a block an extending playbook removed.
 type Removal struct {
 	// Block is the removed block's address: step.research.
