@@ -3,8 +3,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 
+	"github.com/apl-lang/apl/cmd/internal/ui"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -33,3 +35,7 @@ func temporalShow(e *env, f temporalFlags, id string, asJSON bool) error { retur
 func (c *logsCmd) temporalLogs(e *env) error { return errNoTemporal }
 
 func lookupTemporal(f temporalFlags, id string) (string, error) { return "", errNoTemporal }
+
+func uiTemporal(f temporalFlags) (ui.Runs, func(ctx context.Context, id, key, answer string) error, func(), error) {
+	return nil, nil, nil, errNoTemporal
+}

@@ -30,6 +30,10 @@ type uiCmd struct {
 	Expose  bool   `help:"Allow --listen on an address other than loopback: anyone who can reach it and has the printed URL can read every run of the project (prompts, answers, outputs) and answer its questions."`
 	Open    bool   `help:"Open the page in the browser."`
 	RunsDir string `help:"Where run directories are (default: .apl/runs)." placeholder:"DIR"`
+
+	// With --engine temporal the page shows the namespace's runs, as apl
+	// runs --engine temporal lists them.
+	temporalFlags `embed:""`
 }
 
 func (c *uiCmd) Run(e *env) error {
@@ -45,6 +49,9 @@ func (c *uiCmd) Run(e *env) error {
 		return exitWith(exitUsage, fmt.Errorf("--listen %s is not a loopback address: anyone who can reach it and has the URL could read every run of this project (prompts, answers, outputs) and answer its questions; add --expose to mean it", c.Listen))
 	}
 	runsDir := c.RunsDir
+	if c.Engine == engineTemporal && runsDir != "" {
+		return exitWith(exitUsage, errors.New("--runs-dir does not go with --engine temporal: the page shows the runs of the Temporal namespace"))
+	}
 	if runsDir == "" {
 		// A checkout may hold a planted .apl symlink: read runs only
 		// inside the project, as runs write them.
@@ -60,10 +67,24 @@ func (c *uiCmd) Run(e *env) error {
 	if !loopback && host != "" {
 		hosts = append(hosts, host)
 	}
-	srv := ui.New(e.uiOptions(runsDir, hosts))
+	opts := e.uiOptions(runsDir, hosts)
+	what := relPath(runsDir)
+	opts.Where = what
+	if c.Engine == engineTemporal {
+		runs, answer, closeRuns, err := uiTemporal(c.temporalFlags)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer closeRuns()
+		opts.Runs, opts.Answer = runs, answer
+		what = fmt.Sprintf("namespace %s of Temporal at %s", c.Namespace, c.TemporalAddress)
+		opts.Where = what
+	}
+	srv := ui.New(opts)
 	url := fmt.Sprintf("http://%s/?token=%s", displayAddr(ln.Addr().String()), srv.Token())
 	if !loopback {
-		fmt.Fprintf(e.stderr, "apl ui: listening on %s: whoever reaches it with this URL can read every run in %s and answer its questions\n", ln.Addr(), relPath(runsDir))
+		fmt.Fprintf(e.stderr, "apl ui: listening on %s: whoever reaches it with this URL can read every run in %s and answer its questions\n", ln.Addr(), what)
 	}
 	fmt.Fprintf(e.stdout, "apl ui: %s\n", url)
 	if c.Open {

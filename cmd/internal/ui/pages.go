@@ -85,7 +85,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	sort.Strings(statuses)
 	sort.Strings(playbooks)
 	s.render(w, "runs.html", map[string]any{
-		"Runs": runs, "All": len(all), "Status": status, "Playbook": playbook,
+		"Runs": runs, "All": len(all), "Status": status, "Playbook": playbook, "Where": s.opts.Where,
 		"Statuses": statuses, "Playbooks": playbooks,
 	})
 }

@@ -21,6 +21,9 @@ import (
 type Options struct {
 	// Runs is where runs are read.
 	Runs Runs
+	// Where says, under the runs list's title, where its runs are
+	// (".apl/runs", "namespace N of Temporal at HOST:PORT"). Optional.
+	Where string
 	// Load loads a playbook by reference (a path or stdlib:NAME), to draw
 	// a run's graph and to show a playbook before any run.
 	Load func(ref string) (*lang.Playbook, error)

@@ -1,0 +1,196 @@
+//go:build !notemporal
+
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/apl-lang/apl/cmd/internal/ui"
+	"github.com/apl-lang/apl/interp"
+	"github.com/apl-lang/apl/interp/temporal"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+)
+
+// uiTemporal is apl ui --engine temporal's source of runs: the runs of
+// the namespace f names, read as apl runs, show and logs --engine
+// temporal read them, and its answer: the signal apl resume --answer
+// --engine temporal sends. close ends the connection and removes the
+// copies of run directories it fetched.
+func uiTemporal(f temporalFlags) (runs ui.Runs, answer func(ctx context.Context, id, key, answer string) error, close func(), err error) {
+	cl, err := dialTemporal(f.TemporalAddress, f.Namespace)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cache, err := os.MkdirTemp("", "apl-ui-temporal-*")
+	if err != nil {
+		cl.Close()
+		return nil, nil, nil, exitWith(exitInternal, err)
+	}
+	t := &temporalUIRuns{c: cl, where: fmt.Sprintf("Temporal at %s (namespace %s)", f.TemporalAddress, f.Namespace),
+		cache: cache, dirs: map[string]fetchedDir{}}
+	// A cluster that is not there, or a namespace it does not have, is
+	// said now, not on the first page.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := temporal.List(ctx, cl, 1); err != nil {
+		t.close()
+		return nil, nil, nil, temporalError(f.TemporalAddress, f.Namespace, err)
+	}
+	return t, t.answer, t.close, nil
+}
+
+// temporalUIRuns is ui.Runs over a Temporal namespace. A run there keeps
+// its directory on the worker that walks it: Open fetches a copy (its
+// state, events and artifacts) each time the run changed, so the step
+// pages read it as a local run's.
+type temporalUIRuns struct {
+	c     client.Client
+	where string
+	cache string
+
+	mu   sync.Mutex
+	dirs map[string]fetchedDir // by run id: the latest copy
+	n    int
+}
+
+// fetchedDir is the latest copy of a run's directory, and the one
+// before it, which a page being served may still read.
+type fetchedDir struct{ stamp, dir, prev string }
+
+// queryWait bounds each call to the cluster: a page waits no longer.
+const queryWait = 15 * time.Second
+
+func (t *temporalUIRuns) List() ([]ui.Summary, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), queryWait)
+	defer cancel()
+	all, err := temporal.List(ctx, t.c, 1000)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.where, err)
+	}
+	out := make([]ui.Summary, 0, len(all))
+	for _, r := range all {
+		s := ui.Summary{ID: r.RunID, Playbook: cmp.Or(r.Name, r.Playbook), Ref: r.Playbook, Status: r.Status, Reason: r.Reason, StartedAt: r.StartedAt}
+		if r.Status == interp.StatusWaiting {
+			if qs, err := temporal.Waiting(ctx, t.c, r.RunID); err == nil && len(qs) > 0 {
+				w := qs[0].Waiting
+				s.Waiting = &w
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Stamp is the workflow's status and the length of its history, which
+// grows with each step it takes, each answer and each ending.
+func (t *temporalUIRuns) Stamp(id string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), queryWait)
+	defer cancel()
+	d, err := t.c.DescribeWorkflowExecution(ctx, id, "")
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		return "", ui.ErrNoRun
+	case err != nil:
+		return "", fmt.Errorf("%s: %w", t.where, err)
+	}
+	info := d.GetWorkflowExecutionInfo()
+	if info.GetParentExecution() != nil {
+		return "", ui.ErrNoRun // a sub-run is shown in its run
+	}
+	return fmt.Sprintf("%s:%d", info.GetStatus(), info.GetHistoryLength()), nil
+}
+
+// Open reads run id as apl show --engine temporal does: its status from
+// the cluster, its steps from its events, their artifacts from the run
+// directory its worker keeps. When no worker answers, the run's status,
+// reason and output alone.
+func (t *temporalUIRuns) Open(id string) (*ui.Run, error) {
+	stamp, err := t.Stamp(id)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), queryWait)
+	defer cancel()
+	s, err := temporal.Show(ctx, t.c, id)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.where, err)
+	}
+	// Its steps are read from its events, as apl show --engine temporal
+	// reads them; what they printed from its directory.
+	evs, _ := temporal.AllEvents(ctx, t.c, id)
+	st := runState(s, evs)
+	dir, _ := t.fetch(ctx, id, stamp)
+	// Its status is the cluster's: no process holds a run directory here.
+	st.Meta.RunID, st.Meta.Status, st.Meta.Reason = id, s.Status, s.Reason
+	st.Meta.PlaybookRef = cmp.Or(st.Meta.PlaybookRef, s.Playbook)
+	st.Waiting = nil
+	if s.Status == interp.StatusWaiting {
+		if qs, err := temporal.Waiting(ctx, t.c, id); err == nil && len(qs) > 0 {
+			w := qs[0].Waiting
+			st.Waiting = &w
+		}
+	}
+	sum := ui.Summary{ID: id, Playbook: st.Meta.Playbook, Ref: st.Meta.PlaybookRef, Status: st.Meta.Status, Reason: st.Meta.Reason,
+		StartedAt: st.Meta.StartedAt, DurationS: st.Metrics.DurationS, Tokens: st.Metrics.TotalTokens, CostUSD: st.Metrics.TotalCostUSD, Waiting: st.Waiting}
+	return &ui.Run{Summary: sum, State: st, Dir: dir}, nil
+}
+
+// fetch is the copy of run id's directory as of stamp (its artifacts),
+// fetched unless it is there already; false when no worker answered.
+func (t *temporalUIRuns) fetch(ctx context.Context, id, stamp string) (string, bool) {
+	t.mu.Lock()
+	have, ok := t.dirs[id]
+	t.mu.Unlock()
+	if !ok || have.stamp != stamp {
+		t.mu.Lock()
+		t.n++
+		dir := filepath.Join(t.cache, fmt.Sprintf("run-%d", t.n))
+		t.mu.Unlock()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return t.none(), false
+		}
+		if _, err := temporal.FetchRunDir(ctx, t.c, id, dir, true); err != nil {
+			os.RemoveAll(dir)
+			return t.none(), false
+		}
+		t.mu.Lock()
+		old := t.dirs[id]
+		have = fetchedDir{stamp, dir, old.dir}
+		t.dirs[id] = have
+		t.mu.Unlock()
+		if old.prev != "" {
+			os.RemoveAll(old.prev)
+		}
+	}
+	return have.dir, true
+}
+
+// none is an empty directory: that of a run whose worker did not answer,
+// so that no file of another run is served as its.
+func (t *temporalUIRuns) none() string {
+	dir := filepath.Join(t.cache, "none")
+	os.MkdirAll(dir, 0o755)
+	return dir
+}
+
+// answer is apl resume --answer --engine temporal's signal: the run's
+// workflow takes it (or refuses it) and goes on on the cluster, whatever
+// becomes of the ui.
+func (t *temporalUIRuns) answer(ctx context.Context, id, key, answer string) error {
+	_, err := temporal.SendAnswer(ctx, t.c, id, key, answer)
+	return err
+}
+
+func (t *temporalUIRuns) close() {
+	t.c.Close()
+	os.RemoveAll(t.cache)
+}
