@@ -1,15 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -184,34 +185,63 @@ func (e *env) uiOptions(runsDir string, hosts []string) ui.Options {
 	}
 }
 
-// uiAnswer answers a waiting run from the page: it is apl resume
-// --answer KEY=ANSWER --non-interactive, run in this process, so the
-// answer takes the same path, with the same checks, as at the terminal.
-// It returns once the run took the answer (it no longer waits there) or
-// resume refused it; the run then goes on in the background.
+// uiAnswer answers a waiting run from the page as a person at the
+// terminal would: it starts apl resume --answer KEY=ANSWER
+// --non-interactive RUN as a process of its own, in a session of its own
+// (so its own process group, away from the ui's terminal), its output
+// appended to the run directory's resume.log. The answer takes the same
+// path, with the same checks, as at the terminal, and the run goes on
+// whatever becomes of the ui: closed, stopped with Ctrl-C, its terminal
+// gone. It returns once the run took the answer (it no longer waits
+// there) or resume ended refusing it; the page then follows the run as
+// any other.
 func (e *env) uiAnswer(runsDir string) func(ctx context.Context, id, key, answer string) error {
 	return func(ctx context.Context, id, key, answer string) error {
-		var out lockedBuffer
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("resume: this apl's path: %w", err)
+		}
+		runs := ui.Local{Dir: runsDir}
+		run, err := runs.Open(id) // the id names a run of runsDir
+		if err != nil {
+			return err
+		}
+		logPath := filepath.Join(run.Dir, uiResumeLog)
+		logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
+		defer logf.Close()
+		start, _ := logf.Seek(0, io.SeekEnd)
+		fmt.Fprintf(logf, "apl ui %s: apl resume %s --answer %s=…\n", time.Now().Format(time.RFC3339), id, key)
+		cmd := exec.Command(exe, "resume", "--non-interactive", "--runs-dir", runsDir, "--answer", key+"="+answer, id)
+		cmd.Args[0] = "apl"
+		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
 		done := make(chan int, 1)
 		go func() {
-			done <- Main([]string{"resume", "--non-interactive", "--runs-dir", runsDir, "--answer", key + "=" + answer, id}, &out, &out)
+			cmd.Wait() // reaped here while the ui runs; by init after
+			done <- cmd.ProcessState.ExitCode()
 		}()
-		runs := ui.Local{Dir: runsDir}
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			select {
 			case code := <-done:
 				if code != exitOK && code != exitWaiting && code != exitFailed {
-					return fmt.Errorf("resume: %s", strings.TrimSpace(out.String()))
+					out, _ := os.ReadFile(logPath)
+					if int(start) <= len(out) {
+						out = out[start:]
+					}
+					_, msg, _ := strings.Cut(string(out), "\n")
+					return fmt.Errorf("resume: %s", strings.TrimSpace(msg))
 				}
 				return nil
 			case <-tick.C:
 				if r, err := runs.Open(id); err == nil && (r.Status != interp.StatusWaiting || r.Waiting == nil || r.Waiting.Key() != key) {
-					go func() {
-						code := <-done
-						fmt.Fprintf(e.stderr, "apl ui: run %s answered %s=%s; resume ended with exit %d\n", id, key, answer, code)
-					}()
 					return nil
 				}
 			case <-ctx.Done():
@@ -221,23 +251,9 @@ func (e *env) uiAnswer(runsDir string) func(ctx context.Context, id, key, answer
 	}
 }
 
-// lockedBuffer is a buffer written by a run while the server reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// uiResumeLog is the file of a run directory where the apl resume that
+// apl ui starts writes what it prints.
+const uiResumeLog = "resume.log"
 
 // openBrowser opens url in the desktop's browser.
 func openBrowser(url string) error {

@@ -341,10 +341,11 @@ func slicesSorted[V any](m map[string]V) []string {
 type doc struct{ Name, Path string }
 
 // documents are the files of the run directory worth opening whole:
-// state.json, output.json, and the reports its documents wrote there.
+// state.json, output.json, the output of the apl resume an answer from
+// the page started, and the reports its documents wrote there.
 func (s *Server) documents(run *Run) []doc {
 	var out []doc
-	for _, name := range []string{"state.json", "output.json", "trace.json"} {
+	for _, name := range []string{"state.json", "output.json", "trace.json", "resume.log"} {
 		if fi, err := os.Lstat(filepath.Join(run.Dir, name)); err == nil && fi.Mode().IsRegular() {
 			out = append(out, doc{name, name})
 		}

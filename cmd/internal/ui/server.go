@@ -29,8 +29,9 @@ type Options struct {
 	Load func(ref string) (*lang.Playbook, error)
 	// Answer answers run id's waiting question key (STEP or STEP[ITEM])
 	// with answer and lets the run go on, as apl resume --answer does. It
-	// returns once the run has taken the answer or refused it; the run may
-	// go on after it returns.
+	// returns once the run has taken the answer or refused it; the run
+	// goes on after it returns, and should go on after the server ends
+	// (apl ui starts apl resume as a process of its own).
 	Answer func(ctx context.Context, id, key, answer string) error
 	// DryRun is the path a dry run of pb takes with inputs given as
 	// NAME=VALUE strings and the mocks of a test file (optional), as apl
