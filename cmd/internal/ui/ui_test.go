@@ -48,7 +48,7 @@ type project struct {
 	answered  atomic.Int32
 }
 
-func newProject(t *testing.T) *project {
+func newProject(t testing.TB) *project {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "esc.hcl"), []byte(askPlaybook), 0o644); err != nil {
