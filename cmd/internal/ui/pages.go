@@ -202,7 +202,11 @@ func (s *Server) view(run *Run) *runView {
 	pb, err := s.load(st.Meta.PlaybookRef)
 	var g *draw.Graph
 	drawn := draw.RunOf(st)
-	v.Title = "run " + drawn.ID + ": " + drawn.Status
+	if run.Status != st.Meta.Status {
+		// Its process is gone (statusKilled), or another engine says.
+		drawn.Status = run.Status
+	}
+	v.Title = "run " + run.ID + ": " + drawn.Status
 	if err != nil {
 		v.GraphError = err.Error()
 	} else {
