@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 
 	"github.com/apl-lang/apl/cmd/internal/ui"
@@ -36,6 +35,6 @@ func (c *logsCmd) temporalLogs(e *env) error { return errNoTemporal }
 
 func lookupTemporal(f temporalFlags, id string) (string, error) { return "", errNoTemporal }
 
-func uiTemporal(f temporalFlags) (ui.Runs, func(ctx context.Context, id, key, answer string) error, func(), error) {
-	return nil, nil, nil, errNoTemporal
+func (e *env) uiTemporal(f temporalFlags, opts *ui.Options) (close func(), err error) {
+	return nil, errNoTemporal
 }

@@ -72,15 +72,13 @@ func (c *uiCmd) Run(e *env) error {
 	what := relPath(runsDir)
 	opts.Where = what
 	if c.Engine == engineTemporal {
-		runs, answer, closeRuns, err := uiTemporal(c.temporalFlags)
+		closeRuns, err := e.uiTemporal(c.temporalFlags, &opts)
 		if err != nil {
 			ln.Close()
 			return err
 		}
 		defer closeRuns()
-		opts.Runs, opts.Answer = runs, answer
-		what = fmt.Sprintf("namespace %s of Temporal at %s", c.Namespace, c.TemporalAddress)
-		opts.Where = what
+		what = opts.Where
 	}
 	srv := ui.New(opts)
 	url := fmt.Sprintf("http://%s/?token=%s", displayAddr(ln.Addr().String()), srv.Token())
@@ -120,10 +118,14 @@ func displayAddr(addr string) string {
 	return net.JoinHostPort(host, port)
 }
 
+// uiLoadMu makes the ui's loads of playbooks one at a time: its pages are
+// served at once, and a Loader is not safe for concurrent use.
+var uiLoadMu sync.Mutex
+
 // uiOptions wires the ui to apl's own ways of loading playbooks, dry
 // runs, plans and resuming.
 func (e *env) uiOptions(runsDir string, hosts []string) ui.Options {
-	var mu sync.Mutex // one load at a time: the loader is not shared safely
+	mu := &uiLoadMu
 	load := func(ref string) (*lang.Playbook, error) {
 		mu.Lock()
 		defer mu.Unlock()

@@ -15,36 +15,41 @@ import (
 	"github.com/apl-lang/apl/cmd/internal/ui"
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/interp/temporal"
+	"github.com/apl-lang/apl/lang"
+	"github.com/hashicorp/hcl/v2"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 )
 
-// uiTemporal is apl ui --engine temporal's source of runs: the runs of
-// the namespace f names, read as apl runs, show and logs --engine
-// temporal read them, and its answer: the signal apl resume --answer
-// --engine temporal sends. close ends the connection and removes the
-// copies of run directories it fetched.
-func uiTemporal(f temporalFlags) (runs ui.Runs, answer func(ctx context.Context, id, key, answer string) error, close func(), err error) {
+// uiTemporal points apl ui at the runs of the Temporal namespace f
+// names: they are read as apl runs, show and logs --engine temporal read
+// them, a run's playbook is loaded from the sources it started with, as
+// apl resume --engine temporal loads it, and an answer is the signal apl
+// resume --answer --engine temporal sends. close ends the connection and
+// removes the copies of run directories it fetched.
+func (e *env) uiTemporal(f temporalFlags, opts *ui.Options) (close func(), err error) {
 	cl, err := dialTemporal(f.TemporalAddress, f.Namespace)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	cache, err := os.MkdirTemp("", "apl-ui-temporal-*")
 	if err != nil {
 		cl.Close()
-		return nil, nil, nil, exitWith(exitInternal, err)
+		return nil, exitWith(exitInternal, err)
 	}
 	t := &temporalUIRuns{c: cl, where: fmt.Sprintf("Temporal at %s (namespace %s)", f.TemporalAddress, f.Namespace),
-		cache: cache, dirs: map[string]fetchedDir{}}
+		cache: cache, dirs: map[string]fetchedDir{}, loader: e.loader, playbooks: map[string]*lang.Playbook{}}
 	// A cluster that is not there, or a namespace it does not have, is
 	// said now, not on the first page.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := temporal.List(ctx, cl, 1); err != nil {
 		t.close()
-		return nil, nil, nil, temporalError(f.TemporalAddress, f.Namespace, err)
+		return nil, temporalError(f.TemporalAddress, f.Namespace, err)
 	}
-	return t, t.answer, t.close, nil
+	opts.Runs, opts.Answer, opts.LoadRun = t, t.answer, t.playbook
+	opts.Where = fmt.Sprintf("namespace %s of Temporal at %s", f.Namespace, f.TemporalAddress)
+	return t.close, nil
 }
 
 // temporalUIRuns is ui.Runs over a Temporal namespace. A run there keeps
@@ -56,9 +61,12 @@ type temporalUIRuns struct {
 	where string
 	cache string
 
-	mu   sync.Mutex
-	dirs map[string]fetchedDir // by run id: the latest copy
-	n    int
+	loader *lang.Loader
+
+	mu        sync.Mutex
+	dirs      map[string]fetchedDir // by run id: the latest copy
+	n         int
+	playbooks map[string]*lang.Playbook // by run id
 }
 
 // fetchedDir is the latest copy of a run's directory, and the one
@@ -180,6 +188,39 @@ func (t *temporalUIRuns) none() string {
 	dir := filepath.Join(t.cache, "none")
 	os.MkdirAll(dir, 0o755)
 	return dir
+}
+
+// playbook loads the playbook run runs from what it started with (its
+// sources, or a stdlib reference), as apl resume --engine temporal does,
+// once per run: they do not change.
+func (t *temporalUIRuns) playbook(run *ui.Run) (*lang.Playbook, error) {
+	t.mu.Lock()
+	pb := t.playbooks[run.ID]
+	t.mu.Unlock()
+	if pb != nil {
+		return pb, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), queryWait)
+	defer cancel()
+	in, err := temporal.StartedWith(ctx, t.c, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	uiLoadMu.Lock()
+	var diags hcl.Diagnostics
+	if len(in.Sources) == 0 {
+		pb, diags = t.loader.Load(in.Ref)
+	} else {
+		pb, diags = t.loader.LoadRef(in.Ref, in.Sources, in.Dir)
+	}
+	uiLoadMu.Unlock()
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("%s: %s", in.Ref, diags.Error())
+	}
+	t.mu.Lock()
+	t.playbooks[run.ID] = pb
+	t.mu.Unlock()
+	return pb, nil
 }
 
 // answer is apl resume --answer --engine temporal's signal: the run's

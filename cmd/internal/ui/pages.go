@@ -199,7 +199,7 @@ func (s *Server) view(run *Run) *runView {
 	if v.Status != interp.StatusWaiting {
 		v.Waiting = nil
 	}
-	pb, err := s.load(st.Meta.PlaybookRef)
+	pb, err := s.loadRun(run)
 	var g *draw.Graph
 	drawn := draw.RunOf(st)
 	if run.Status != st.Meta.Status {
@@ -291,7 +291,7 @@ func (s *Server) view(run *Run) *runView {
 // goes on. Without Graphviz, v gets the graph as text with the run over
 // it instead.
 func (s *Server) drawGraph(run *Run, v *runView) {
-	pb, err := s.load(run.State.Meta.PlaybookRef)
+	pb, err := s.loadRun(run)
 	if err != nil {
 		v.GraphError = err.Error()
 		return
@@ -319,6 +319,14 @@ func (s *Server) load(ref string) (*lang.Playbook, error) {
 		return nil, errors.New("no playbook loader")
 	}
 	return s.opts.Load(ref)
+}
+
+// loadRun loads the playbook run runs, for its graph.
+func (s *Server) loadRun(run *Run) (*lang.Playbook, error) {
+	if s.opts.LoadRun != nil {
+		return s.opts.LoadRun(run)
+	}
+	return s.load(run.State.Meta.PlaybookRef)
 }
 
 // stripProlog drops what precedes <svg: an XML declaration and a DOCTYPE

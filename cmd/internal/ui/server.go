@@ -27,6 +27,11 @@ type Options struct {
 	// Load loads a playbook by reference (a path or stdlib:NAME), to draw
 	// a run's graph and to show a playbook before any run.
 	Load func(ref string) (*lang.Playbook, error)
+	// LoadRun loads the playbook a run runs, when its reference alone
+	// does not find it here: a run on Temporal keeps the sources it
+	// started with, from whichever checkout that was. Nil: Load(its
+	// reference).
+	LoadRun func(run *Run) (*lang.Playbook, error)
 	// Answer answers run id's waiting question key (STEP or STEP[ITEM])
 	// with answer and lets the run go on, as apl resume --answer does. It
 	// returns once the run has taken the answer or refused it; the run
