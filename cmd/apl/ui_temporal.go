@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/apl-lang/apl/interp/temporal"
 	"github.com/apl-lang/apl/lang"
 	"github.com/hashicorp/hcl/v2"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 )
@@ -73,8 +75,14 @@ type temporalUIRuns struct {
 // before it, which a page being served may still read.
 type fetchedDir struct{ stamp, dir, prev string }
 
-// queryWait bounds each call to the cluster: a page waits no longer.
-const queryWait = 15 * time.Second
+// queryWait bounds the calls to the cluster for a page: it waits no
+// longer. workerWait bounds the queries a worker answers (a run's events,
+// its directory, its questions): with no worker up they would wait as
+// long, and the page shows what the cluster keeps alone.
+const (
+	queryWait  = 15 * time.Second
+	workerWait = 3 * time.Second
+)
 
 func (t *temporalUIRuns) List() ([]ui.Summary, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), queryWait)
@@ -84,10 +92,14 @@ func (t *temporalUIRuns) List() ([]ui.Summary, error) {
 		return nil, fmt.Errorf("%s: %w", t.where, err)
 	}
 	out := make([]ui.Summary, 0, len(all))
+	// The questions of the waiting runs, as far as workers answer within
+	// workerWait for all of them.
+	qctx, qcancel := context.WithTimeout(ctx, workerWait)
+	defer qcancel()
 	for _, r := range all {
 		s := ui.Summary{ID: r.RunID, Playbook: cmp.Or(r.Name, r.Playbook), Ref: r.Playbook, Status: r.Status, Reason: r.Reason, StartedAt: r.StartedAt}
-		if r.Status == interp.StatusWaiting {
-			if qs, err := temporal.Waiting(ctx, t.c, r.RunID); err == nil && len(qs) > 0 {
+		if r.Status == interp.StatusWaiting && qctx.Err() == nil {
+			if qs, err := temporal.Waiting(qctx, t.c, r.RunID); err == nil && len(qs) > 0 {
 				w := qs[0].Waiting
 				s.Waiting = &w
 			}
@@ -100,21 +112,28 @@ func (t *temporalUIRuns) List() ([]ui.Summary, error) {
 // Stamp is the workflow's status and the length of its history, which
 // grows with each step it takes, each answer and each ending.
 func (t *temporalUIRuns) Stamp(id string) (string, error) {
+	stamp, _, err := t.describe(id)
+	return stamp, err
+}
+
+// describe is run id's stamp, and whether its workflow runs.
+func (t *temporalUIRuns) describe(id string) (stamp string, running bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), queryWait)
 	defer cancel()
 	d, err := t.c.DescribeWorkflowExecution(ctx, id, "")
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &nf):
-		return "", ui.ErrNoRun
+		return "", false, ui.ErrNoRun
 	case err != nil:
-		return "", fmt.Errorf("%s: %w", t.where, err)
+		return "", false, fmt.Errorf("%s: %w", t.where, err)
 	}
 	info := d.GetWorkflowExecutionInfo()
 	if info.GetParentExecution() != nil {
-		return "", ui.ErrNoRun // a sub-run is shown in its run
+		return "", false, ui.ErrNoRun // a sub-run is shown in its run
 	}
-	return fmt.Sprintf("%s:%d", info.GetStatus(), info.GetHistoryLength()), nil
+	st := info.GetStatus()
+	return fmt.Sprintf("%s:%d", st, info.GetHistoryLength()), st == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
 }
 
 // Open reads run id as apl show --engine temporal does: its status from
@@ -122,23 +141,39 @@ func (t *temporalUIRuns) Stamp(id string) (string, error) {
 // directory its worker keeps. When no worker answers, the run's status,
 // reason and output alone.
 func (t *temporalUIRuns) Open(id string) (*ui.Run, error) {
-	stamp, err := t.Stamp(id)
+	stamp, running, err := t.describe(id)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), queryWait)
 	defer cancel()
-	s, err := temporal.Show(ctx, t.c, id)
-	if err != nil {
+	// Its steps are read from its events, as apl show --engine temporal
+	// reads them, which a worker answers for.
+	qctx, qcancel := context.WithTimeout(ctx, workerWait)
+	evs, qerr := temporal.AllEvents(qctx, t.c, id)
+	qcancel()
+	var s temporal.Shown
+	if qerr != nil && running {
+		// Show would ask the workers again: what the cluster keeps.
+		in, err := temporal.StartedWith(ctx, t.c, id)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.where, err)
+		}
+		s = temporal.Shown{RunID: id, Playbook: in.Ref, Status: interp.StatusRunning}
+	} else if s, err = temporal.Show(ctx, t.c, id); err != nil {
 		return nil, fmt.Errorf("%s: %w", t.where, err)
 	}
-	// Its steps are read from its events, as apl show --engine temporal
-	// reads them; what they printed from its directory.
-	evs, _ := temporal.AllEvents(ctx, t.c, id)
 	st := runState(s, evs)
-	dir, _ := t.fetch(ctx, id, stamp)
+	dir := t.none()
+	if qerr == nil {
+		// What its steps printed, from the directory its worker keeps.
+		dir, _ = t.fetch(ctx, id, stamp)
+	}
 	// Its status is the cluster's: no process holds a run directory here.
 	st.Meta.RunID, st.Meta.Status, st.Meta.Reason = id, s.Status, s.Reason
+	if qerr != nil {
+		st.Meta.Reason = strings.TrimPrefix(st.Meta.Reason+"; its steps are not shown: no worker answered for the run", "; ")
+	}
 	st.Meta.PlaybookRef = cmp.Or(st.Meta.PlaybookRef, s.Playbook)
 	st.Waiting = nil
 	if s.Status == interp.StatusWaiting {
@@ -147,7 +182,7 @@ func (t *temporalUIRuns) Open(id string) (*ui.Run, error) {
 			st.Waiting = &w
 		}
 	}
-	sum := ui.Summary{ID: id, Playbook: st.Meta.Playbook, Ref: st.Meta.PlaybookRef, Status: st.Meta.Status, Reason: st.Meta.Reason,
+	sum := ui.Summary{ID: id, Playbook: cmp.Or(st.Meta.Playbook, st.Meta.PlaybookRef), Ref: st.Meta.PlaybookRef, Status: st.Meta.Status, Reason: st.Meta.Reason,
 		StartedAt: st.Meta.StartedAt, DurationS: st.Metrics.DurationS, Tokens: st.Metrics.TotalTokens, CostUSD: st.Metrics.TotalCostUSD, Waiting: st.Waiting}
 	return &ui.Run{Summary: sum, State: st, Dir: dir}, nil
 }

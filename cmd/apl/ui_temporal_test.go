@@ -14,6 +14,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,7 +78,8 @@ func TestUITemporalRuns(t *testing.T) {
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(w.Stop)
+	var stop sync.Once
+	t.Cleanup(func() { stop.Do(w.Stop) })
 	pb, diags := e.loader.Load("tship.hcl")
 	if diags.HasErrors() {
 		t.Fatal(diags)
@@ -215,4 +217,9 @@ func TestUITemporalRuns(t *testing.T) {
 	page = get("/run/t1")
 	contains("the run's page once it completed", page, `id="status">completed`, `<tr data-step="ship">`)
 	contains("the last step's page", get("/run/t1/step/ship"), "shipped: yes")
+
+	// With no worker to answer for its steps, the page has what the
+	// cluster keeps, and says why it has no more.
+	stop.Do(w.Stop)
+	contains("the run's page with no worker up", get("/run/t1"), `id="status">completed`, "its steps are not shown: no worker answered for the run")
 }
