@@ -55,9 +55,9 @@ func (e *env) uiTemporal(f temporalFlags, opts *ui.Options) (close func(), err e
 }
 
 // temporalUIRuns is ui.Runs over a Temporal namespace. A run there keeps
-// its directory on the worker that walks it: Open fetches a copy (its
-// state, events and artifacts) each time the run changed, so the step
-// pages read it as a local run's.
+// its directory on the worker that walks it: Open fetches a copy each
+// time the run changed, so the step pages read its artifacts as a local
+// run's.
 type temporalUIRuns struct {
 	c     client.Client
 	where string
