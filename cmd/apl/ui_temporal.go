@@ -81,7 +81,7 @@ type fetchedDir struct{ stamp, dir, prev string }
 // long, and the page shows what the cluster keeps alone.
 const (
 	queryWait  = 15 * time.Second
-	workerWait = 3 * time.Second
+	workerWait = 5 * time.Second
 )
 
 func (t *temporalUIRuns) List() ([]ui.Summary, error) {
