@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 
+	"github.com/apl-lang/apl/cmd/internal/ui"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -33,3 +34,7 @@ func temporalShow(e *env, f temporalFlags, id string, asJSON bool) error { retur
 func (c *logsCmd) temporalLogs(e *env) error { return errNoTemporal }
 
 func lookupTemporal(f temporalFlags, id string) (string, error) { return "", errNoTemporal }
+
+func (e *env) uiTemporal(f temporalFlags, opts *ui.Options) (close func(), err error) {
+	return nil, errNoTemporal
+}

@@ -1,15 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -30,6 +31,10 @@ type uiCmd struct {
 	Expose  bool   `help:"Allow --listen on an address other than loopback: anyone who can reach it and has the printed URL can read every run of the project (prompts, answers, outputs) and answer its questions."`
 	Open    bool   `help:"Open the page in the browser."`
 	RunsDir string `help:"Where run directories are (default: .apl/runs)." placeholder:"DIR"`
+
+	// With --engine temporal the page shows the namespace's runs, as apl
+	// runs --engine temporal lists them.
+	temporalFlags `embed:""`
 }
 
 func (c *uiCmd) Run(e *env) error {
@@ -45,6 +50,9 @@ func (c *uiCmd) Run(e *env) error {
 		return exitWith(exitUsage, fmt.Errorf("--listen %s is not a loopback address: anyone who can reach it and has the URL could read every run of this project (prompts, answers, outputs) and answer its questions; add --expose to mean it", c.Listen))
 	}
 	runsDir := c.RunsDir
+	if c.Engine == engineTemporal && runsDir != "" {
+		return exitWith(exitUsage, errors.New("--runs-dir does not go with --engine temporal: the page shows the runs of the Temporal namespace"))
+	}
 	if runsDir == "" {
 		// A checkout may hold a planted .apl symlink: read runs only
 		// inside the project, as runs write them.
@@ -60,10 +68,22 @@ func (c *uiCmd) Run(e *env) error {
 	if !loopback && host != "" {
 		hosts = append(hosts, host)
 	}
-	srv := ui.New(e.uiOptions(runsDir, hosts))
+	opts := e.uiOptions(runsDir, hosts)
+	what := relPath(runsDir)
+	opts.Where = what
+	if c.Engine == engineTemporal {
+		closeRuns, err := e.uiTemporal(c.temporalFlags, &opts)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer closeRuns()
+		what = opts.Where
+	}
+	srv := ui.New(opts)
 	url := fmt.Sprintf("http://%s/?token=%s", displayAddr(ln.Addr().String()), srv.Token())
 	if !loopback {
-		fmt.Fprintf(e.stderr, "apl ui: listening on %s: whoever reaches it with this URL can read every run in %s and answer its questions\n", ln.Addr(), relPath(runsDir))
+		fmt.Fprintf(e.stderr, "apl ui: listening on %s: whoever reaches it with this URL can read every run in %s and answer its questions\n", ln.Addr(), what)
 	}
 	fmt.Fprintf(e.stdout, "apl ui: %s\n", url)
 	if c.Open {
@@ -98,10 +118,14 @@ func displayAddr(addr string) string {
 	return net.JoinHostPort(host, port)
 }
 
+// uiLoadMu makes the ui's loads of playbooks one at a time: its pages are
+// served at once, and a Loader is not safe for concurrent use.
+var uiLoadMu sync.Mutex
+
 // uiOptions wires the ui to apl's own ways of loading playbooks, dry
 // runs, plans and resuming.
 func (e *env) uiOptions(runsDir string, hosts []string) ui.Options {
-	var mu sync.Mutex // one load at a time: the loader is not shared safely
+	mu := &uiLoadMu
 	load := func(ref string) (*lang.Playbook, error) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -163,34 +187,63 @@ func (e *env) uiOptions(runsDir string, hosts []string) ui.Options {
 	}
 }
 
-// uiAnswer answers a waiting run from the page: it is apl resume
-// --answer KEY=ANSWER --non-interactive, run in this process, so the
-// answer takes the same path, with the same checks, as at the terminal.
-// It returns once the run took the answer (it no longer waits there) or
-// resume refused it; the run then goes on in the background.
+// uiAnswer answers a waiting run from the page as a person at the
+// terminal would: it starts apl resume --answer KEY=ANSWER
+// --non-interactive RUN as a process of its own, in a session of its own
+// (so its own process group, away from the ui's terminal), its output
+// appended to the run directory's resume.log. The answer takes the same
+// path, with the same checks, as at the terminal, and the run goes on
+// whatever becomes of the ui: closed, stopped with Ctrl-C, its terminal
+// gone. It returns once the run took the answer (it no longer waits
+// there) or resume ended refusing it; the page then follows the run as
+// any other.
 func (e *env) uiAnswer(runsDir string) func(ctx context.Context, id, key, answer string) error {
 	return func(ctx context.Context, id, key, answer string) error {
-		var out lockedBuffer
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("resume: this apl's path: %w", err)
+		}
+		runs := ui.Local{Dir: runsDir}
+		run, err := runs.Open(id) // the id names a run of runsDir
+		if err != nil {
+			return err
+		}
+		logPath := filepath.Join(run.Dir, uiResumeLog)
+		logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
+		defer logf.Close()
+		start, _ := logf.Seek(0, io.SeekEnd)
+		fmt.Fprintf(logf, "apl ui %s: apl resume %s --answer %s=…\n", time.Now().Format(time.RFC3339), id, key)
+		cmd := exec.Command(exe, "resume", "--non-interactive", "--runs-dir", runsDir, "--answer", key+"="+answer, id)
+		cmd.Args[0] = "apl"
+		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
 		done := make(chan int, 1)
 		go func() {
-			done <- Main([]string{"resume", "--non-interactive", "--runs-dir", runsDir, "--answer", key + "=" + answer, id}, &out, &out)
+			cmd.Wait() // reaped here while the ui runs; by init after
+			done <- cmd.ProcessState.ExitCode()
 		}()
-		runs := ui.Local{Dir: runsDir}
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			select {
 			case code := <-done:
 				if code != exitOK && code != exitWaiting && code != exitFailed {
-					return fmt.Errorf("resume: %s", strings.TrimSpace(out.String()))
+					out, _ := os.ReadFile(logPath)
+					if int(start) <= len(out) {
+						out = out[start:]
+					}
+					_, msg, _ := strings.Cut(string(out), "\n")
+					return fmt.Errorf("resume: %s", strings.TrimSpace(msg))
 				}
 				return nil
 			case <-tick.C:
 				if r, err := runs.Open(id); err == nil && (r.Status != interp.StatusWaiting || r.Waiting == nil || r.Waiting.Key() != key) {
-					go func() {
-						code := <-done
-						fmt.Fprintf(e.stderr, "apl ui: run %s answered %s=%s; resume ended with exit %d\n", id, key, answer, code)
-					}()
 					return nil
 				}
 			case <-ctx.Done():
@@ -200,23 +253,9 @@ func (e *env) uiAnswer(runsDir string) func(ctx context.Context, id, key, answer
 	}
 }
 
-// lockedBuffer is a buffer written by a run while the server reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// uiResumeLog is the file of a run directory where the apl resume that
+// apl ui starts writes what it prints.
+const uiResumeLog = "resume.log"
 
 // openBrowser opens url in the desktop's browser.
 func openBrowser(url string) error {

@@ -1,15 +1,25 @@
 package main
 
 import (
+	"bufio"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/cmd/internal/ui"
+	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
 	"github.com/apl-lang/apl/stdlib"
 )
@@ -46,5 +56,125 @@ func TestUIPlaybookDryRun(t *testing.T) {
 	}
 	if strings.Contains(body, "dry run: input") || strings.Contains(body, `class="err"`) {
 		t.Errorf("the page shows an error:\n%.3000s", body)
+	}
+}
+
+// gatePlaybook asks, then holds in a step until a file "go" exists in
+// the project directory, which the test creates.
+const gatePlaybook = `
+playbook "gate" {}
+step "approve" {
+  ask {
+    question = "Go on?"
+    options  = ["yes", "no"]
+  }
+}
+step "hold" {
+  shell { command = ["sh", "-c", "while [ ! -e go ]; do sleep 0.02; done; echo through"] }
+}
+output { said = steps.approve.output }
+`
+
+// TestUIAnswerOutlivesUI: a run answered from the page goes on to its
+// end after the ui is stopped (Ctrl-C, its process group interrupted):
+// the answer starts apl resume as a process of its own, not inside the
+// ui's.
+func TestUIAnswerOutlivesUI(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile("gate.hcl", []byte(gatePlaybook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gate := filepath.Join(dir, "go")
+	t.Cleanup(func() { os.WriteFile(gate, nil, 0o644) }) // lets a resumed run end if the test failed early
+	var out strings.Builder
+	if code := Main([]string{"run", "gate.hcl", "--run-id", "r1"}, &out, &out); code != exitWaiting {
+		t.Fatalf("apl run: exit %d\n%s", code, out.String())
+	}
+
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// This test binary acts as apl when called so (TestMain).
+	cmd := exec.Command(exe, "ui", "--listen", "127.0.0.1:0")
+	cmd.Args[0] = "apl"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	start, ok := strings.CutPrefix(strings.TrimSpace(line), "apl ui: ")
+	if err != nil || !ok {
+		t.Fatalf("apl ui printed %q %v", line, err)
+	}
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, Timeout: time.Minute}
+	resp, err := client.Get(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	base := strings.Split(start, "/?")[0]
+	resp, err = client.Get(base + "/run/r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("the run's page has no question:\n%.3000s", page)
+	}
+	resp, err = client.PostForm(base+"/run/r1/answer", url.Values{"csrf": {string(m[1])}, "key": {"approve"}, "answer": {"yes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Answer to approve sent") {
+		t.Fatalf("the answer: %d\n%.3000s", resp.StatusCode, body)
+	}
+
+	// Ctrl-C in the ui's terminal: its process group is interrupted.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+	select {
+	case <-exited:
+	case <-time.After(time.Minute):
+		t.Fatal("apl ui did not stop on SIGINT")
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runDir := filepath.Join(interp.RunsDir("."), "r1")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		// Whether a process holds it, then its state: a run let go
+		// before the state was read has written its ending.
+		held := interp.RunHeld(runDir)
+		st, _, err := interp.ReadRun(runDir)
+		if err == nil && st.Meta.Status == interp.StatusCompleted && !held {
+			break // ended, its files written
+		}
+		// No process holds a run that has not ended: it will not end.
+		if time.Now().After(deadline) || err == nil && !held && st.Meta.Status != interp.StatusCompleted {
+			log, _ := os.ReadFile(filepath.Join(runDir, "resume.log"))
+			t.Fatalf("the run did not complete after the ui stopped: %v %+v\nresume.log:\n%s", err, st.Meta, log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if b, err := os.ReadFile(filepath.Join(runDir, "output.json")); err != nil || !strings.Contains(strings.ReplaceAll(string(b), " ", ""), `"said":"yes"`) {
+		t.Errorf("output: %s %v", b, err)
 	}
 }

@@ -63,6 +63,44 @@ step check [shell command parse=text]  (completed ×2)
 	}
 }
 
+// TestTaken: the run of TestOverlayText, by the ids WriteDotIDs gives: the
+// edge into check twice, the loop's edge once, the end once, and only
+// ids the DOT has.
+func TestTaken(t *testing.T) {
+	pb, diags := (&lang.Loader{}).LoadSources(map[string][]byte{"p.hcl": []byte(retryPlaybook)}, t.TempDir())
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	events := []interp.Event{
+		{Type: interp.EventStepStarted, Step: "build"},
+		{Type: interp.EventStepCompleted, Step: "build"},
+		{Type: interp.EventStepStarted, Step: "check"},
+		{Type: interp.EventGateDecision, Step: "check", Details: map[string]any{"rule": "retry"}},
+		{Type: interp.EventStepCompleted, Step: "check"},
+		{Type: interp.EventStepStarted, Step: "build"},
+		{Type: interp.EventStepCompleted, Step: "build"},
+		{Type: interp.EventStepStarted, Step: "check"},
+		{Type: interp.EventStepCompleted, Step: "check"},
+	}
+	g := New(pb)
+	if g.Taken() != nil {
+		t.Errorf("Taken without a run: %v", g.Taken())
+	}
+	g.Overlay(&Run{ID: "r1", Status: interp.StatusCompleted, Path: interp.PathOf(events)})
+	want := map[string]int{"edge-start--build": 1, "edge-build--check": 2, "edge-check--build": 1,
+		"edge-check--outcome_completed": 1, "node-outcome_completed": 1}
+	if d := cmp.Diff(want, g.Taken()); d != "" {
+		t.Errorf("Taken (-want +got):\n%s", d)
+	}
+	var dot strings.Builder
+	g.WriteDotIDs(&dot)
+	for id := range g.Taken() {
+		if !strings.Contains(dot.String(), `id="`+id+`"`) {
+			t.Errorf("the DOT has no %s:\n%s", id, dot.String())
+		}
+	}
+}
+
 // TestWriteDotIDs gives every node and edge an id a page can find in the
 // SVG: steps by name, edges by their ends; plain WriteDot adds none, so
 // apl graph --format dot is unchanged.

@@ -161,6 +161,28 @@ func (v *Graph) Overlay(p *Run) {
 	}
 }
 
+// Taken is how often the run laid over the graph took each edge and
+// reached each end, by the ids WriteDotIDs gives them ("edge-FROM--TO",
+// "node-END"): a page that drew the graph once can mark the run's path on
+// it as the run goes on, without drawing it again. Nil when no run is laid
+// over the graph.
+func (v *Graph) Taken() map[string]int {
+	o := v.path
+	if o == nil {
+		return nil
+	}
+	out := make(map[string]int, len(o.edges)+len(o.reached))
+	for e, n := range o.edges {
+		if n > 0 {
+			out["edge-"+e.from.id+"--"+e.to.id] = n
+		}
+	}
+	for n := range o.reached {
+		out["node-"+n.id] = max(o.nodes[n].runs, 1)
+	}
+	return out
+}
+
 // chosenRoute is the route a visit of n left by: the gate rule it chose
 // (or that rule's on_exhausted), else the one route to `to`, else (the
 // frame's last visit) the route to the end of the section.

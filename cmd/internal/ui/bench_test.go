@@ -156,3 +156,29 @@ func BenchmarkLiveDelta1000Items(b *testing.B) {
 	}
 	b.ReportMetric(float64(size)/1024, "KiB/update")
 }
+
+// BenchmarkLiveUpdateSmallRun is one update of the live stream of a run
+// of three steps (read, worked out, encoded): what the server does each
+// time such a run changes, with Graphviz installed. renders/op counts the
+// layouts by dot: one per update until the page drew its graph once.
+func BenchmarkLiveUpdateSmallRun(b *testing.B) {
+	s := benchServer(newProject(b))
+	renders := 0
+	render := s.opts.Render
+	s.opts.Render = func(dot, format string) ([]byte, error) {
+		renders++
+		return render(dot, format)
+	}
+	n := 0
+	for b.Loop() {
+		run, err := s.opts.Runs.Open("r1")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := json.Marshal(s.view(run).since(nil)); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	b.ReportMetric(float64(renders)/float64(n), "renders/op")
+}

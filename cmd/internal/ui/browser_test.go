@@ -419,6 +419,10 @@ func TestBrowserStepTurnsDone(t *testing.T) {
 		if b.eval(`document.getElementById('node-last').classList.contains('st-done')`) == "true" {
 			t.Errorf("the last step is painted done before it ran")
 		}
+		b.until("the edge into the gate marked taken", `document.getElementById('edge-first--gate').classList.contains('taken')`)
+		if b.eval(`document.getElementById('edge-gate--last').classList.contains('taken')`) == "true" {
+			t.Errorf("the edge out of the gate is marked taken before the gate step ended")
+		}
 	} else {
 		t.Log("graphviz not installed (no dot command): the graph's nodes are not checked")
 	}
@@ -436,6 +440,9 @@ func TestBrowserStepTurnsDone(t *testing.T) {
 	b.until("the run completed on the page", `document.body.dataset.status === 'completed'`)
 	if withGraph {
 		b.until("the last node painted done", `document.getElementById('node-last').classList.contains('st-done')`)
+		b.until("the edge out of the gate marked taken", `document.getElementById('edge-gate--last').classList.contains('taken')`)
+		b.until("the end marked reached", `document.getElementById('node-outcome_completed').classList.contains('reached')`)
+		b.until("the graph's title", `document.querySelector('#graph svg').textContent.includes('run g1: completed')`)
 	}
 	if b.eval(`window.__sameDocument === true`) != "true" {
 		t.Errorf("the page reloaded")

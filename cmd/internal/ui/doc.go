@@ -3,9 +3,10 @@
 // (updated live over server-sent events), every step's prompts, answers,
 // output and errors, and that answers a run's waiting question.
 //
-// It reads runs only through interp's readers (ReadRun, ReadEvents,
-// ResolveRun), the ones apl show and apl logs use, behind the small Runs
-// interface so that another engine's runs can be listed later. It never
+// It reads runs through the small Runs interface: Local reads a
+// project's run directories with interp's readers (ReadRun, ReadEvents,
+// ResolveRun), the ones apl show and apl logs use; apl ui --engine
+// temporal gives one that reads a Temporal namespace's. It never
 // writes a run's files itself: an answer goes through the Answer function
 // it is given, which is apl resume --answer. Drawing is interp/draw's,
 // laid out by Graphviz.

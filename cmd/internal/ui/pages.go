@@ -85,7 +85,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	sort.Strings(statuses)
 	sort.Strings(playbooks)
 	s.render(w, "runs.html", map[string]any{
-		"Runs": runs, "All": len(all), "Status": status, "Playbook": playbook,
+		"Runs": runs, "All": len(all), "Status": status, "Playbook": playbook, "Where": s.opts.Where,
 		"Statuses": statuses, "Playbooks": playbooks,
 	})
 }
@@ -114,6 +114,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := s.view(run)
+	s.drawGraph(run, v)
 	s.render(w, "run.html", map[string]any{"Run": run, "View": v, "Stamp": stamp, "CSRF": s.csrf,
 		"Docs": s.documents(run), "Answered": r.URL.Query().Get("answered")})
 }
@@ -126,13 +127,21 @@ type runView struct {
 	// Nodes maps a graph node's id to its step's state: done, running,
 	// failed, skipped or waiting.
 	Nodes map[string]string `json:"nodes"`
-	Steps []stepRow         `json:"steps"`
+	// Edges are how often the run took each edge of the graph and
+	// reached each end, by id; Title is the graph's title, "run ID:
+	// STATUS". The page marks them on the graph it drew once.
+	Edges map[string]int `json:"edges"`
+	Title string         `json:"title"`
+	Steps []stepRow      `json:"steps"`
 	// Items are the for_each items' rows; in an update of the live
 	// stream, only those that changed since the last one unless ItemsFull.
 	Items     []itemRow `json:"items"`
 	ItemsFull bool      `json:"items_full,omitempty"`
-	// SVG is the graph drawn with the run over it; Text the same as text
-	// when it could not be drawn (no Graphviz), with GraphError why.
+	// SVG is the playbook's graph, drawn once for a page (drawGraph):
+	// the run's states and path are the classes the page gives its
+	// nodes and edges (Nodes, Edges). Text is the graph as text with the
+	// run over it when it could not be drawn (no Graphviz), with
+	// GraphError why.
 	SVG        template.HTML `json:"svg,omitempty"`
 	Text       string        `json:"text,omitempty"`
 	GraphError string        `json:"graph_error,omitempty"`
@@ -180,7 +189,9 @@ func stateOf(status string) string {
 	return ""
 }
 
-// view works out a run's page: states, tables, and the drawn graph.
+// view works out a run's page: states, tables, the path on the graph.
+// It draws nothing: the graph is drawn once for a page (drawGraph), and
+// an update of the run changes only the classes of its nodes and edges.
 func (s *Server) view(run *Run) *runView {
 	st := run.State
 	v := &runView{Status: run.Status, Reason: s.redact(run.Reason), Waiting: st.Waiting, Nodes: map[string]string{},
@@ -188,13 +199,23 @@ func (s *Server) view(run *Run) *runView {
 	if v.Status != interp.StatusWaiting {
 		v.Waiting = nil
 	}
-	pb, err := s.load(st.Meta.PlaybookRef)
+	pb, err := s.loadRun(run)
 	var g *draw.Graph
+	drawn := draw.RunOf(st)
+	if run.Status != st.Meta.Status {
+		// Its process is gone (statusKilled), or another engine says.
+		drawn.Status = run.Status
+	}
+	v.Title = "run " + run.ID + ": " + drawn.Status
 	if err != nil {
 		v.GraphError = err.Error()
 	} else {
 		g = draw.New(pb)
-		g.Overlay(draw.RunOf(st))
+		g.Overlay(drawn)
+		v.Edges = g.Taken()
+	}
+	if v.Edges == nil {
+		v.Edges = map[string]int{}
 	}
 	nodeID := func(step string) string {
 		if g != nil {
@@ -259,19 +280,37 @@ func (s *Server) view(run *Run) *runView {
 	if w := v.Waiting; w != nil {
 		v.Nodes[nodeID(w.Step)] = "waiting"
 	}
-	if g != nil {
-		var dot bytes.Buffer
-		g.WriteDotIDs(&dot)
-		svg, err := s.opts.Render(dot.String(), "svg")
-		if err != nil {
-			var text strings.Builder
-			g.WriteText(&text)
-			v.Text, v.GraphError = text.String(), err.Error()
-		} else {
-			v.SVG = template.HTML(stripProlog(svg))
-		}
-	}
 	return v
+}
+
+// drawGraph draws run's playbook for v's page: the graph as apl graph
+// draws it with ids on its nodes and edges, titled as v is, and every
+// step and edge drawn as not reached yet. The page marks what the run
+// reached with classes (v.Nodes, v.Edges), so the drawing serves the
+// page for as long as it is open: the graph does not change as the run
+// goes on. Without Graphviz, v gets the graph as text with the run over
+// it instead.
+func (s *Server) drawGraph(run *Run, v *runView) {
+	pb, err := s.loadRun(run)
+	if err != nil {
+		v.GraphError = err.Error()
+		return
+	}
+	g := draw.New(pb)
+	_, status, _ := strings.Cut(v.Title, ": ")
+	g.Overlay(&draw.Run{ID: run.ID, Status: status, Path: &interp.Path{}})
+	var dot bytes.Buffer
+	g.WriteDotIDs(&dot)
+	svg, err := s.opts.Render(dot.String(), "svg")
+	if err != nil {
+		g = draw.New(pb)
+		g.Overlay(draw.RunOf(run.State))
+		var text strings.Builder
+		g.WriteText(&text)
+		v.Text, v.GraphError = text.String(), err.Error()
+		return
+	}
+	v.SVG = template.HTML(stripProlog(svg))
 }
 
 // load loads a playbook for the graph.
@@ -280,6 +319,14 @@ func (s *Server) load(ref string) (*lang.Playbook, error) {
 		return nil, errors.New("no playbook loader")
 	}
 	return s.opts.Load(ref)
+}
+
+// loadRun loads the playbook run runs, for its graph.
+func (s *Server) loadRun(run *Run) (*lang.Playbook, error) {
+	if s.opts.LoadRun != nil {
+		return s.opts.LoadRun(run)
+	}
+	return s.load(run.State.Meta.PlaybookRef)
 }
 
 // stripProlog drops what precedes <svg: an XML declaration and a DOCTYPE
@@ -341,10 +388,11 @@ func slicesSorted[V any](m map[string]V) []string {
 type doc struct{ Name, Path string }
 
 // documents are the files of the run directory worth opening whole:
-// state.json, output.json, and the reports its documents wrote there.
+// state.json, output.json, the output of the apl resume an answer from
+// the page started, and the reports its documents wrote there.
 func (s *Server) documents(run *Run) []doc {
 	var out []doc
-	for _, name := range []string{"state.json", "output.json", "trace.json"} {
+	for _, name := range []string{"state.json", "output.json", "trace.json", "resume.log"} {
 		if fi, err := os.Lstat(filepath.Join(run.Dir, name)); err == nil && fi.Mode().IsRegular() {
 			out = append(out, doc{name, name})
 		}

@@ -21,13 +21,22 @@ import (
 type Options struct {
 	// Runs is where runs are read.
 	Runs Runs
+	// Where says, under the runs list's title, where its runs are
+	// (".apl/runs", "namespace N of Temporal at HOST:PORT"). Optional.
+	Where string
 	// Load loads a playbook by reference (a path or stdlib:NAME), to draw
 	// a run's graph and to show a playbook before any run.
 	Load func(ref string) (*lang.Playbook, error)
+	// LoadRun loads the playbook a run runs, when its reference alone
+	// does not find it here: a run on Temporal keeps the sources it
+	// started with, from whichever checkout that was. Nil: Load(its
+	// reference).
+	LoadRun func(run *Run) (*lang.Playbook, error)
 	// Answer answers run id's waiting question key (STEP or STEP[ITEM])
 	// with answer and lets the run go on, as apl resume --answer does. It
-	// returns once the run has taken the answer or refused it; the run may
-	// go on after it returns.
+	// returns once the run has taken the answer or refused it; the run
+	// goes on after it returns, and should go on after the server ends
+	// (apl ui starts apl resume as a process of its own).
 	Answer func(ctx context.Context, id, key, answer string) error
 	// DryRun is the path a dry run of pb takes with inputs given as
 	// NAME=VALUE strings and the mocks of a test file (optional), as apl

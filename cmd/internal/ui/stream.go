@@ -50,6 +50,11 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 			if prev == nil && page != "" && stamp == page {
 				prev = v
 			}
+			if prev == nil && page == "" {
+				// Not the run's page, which has its graph: the graph
+				// goes with the first update, drawn once.
+				s.drawGraph(run, v)
+			}
 			b, err := json.Marshal(v.since(prev))
 			prev = v
 			if err != nil {
@@ -74,18 +79,16 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// since is the update that brings a page showing prev to v: the SVG only
-// if it changed, and the item rows that changed (all of them when prev is
-// nil or a row went away). A run of 1,000 items changes a few at a time;
-// sending them all each time made every update as big as the page.
+// since is the update that brings a page showing prev to v: the item
+// rows that changed (all of them when prev is nil or a row went away). A
+// run of 1,000 items changes a few at a time; sending them all each time
+// made every update as big as the page. The states of the graph's nodes
+// and edges go whole: there are as many as the playbook has steps.
 func (v *runView) since(prev *runView) *runView {
 	d := *v
 	if prev == nil {
 		d.ItemsFull = true
 		return &d
-	}
-	if d.SVG == prev.SVG {
-		d.SVG = ""
 	}
 	before := make(map[[2]string]*itemRow, len(prev.Items))
 	for i := range prev.Items {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -187,4 +188,53 @@ func hasDone(rows []itemRow, k string) bool {
 		}
 	}
 	return false
+}
+
+// TestLiveUpdateDrawsNothing: the run's page draws its graph once; the
+// updates that follow the run to its end change the states of its nodes
+// and edges and its title, and never lay the graph out again (Graphviz
+// took most of an update's time).
+func TestLiveUpdateDrawsNothing(t *testing.T) {
+	keys := []string{"a", "b", "c"}
+	p, open := gatedItemsRun(t, keys)
+	s := p.server()
+	var renders atomic.Int32
+	render := s.opts.Render
+	s.opts.Render = func(dot, format string) ([]byte, error) {
+		renders.Add(1)
+		return render(dot, format)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+
+	page := get(s, "/run/r1")
+	if n := renders.Load(); n != 1 {
+		t.Fatalf("the run's page drew its graph %d times, want once", n)
+	}
+	m := regexp.MustCompile(`data-stamp="([^"]*)"`).FindStringSubmatch(page.Body.String())
+	if m == nil {
+		t.Fatalf("the page has no stamp: %.2000s", page.Body.String())
+	}
+	updates := follow(t, s, ts, "/run/r1/live?stamp="+url.QueryEscape(html.UnescapeString(m[1])))
+	if v := <-updates; v.Nodes["node-do"] != "running" || v.Title != "run r1: running" {
+		t.Errorf("first update: nodes %v, title %q", v.Nodes, v.Title)
+	}
+	for _, k := range keys {
+		open(k)
+	}
+	for v := range updates {
+		if v.SVG != "" {
+			t.Errorf("an update carries a drawing")
+		}
+		if v.Status == interp.StatusCompleted {
+			if v.Nodes["node-do"] != "done" || v.Title != "run r1: completed" || v.Edges["node-outcome_completed"] != 1 {
+				t.Errorf("last update: nodes %v, title %q, path %v", v.Nodes, v.Title, v.Edges)
+			}
+			if n := renders.Load(); n != 1 {
+				t.Errorf("the graph was drawn %d times while the run went on, want once (the page's)", n)
+			}
+			return
+		}
+	}
+	t.Fatal("the stream ended before the run completed")
 }

@@ -18,14 +18,34 @@
     return el;
   }
 
-  // paint gives each step node the class of its state.
-  function paint(nodes) {
+  // paint marks the run on the graph, which the server drew once with
+  // nothing reached: each step node gets the class of its state, each
+  // end the run reached "reached", each edge it took "taken" and its
+  // label how often, and the title the run's status. Nothing is drawn
+  // again as the run goes on.
+  function paint(nodes, edges, title) {
+    edges = edges || {};
     graph.querySelectorAll("g.node").forEach(function (g) {
       g.classList.remove("st-done", "st-running", "st-failed", "st-skipped", "st-waiting");
       const st = nodes[g.id];
       if (st) g.classList.add("st-" + st);
+      g.classList.toggle("reached", (edges[g.id] || 0) > 0);
       g.classList.toggle("selected", selected !== null && g.id === "node-" + selected);
     });
+    graph.querySelectorAll("g.edge").forEach(function (g) {
+      const n = edges[g.id] || 0;
+      g.classList.toggle("taken", n > 0);
+      // A labelled edge says how often it was taken on its last line.
+      const texts = g.querySelectorAll("text");
+      if (texts.length === 0) return;
+      const last = texts[texts.length - 1];
+      if (last.dataset.label === undefined) last.dataset.label = last.textContent;
+      last.textContent = n > 0 ? last.dataset.label + " \u00d7" + n : last.dataset.label;
+    });
+    // Graphviz writes the graph's label as the graph's own text, inside
+    // the link of its tooltip.
+    const t = graph.querySelector("svg g.graph > text, svg g.graph > g > a > text");
+    if (t && title) t.textContent = title;
   }
 
   function stepRows(steps) {
@@ -130,15 +150,12 @@
     document.getElementById("duration").textContent = v.duration;
     document.getElementById("tokens").textContent = v.tokens ? v.tokens + " tokens" : "";
     document.getElementById("cost").textContent = v.cost;
-    if (v.svg) {
-      // The SVG is Graphviz's drawing of the playbook with the run's path:
-      // replaced whole, since the path and its counts change with it. An
-      // update without one leaves the drawing as it is.
-      const scroll = [graph.scrollLeft, graph.scrollTop];
+    if (v.svg && !graph.querySelector("svg")) {
+      // A page drawn without its graph (the server could not draw it
+      // then) takes the one an update brings.
       graph.innerHTML = v.svg;
-      graph.scrollLeft = scroll[0]; graph.scrollTop = scroll[1];
     }
-    paint(v.nodes || {});
+    paint(v.nodes || {}, v.edges, v.title);
     stepRows(v.steps);
     itemRows(v.items, v.items_full);
     question(v.waiting);
@@ -179,7 +196,10 @@
     show(selected, a.dataset.item);
   });
 
-  try { paint(JSON.parse(document.getElementById("nodes").textContent)); } catch (e) { /* no states yet */ }
+  try {
+    const p = JSON.parse(document.getElementById("paint").textContent);
+    paint(p.nodes || {}, p.edges, p.title);
+  } catch (e) { /* no states yet */ }
   if (window.EventSource) {
     // The stamp says which state the page was drawn from: the stream
     // then sends only what changed since.

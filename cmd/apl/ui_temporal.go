@@ -1,0 +1,272 @@
+//go:build !notemporal
+
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apl-lang/apl/cmd/internal/ui"
+	"github.com/apl-lang/apl/interp"
+	"github.com/apl-lang/apl/interp/temporal"
+	"github.com/apl-lang/apl/lang"
+	"github.com/hashicorp/hcl/v2"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+)
+
+// uiTemporal points apl ui at the runs of the Temporal namespace f
+// names: they are read as apl runs, show and logs --engine temporal read
+// them, a run's playbook is loaded from the sources it started with, as
+// apl resume --engine temporal loads it, and an answer is the signal apl
+// resume --answer --engine temporal sends. close ends the connection and
+// removes the copies of run directories it fetched.
+func (e *env) uiTemporal(f temporalFlags, opts *ui.Options) (close func(), err error) {
+	cl, err := dialTemporal(f.TemporalAddress, f.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	cache, err := os.MkdirTemp("", "apl-ui-temporal-*")
+	if err != nil {
+		cl.Close()
+		return nil, exitWith(exitInternal, err)
+	}
+	t := &temporalUIRuns{c: cl, where: fmt.Sprintf("Temporal at %s (namespace %s)", f.TemporalAddress, f.Namespace),
+		cache: cache, dirs: map[string]fetchedDir{}, loader: e.loader, playbooks: map[string]*lang.Playbook{}}
+	// A cluster that is not there, or a namespace it does not have, is
+	// said now, not on the first page.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := temporal.List(ctx, cl, 1); err != nil {
+		t.close()
+		return nil, temporalError(f.TemporalAddress, f.Namespace, err)
+	}
+	opts.Runs, opts.Answer, opts.LoadRun = t, t.answer, t.playbook
+	opts.Where = fmt.Sprintf("namespace %s of Temporal at %s", f.Namespace, f.TemporalAddress)
+	return t.close, nil
+}
+
+// temporalUIRuns is ui.Runs over a Temporal namespace. A run there keeps
+// its directory on the worker that walks it: Open fetches a copy each
+// time the run changed, so the step pages read its artifacts as a local
+// run's.
+type temporalUIRuns struct {
+	c     client.Client
+	where string
+	cache string
+
+	loader *lang.Loader
+
+	mu        sync.Mutex
+	dirs      map[string]fetchedDir // by run id: the latest copy
+	n         int
+	playbooks map[string]*lang.Playbook // by run id
+}
+
+// fetchedDir is the latest copy of a run's directory, and the one
+// before it, which a page being served may still read.
+type fetchedDir struct{ stamp, dir, prev string }
+
+// queryWait bounds the calls to the cluster for a page: it waits no
+// longer. workerWait bounds the queries a worker answers (a run's events,
+// its directory, its questions): with no worker up they would wait as
+// long, and the page shows what the cluster keeps alone.
+const (
+	queryWait  = 15 * time.Second
+	workerWait = 5 * time.Second
+)
+
+func (t *temporalUIRuns) List() ([]ui.Summary, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), queryWait)
+	defer cancel()
+	all, err := temporal.List(ctx, t.c, 1000)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.where, err)
+	}
+	out := make([]ui.Summary, 0, len(all))
+	// The questions of the waiting runs, as far as workers answer within
+	// workerWait for all of them.
+	qctx, qcancel := context.WithTimeout(ctx, workerWait)
+	defer qcancel()
+	for _, r := range all {
+		s := ui.Summary{ID: r.RunID, Playbook: cmp.Or(r.Name, r.Playbook), Ref: r.Playbook, Status: r.Status, Reason: r.Reason, StartedAt: r.StartedAt}
+		if r.Status == interp.StatusWaiting && qctx.Err() == nil {
+			if qs, err := temporal.Waiting(qctx, t.c, r.RunID); err == nil && len(qs) > 0 {
+				w := qs[0].Waiting
+				s.Waiting = &w
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Stamp is the workflow's status and the length of its history, which
+// grows with each step it takes, each answer and each ending.
+func (t *temporalUIRuns) Stamp(id string) (string, error) {
+	stamp, _, err := t.describe(id)
+	return stamp, err
+}
+
+// describe is run id's stamp, and whether its workflow runs.
+func (t *temporalUIRuns) describe(id string) (stamp string, running bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), queryWait)
+	defer cancel()
+	d, err := t.c.DescribeWorkflowExecution(ctx, id, "")
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		return "", false, ui.ErrNoRun
+	case err != nil:
+		return "", false, fmt.Errorf("%s: %w", t.where, err)
+	}
+	info := d.GetWorkflowExecutionInfo()
+	if info.GetParentExecution() != nil {
+		return "", false, ui.ErrNoRun // a sub-run is shown in its run
+	}
+	st := info.GetStatus()
+	return fmt.Sprintf("%s:%d", st, info.GetHistoryLength()), st == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
+}
+
+// Open reads run id as apl show --engine temporal does: its status from
+// the cluster, its steps from its events, their artifacts from the run
+// directory its worker keeps. When no worker answers, the run's status,
+// reason and output alone.
+func (t *temporalUIRuns) Open(id string) (*ui.Run, error) {
+	stamp, running, err := t.describe(id)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), queryWait)
+	defer cancel()
+	// Its steps are read from its events, as apl show --engine temporal
+	// reads them, which a worker answers for.
+	qctx, qcancel := context.WithTimeout(ctx, workerWait)
+	evs, qerr := temporal.AllEvents(qctx, t.c, id)
+	qcancel()
+	var s temporal.Shown
+	if qerr != nil && running {
+		// Show would ask the workers again: what the cluster keeps.
+		in, err := temporal.StartedWith(ctx, t.c, id)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.where, err)
+		}
+		s = temporal.Shown{RunID: id, Playbook: in.Ref, Status: interp.StatusRunning}
+	} else if s, err = temporal.Show(ctx, t.c, id); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.where, err)
+	}
+	st := runState(s, evs)
+	dir := t.none()
+	if qerr == nil {
+		// What its steps printed, from the directory its worker keeps.
+		dir, _ = t.fetch(ctx, id, stamp)
+	}
+	// Its status is the cluster's: no process holds a run directory here.
+	st.Meta.RunID, st.Meta.Status, st.Meta.Reason = id, s.Status, s.Reason
+	if qerr != nil {
+		st.Meta.Reason = strings.TrimPrefix(st.Meta.Reason+"; its steps are not shown: no worker answered for the run", "; ")
+	}
+	st.Meta.PlaybookRef = cmp.Or(st.Meta.PlaybookRef, s.Playbook)
+	st.Waiting = nil
+	if s.Status == interp.StatusWaiting {
+		if qs, err := temporal.Waiting(ctx, t.c, id); err == nil && len(qs) > 0 {
+			w := qs[0].Waiting
+			st.Waiting = &w
+		}
+	}
+	sum := ui.Summary{ID: id, Playbook: cmp.Or(st.Meta.Playbook, st.Meta.PlaybookRef), Ref: st.Meta.PlaybookRef, Status: st.Meta.Status, Reason: st.Meta.Reason,
+		StartedAt: st.Meta.StartedAt, DurationS: st.Metrics.DurationS, Tokens: st.Metrics.TotalTokens, CostUSD: st.Metrics.TotalCostUSD, Waiting: st.Waiting}
+	return &ui.Run{Summary: sum, State: st, Dir: dir}, nil
+}
+
+// fetch is the copy of run id's directory as of stamp (its artifacts),
+// fetched unless it is there already; false when no worker answered.
+func (t *temporalUIRuns) fetch(ctx context.Context, id, stamp string) (string, bool) {
+	t.mu.Lock()
+	have, ok := t.dirs[id]
+	t.mu.Unlock()
+	if !ok || have.stamp != stamp {
+		t.mu.Lock()
+		t.n++
+		dir := filepath.Join(t.cache, fmt.Sprintf("run-%d", t.n))
+		t.mu.Unlock()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return t.none(), false
+		}
+		if _, err := temporal.FetchRunDir(ctx, t.c, id, dir, true); err != nil {
+			os.RemoveAll(dir)
+			return t.none(), false
+		}
+		t.mu.Lock()
+		old := t.dirs[id]
+		have = fetchedDir{stamp, dir, old.dir}
+		t.dirs[id] = have
+		t.mu.Unlock()
+		if old.prev != "" {
+			os.RemoveAll(old.prev)
+		}
+	}
+	return have.dir, true
+}
+
+// none is an empty directory: that of a run whose worker did not answer,
+// so that no file of another run is served as its.
+func (t *temporalUIRuns) none() string {
+	dir := filepath.Join(t.cache, "none")
+	os.MkdirAll(dir, 0o755)
+	return dir
+}
+
+// playbook loads the playbook run runs from what it started with (its
+// sources, or a stdlib reference), as apl resume --engine temporal does,
+// once per run: they do not change.
+func (t *temporalUIRuns) playbook(run *ui.Run) (*lang.Playbook, error) {
+	t.mu.Lock()
+	pb := t.playbooks[run.ID]
+	t.mu.Unlock()
+	if pb != nil {
+		return pb, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), queryWait)
+	defer cancel()
+	in, err := temporal.StartedWith(ctx, t.c, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	uiLoadMu.Lock()
+	var diags hcl.Diagnostics
+	if len(in.Sources) == 0 {
+		pb, diags = t.loader.Load(in.Ref)
+	} else {
+		pb, diags = t.loader.LoadRef(in.Ref, in.Sources, in.Dir)
+	}
+	uiLoadMu.Unlock()
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("%s: %s", in.Ref, diags.Error())
+	}
+	t.mu.Lock()
+	t.playbooks[run.ID] = pb
+	t.mu.Unlock()
+	return pb, nil
+}
+
+// answer is apl resume --answer --engine temporal's signal: the run's
+// workflow takes it (or refuses it) and goes on on the cluster, whatever
+// becomes of the ui.
+func (t *temporalUIRuns) answer(ctx context.Context, id, key, answer string) error {
+	_, err := temporal.SendAnswer(ctx, t.c, id, key, answer)
+	return err
+}
+
+func (t *temporalUIRuns) close() {
+	t.c.Close()
+	os.RemoveAll(t.cache)
+}
