@@ -221,7 +221,7 @@ func (l *loader) checkRefs(expr hcl.Expression, scope refScope) hcl.Diagnostics 
 		return nil
 	}
 	var diags hcl.Diagnostics
-	for _, tr := range expr.Variables() {
+	for _, tr := range l.traversals(expr) {
 		diags = append(diags, l.checkTraversal(tr, scope)...)
 	}
 	return append(diags, checkFunctions(expr)...)
@@ -394,4 +394,25 @@ func refName(a *hcl.Attribute, kind string) (string, hcl.Range, hcl.Diagnostics)
 			fmt.Sprintf("%s must name a %s block: %s.NAME or %q.", a.Name, kind, kind, "NAME"), a.Expr.Range())}
 	}
 	return s, a.Expr.Range(), nil
+}
+
+// traversals is e.Variables(), each expression of the playbook's files
+// walked once per load: several checks read the same expression's
+// references (checkRefs, checkOutputTraversals, checkVarTraversals,
+// checkUseBeforeRun), and the walks were a sixth of a load. The result
+// is shared and must not be changed.
+func (l *loader) traversals(e hcl.Expression) []hcl.Traversal {
+	se, ok := e.(hclsyntax.Expression) // a pointer, so a map key
+	if !ok {
+		return e.Variables()
+	}
+	if trs, ok := l.refs[se]; ok {
+		return trs
+	}
+	trs := e.Variables()
+	if l.refs == nil {
+		l.refs = map[hclsyntax.Expression][]hcl.Traversal{}
+	}
+	l.refs[se] = trs
+	return trs
 }

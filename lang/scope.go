@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/expr-lang/expr/checker/nature"
 	"github.com/expr-lang/expr/types"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -109,19 +110,50 @@ func withFields(fields map[string]Field, extra map[string]rootType) rootType {
 // once every step is decoded.
 func (l *loader) rootTypes(sc Scope) map[string]rootType {
 	if sc.Input != nil {
-		return map[string]rootType{RootValue: rootTypeOf(sc.Input.Type), RootInputs: l.section(nil)[RootInputs]}
+		return map[string]rootType{RootValue: rootTypeOf(sc.Input.Type), RootInputs: l.section(nil).roots[RootInputs]}
 	}
-	m := maps.Clone(l.section(sc.Body))
+	m := maps.Clone(l.section(sc.Body).roots)
 	m[RootLocal] = l.localsType(sc.Step)
 	m[RootVars] = l.varsType()
 	return m
 }
 
+// sectionTypes are the roots of a section but local and vars, with what
+// is derived from their types: their unknown values and their expr
+// natures, each made once. A section's steps object holds every step's
+// fields, so making them again for each scope of the section (each step
+// with locals of its own, each for_each body) cost a tenth of a load.
+type sectionTypes struct {
+	roots    map[string]rootType
+	unknowns map[string]cty.Value
+	natures  map[string]nature.Nature
+}
+
+// unknown is the unknown value of root, made once.
+func (s *sectionTypes) unknown(root string) cty.Value {
+	v, ok := s.unknowns[root]
+	if !ok {
+		v = unknownOf(s.roots[root].hcl)
+		s.unknowns[root] = v
+	}
+	return v
+}
+
+// nature is root's type as expr sees it, made once.
+func (s *sectionTypes) nature(root string) nature.Nature {
+	n, ok := s.natures[root]
+	if !ok {
+		n = s.roots[root].cond.Nature()
+		s.natures[root] = n
+	}
+	return n
+}
+
 // section is what every expression in the section of body (nil: the
 // main, on_failure and finally steps) sees, but for local and vars.
-func (l *loader) section(body *Step) map[string]rootType {
-	if m, ok := l.sections[body]; ok {
-		return m
+func (l *loader) section(body *Step) *sectionTypes {
+	if s, ok := l.sections[body]; ok {
+		return s
 	}
 	m := map[string]rootType{}
 	for _, root := range (Scope{Body: body}).Roots() {
@@ -150,8 +182,9 @@ func (l *loader) section(body *Step) map[string]rootType {
 			// Per scope (rootTypes).
 		}
 	}
-	l.sections[body] = m
-	return m
+	s := &sectionTypes{roots: m, unknowns: map[string]cty.Value{}, natures: map[string]nature.Nature{}}
+	l.sections[body] = s
+	return s
 }
 
 // localsType is local as step's own expressions see it (nil: any other
@@ -234,7 +267,7 @@ func (l *loader) condEnv(sc Scope) *condEnv {
 	for name, t := range l.rootTypes(sc) {
 		m[name] = t.cond
 	}
-	e := newCondEnv(m)
+	e := &condEnv{types: m, nature: envNature(m, l.section(sc.Body))}
 	if sc.Step != nil && sc.Step.Template != "" {
 		e.inst = sc.Step.Name
 	}
@@ -245,12 +278,45 @@ func (l *loader) condEnv(sc Scope) *condEnv {
 // unknowns are the roots of sc as unknown values of their types, which
 // value expressions are type-checked and typed against.
 func (l *loader) unknowns(sc Scope) map[string]cty.Value {
-	rts := l.rootTypes(sc.normal())
-	vars := make(map[string]cty.Value, len(rts))
-	for name, t := range rts {
-		vars[name] = unknownOf(t.hcl)
+	sc = sc.normal()
+	if sc.Input != nil {
+		return map[string]cty.Value{RootValue: unknownOf(sc.Input.Type), RootInputs: l.section(nil).unknown(RootInputs)}
 	}
+	sec := l.section(sc.Body)
+	vars := make(map[string]cty.Value, len(sec.roots)+2)
+	for name := range sec.roots {
+		vars[name] = sec.unknown(name)
+	}
+	vars[RootLocal] = unknownOf(l.localsType(sc.Step).hcl)
+	vars[RootVars] = unknownOf(l.varsType().hcl)
 	return vars
+}
+
+// envNature is m.Nature() for an environment m of a scope in section
+// sec, its section's roots' natures taken from sec: what types.Map's
+// Nature does for the top level, each root's own nature made once per
+// section rather than once per scope.
+func envNature(m types.Map, sec *sectionTypes) nature.Nature {
+	nt := nature.NatureOf(map[string]any{})
+	if nt.TypeData == nil {
+		nt.TypeData = new(nature.TypeData)
+	}
+	nt.Fields = make(map[string]nature.Nature, len(m))
+	nt.Strict = true
+	for k, v := range m {
+		if k == types.Extra {
+			nt.Strict = false
+			d := v.Nature()
+			nt.DefaultMapValue = &d
+			continue
+		}
+		if _, ok := sec.roots[k]; ok {
+			nt.Fields[k] = sec.nature(k)
+			continue
+		}
+		nt.Fields[k] = v.Nature()
+	}
+	return nt
 }
 
 // inferContext is what the locals of body's section (nil: the

@@ -134,7 +134,7 @@ func (l *loader) checkUseBeforeRun() hcl.Diagnostics {
 			continue
 		}
 		steps, reads := hclGuards(rc.expr)
-		for _, tr := range rc.expr.Variables() {
+		for _, tr := range l.traversals(rc.expr) {
 			x, ok := l.outputRead(tr)
 			if !ok {
 				continue
