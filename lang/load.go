@@ -492,8 +492,9 @@ type loader struct {
 	// refs are the traversals of expressions, walked once (traversals).
 	refs map[hclsyntax.Expression][]hcl.Traversal
 	// condEnvs and sections cache what scopes describe (scope.go).
-	condEnvs map[Scope]*condEnv
-	sections map[*Step]*sectionTypes
+	condEnvs  map[Scope]*condEnv
+	sections  map[*Step]*sectionTypes
+	stepTypes map[*Step]*stepType
 	// vars are the names gates and agent actions give vars, once every
 	// step is decoded; nil before.
 	vars *varNames

@@ -127,26 +127,82 @@ type sectionTypes struct {
 	roots    map[string]rootType
 	unknowns map[string]cty.Value
 	natures  map[string]nature.Nature
+	// steps are the steps of roots[RootSteps], whose unknown value and
+	// nature are made from each step's, made once per load (stepType):
+	// every section sees the main steps.
+	steps map[string]*stepType
 }
 
 // unknown is the unknown value of root, made once.
 func (s *sectionTypes) unknown(root string) cty.Value {
 	v, ok := s.unknowns[root]
-	if !ok {
-		v = unknownOf(s.roots[root].hcl)
-		s.unknowns[root] = v
+	if ok {
+		return v
 	}
+	if root == RootSteps {
+		// unknownOf(roots[RootSteps].hcl), an object without optional
+		// attributes of its own, from each step's.
+		attrs := make(map[string]cty.Type, len(s.steps))
+		for name, st := range s.steps {
+			attrs[name] = st.deep
+		}
+		v = cty.UnknownVal(cty.Object(attrs))
+	} else {
+		v = unknownOf(s.roots[root].hcl)
+	}
+	s.unknowns[root] = v
 	return v
 }
 
 // nature is root's type as expr sees it, made once.
 func (s *sectionTypes) nature(root string) nature.Nature {
 	n, ok := s.natures[root]
-	if !ok {
-		n = s.roots[root].cond.Nature()
-		s.natures[root] = n
+	if ok {
+		return n
 	}
+	if root == RootSteps {
+		n = mapNature(s.roots[root].cond.(types.Map), func(name string) (nature.Nature, bool) {
+			if st := s.steps[name]; st != nil {
+				return st.nature(), true
+			}
+			return nature.Nature{}, false
+		})
+	} else {
+		n = s.roots[root].cond.Nature()
+	}
+	s.natures[root] = n
 	return n
+}
+
+// stepType is steps.NAME's type in both languages, with the type of its
+// unknown value and its nature, made once per load.
+type stepType struct {
+	rt   rootType
+	deep cty.Type // rt.hcl without optional attributes, at any depth
+	nat  *nature.Nature
+}
+
+func (st *stepType) nature() nature.Nature {
+	if st.nat == nil {
+		n := st.rt.cond.Nature()
+		st.nat = &n
+	}
+	return *st.nat
+}
+
+// stepType is s's. Sections are described once every step's action is
+// decoded (outputType), so a step's type does not change after.
+func (l *loader) stepType(s *Step) *stepType {
+	if st, ok := l.stepTypes[s]; ok {
+		return st
+	}
+	rt := withFields(StepFields, map[string]rootType{"output": rootTypeOf(l.outputType(s))})
+	st := &stepType{rt: rt, deep: rt.hcl.WithoutOptionalAttributesDeep()}
+	if l.stepTypes == nil {
+		l.stepTypes = map[*Step]*stepType{}
+	}
+	l.stepTypes[s] = st
+	return st
 }
 
 // section is what every expression in the section of body (nil: the
@@ -156,6 +212,7 @@ func (l *loader) section(body *Step) *sectionTypes {
 		return s
 	}
 	m := map[string]rootType{}
+	var stepTypes map[string]*stepType
 	for _, root := range (Scope{Body: body}).Roots() {
 		switch root {
 		case RootInputs:
@@ -166,9 +223,11 @@ func (l *loader) section(body *Step) *sectionTypes {
 			m[root] = objectOf(inputs)
 		case RootSteps:
 			steps := map[string]rootType{}
+			stepTypes = map[string]*stepType{}
 			for _, s := range l.pb.AllSteps() {
 				if s.Parent == nil || s.Parent == body {
-					steps[s.Name] = withFields(StepFields, map[string]rootType{"output": rootTypeOf(l.outputType(s))})
+					st := l.stepType(s)
+					steps[s.Name], stepTypes[s.Name] = st.rt, st
 				}
 			}
 			m[root] = objectOf(steps)
@@ -182,7 +241,7 @@ func (l *loader) section(body *Step) *sectionTypes {
 			// Per scope (rootTypes).
 		}
 	}
-	s := &sectionTypes{roots: m, unknowns: map[string]cty.Value{}, natures: map[string]nature.Nature{}}
+	s := &sectionTypes{roots: m, unknowns: map[string]cty.Value{}, natures: map[string]nature.Nature{}, steps: stepTypes}
 	l.sections[body] = s
 	return s
 }
@@ -293,10 +352,20 @@ func (l *loader) unknowns(sc Scope) map[string]cty.Value {
 }
 
 // envNature is m.Nature() for an environment m of a scope in section
-// sec, its section's roots' natures taken from sec: what types.Map's
-// Nature does for the top level, each root's own nature made once per
+// sec, its section's roots' natures taken from sec, made once per
 // section rather than once per scope.
 func envNature(m types.Map, sec *sectionTypes) nature.Nature {
+	return mapNature(m, func(name string) (nature.Nature, bool) {
+		if _, ok := sec.roots[name]; ok {
+			return sec.nature(name), true
+		}
+		return nature.Nature{}, false
+	})
+}
+
+// mapNature is m.Nature(), made as types.Map's Nature makes it but for
+// the natures of m's fields, which known gives when it has them.
+func mapNature(m types.Map, known func(name string) (nature.Nature, bool)) nature.Nature {
 	nt := nature.NatureOf(map[string]any{})
 	if nt.TypeData == nil {
 		nt.TypeData = new(nature.TypeData)
@@ -310,8 +379,8 @@ func envNature(m types.Map, sec *sectionTypes) nature.Nature {
 			nt.DefaultMapValue = &d
 			continue
 		}
-		if _, ok := sec.roots[k]; ok {
-			nt.Fields[k] = sec.nature(k)
+		if n, ok := known(k); ok {
+			nt.Fields[k] = n
 			continue
 		}
 		nt.Fields[k] = v.Nature()

@@ -9,18 +9,27 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// TestEnvNature checks that an environment's nature made from its
-// section's cached root natures is the one expr makes from the whole
-// map, so that conditions compile against the same types either way.
+// TestEnvNature checks that an environment's nature and its unknown
+// values made from its section's and its steps' cached ones are those
+// expr and cty make from the whole type, so that conditions compile and
+// expressions type-check against the same types either way.
 func TestEnvNature(t *testing.T) {
 	step := cty.ObjectWithOptionalAttrs(map[string]cty.Type{
 		"output": cty.Object(map[string]cty.Type{"score": cty.Number, "issues": cty.List(cty.String)}),
 		"status": cty.String,
 		"note":   cty.String,
 	}, []string{"note"})
+	steps := map[string]*stepType{}
+	stepRoots := map[string]rootType{}
+	for name, out := range map[string]cty.Type{"a": step, "b": cty.DynamicPseudoType, "c": cty.List(step)} {
+		rt := withFields(StepFields, map[string]rootType{"output": rootTypeOf(out)})
+		steps[name] = &stepType{rt: rt, deep: rt.hcl.WithoutOptionalAttributesDeep()}
+		stepRoots[name] = rt
+	}
 	sec := &sectionTypes{
+		steps: steps,
 		roots: map[string]rootType{
-			RootSteps:  objectOf(map[string]rootType{"a": rootTypeOf(step), "b": rootTypeOf(cty.DynamicPseudoType)}),
+			RootSteps:  objectOf(stepRoots),
 			RootInputs: objectOf(map[string]rootType{"phase": rootTypeOf(cty.String), "n": rootTypeOf(cty.Number)}),
 			RootRun:    withFields(RunFields, nil),
 		},
@@ -43,7 +52,9 @@ func TestEnvNature(t *testing.T) {
 	if got, want := envNature(extra, sec), extra.Nature(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("with Extra, envNature differs from types.Map.Nature:\n got %#v\nwant %#v", got, want)
 	}
-	if v := sec.unknown(RootSteps); !v.Type().Equals(unknownOf(sec.roots[RootSteps].hcl).Type()) || v.IsKnown() {
-		t.Fatalf("unknown(steps) = %#v", v)
+	for root := range sec.roots {
+		if got, want := sec.unknown(root), unknownOf(sec.roots[root].hcl); !got.RawEquals(want) {
+			t.Errorf("unknown(%s) = %#v, want %#v", root, got, want)
+		}
 	}
 }
