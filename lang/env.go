@@ -229,25 +229,25 @@ func (l *loader) checkRefs(expr hcl.Expression, scope refScope) hcl.Diagnostics 
 
 // checkFunctions reports calls of functions that do not exist.
 func checkFunctions(expr hcl.Expression) hcl.Diagnostics {
-	node, ok := expr.(hclsyntax.Node)
+	node, ok := expr.(hclsyntax.Expression)
 	if !ok {
 		return nil
 	}
 	var diags hcl.Diagnostics
-	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+	visitExprs(node, func(n hclsyntax.Expression) {
 		call, ok := n.(*hclsyntax.FunctionCallExpr)
 		if !ok {
-			return nil
+			return
 		}
 		if _, ok := functions[call.Name]; ok {
-			return nil
+			return
 		}
 		detail := fmt.Sprintf("There is no function named %q.%s", call.Name, valueFunctionHint(call.Name))
 		if call.Name == "file" {
 			detail = "file() is read when the playbook loads and may only be the whole template of a prompt: template = file(\"prompts/x.md\")."
 		}
 		diags = append(diags, errDiag("Call to unknown function", detail, call.NameRange))
-		return nil
+
 	})
 	return diags
 }

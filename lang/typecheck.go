@@ -229,16 +229,15 @@ func forContext(f *hclsyntax.ForExpr, t cty.Type, ctx *hcl.EvalContext) *hcl.Eva
 // outerFors returns the for expressions in e that are not inside another
 // for expression in e.
 func outerFors(e hcl.Expression) []*hclsyntax.ForExpr {
-	node, ok := e.(hclsyntax.Node)
+	node, ok := e.(hclsyntax.Expression)
 	if !ok {
 		return nil
 	}
 	var all []*hclsyntax.ForExpr
-	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+	visitExprs(node, func(n hclsyntax.Expression) {
 		if f, ok := n.(*hclsyntax.ForExpr); ok {
 			all = append(all, f)
 		}
-		return nil
 	})
 	var out []*hclsyntax.ForExpr
 	for _, f := range all {
