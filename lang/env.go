@@ -409,7 +409,7 @@ func (l *loader) traversals(e hcl.Expression) []hcl.Traversal {
 	if trs, ok := l.refs[se]; ok {
 		return trs
 	}
-	trs := e.Variables()
+	trs := exprVariables(se)
 	if l.refs == nil {
 		l.refs = map[hclsyntax.Expression][]hcl.Traversal{}
 	}

@@ -19,57 +19,16 @@ func visitExprs(e hclsyntax.Expression, f func(hclsyntax.Expression)) {
 	f(e)
 	switch e := e.(type) {
 	case *hclsyntax.LiteralValueExpr, *hclsyntax.ScopeTraversalExpr, *hclsyntax.AnonSymbolExpr, *hclsyntax.ExprSyntaxError:
-	case *hclsyntax.ParenthesesExpr:
-		visitExprs(e.Expression, f)
-	case *hclsyntax.RelativeTraversalExpr:
-		visitExprs(e.Source, f)
-	case *hclsyntax.FunctionCallExpr:
-		for _, a := range e.Args {
-			visitExprs(a, f)
-		}
-	case *hclsyntax.ConditionalExpr:
-		visitExprs(e.Condition, f)
-		visitExprs(e.TrueResult, f)
-		visitExprs(e.FalseResult, f)
-	case *hclsyntax.IndexExpr:
-		visitExprs(e.Collection, f)
-		visitExprs(e.Key, f)
-	case *hclsyntax.TupleConsExpr:
-		for _, x := range e.Exprs {
-			visitExprs(x, f)
-		}
-	case *hclsyntax.ObjectConsExpr:
-		for _, item := range e.Items {
-			visitExprs(item.KeyExpr, f)
-			visitExprs(item.ValueExpr, f)
-		}
-	case *hclsyntax.ObjectConsKeyExpr:
-		// A bare name is the key itself, not an expression (as in
-		// ObjectConsKeyExpr's own walk).
-		if hcl.ExprAsKeyword(e.Wrapped) == "" {
-			visitExprs(e.Wrapped, f)
-		}
 	case *hclsyntax.ForExpr:
 		visitExprs(e.CollExpr, f)
 		visitExprs(e.KeyExpr, f)
 		visitExprs(e.ValExpr, f)
 		visitExprs(e.CondExpr, f)
-	case *hclsyntax.SplatExpr:
-		visitExprs(e.Source, f)
-		visitExprs(e.Each, f)
-	case *hclsyntax.BinaryOpExpr:
-		visitExprs(e.LHS, f)
-		visitExprs(e.RHS, f)
-	case *hclsyntax.UnaryOpExpr:
-		visitExprs(e.Val, f)
-	case *hclsyntax.TemplateExpr:
-		for _, p := range e.Parts {
-			visitExprs(p, f)
-		}
-	case *hclsyntax.TemplateJoinExpr:
-		visitExprs(e.Tuple, f)
-	case *hclsyntax.TemplateWrapExpr:
-		visitExprs(e.Wrapped, f)
+	case *hclsyntax.ParenthesesExpr, *hclsyntax.RelativeTraversalExpr, *hclsyntax.FunctionCallExpr,
+		*hclsyntax.ConditionalExpr, *hclsyntax.IndexExpr, *hclsyntax.TupleConsExpr, *hclsyntax.ObjectConsExpr,
+		*hclsyntax.ObjectConsKeyExpr, *hclsyntax.SplatExpr, *hclsyntax.BinaryOpExpr, *hclsyntax.UnaryOpExpr,
+		*hclsyntax.TemplateExpr, *hclsyntax.TemplateJoinExpr, *hclsyntax.TemplateWrapExpr:
+		children(e, func(c hclsyntax.Expression) { visitExprs(c, f) })
 	default:
 		first := true
 		hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
@@ -84,5 +43,120 @@ func visitExprs(e hclsyntax.Expression, f func(hclsyntax.Expression)) {
 			}
 			return nil
 		})
+	}
+}
+
+// exprVariables is e.Variables() (hclsyntax.Variables): the traversals
+// from the root scope in e, those from a for expression's own key and
+// value variables left out, found without hclsyntax.Walk's closure at
+// every node.
+func exprVariables(e hclsyntax.Expression) []hcl.Traversal {
+	w := varsWalk{}
+	w.walk(e)
+	return w.vars
+}
+
+// varsWalk collects traversals; locals are the key and value variables
+// of the for expressions around the current expression.
+type varsWalk struct {
+	vars   []hcl.Traversal
+	locals []string
+}
+
+func (w *varsWalk) walk(e hclsyntax.Expression) {
+	if e == nil {
+		return
+	}
+	switch e := e.(type) {
+	case *hclsyntax.ScopeTraversalExpr:
+		name := e.Traversal.RootName()
+		for _, l := range w.locals {
+			if l == name {
+				return
+			}
+		}
+		w.vars = append(w.vars, e.Traversal)
+	case *hclsyntax.ForExpr:
+		w.walk(e.CollExpr)
+		n := len(w.locals)
+		for _, v := range []string{e.KeyVar, e.ValVar} {
+			if v != "" {
+				w.locals = append(w.locals, v)
+			}
+		}
+		w.walk(e.KeyExpr)
+		w.walk(e.ValExpr)
+		w.walk(e.CondExpr)
+		w.locals = w.locals[:n]
+	case *hclsyntax.LiteralValueExpr, *hclsyntax.AnonSymbolExpr, *hclsyntax.ExprSyntaxError:
+	case *hclsyntax.ParenthesesExpr, *hclsyntax.RelativeTraversalExpr, *hclsyntax.FunctionCallExpr,
+		*hclsyntax.ConditionalExpr, *hclsyntax.IndexExpr, *hclsyntax.TupleConsExpr, *hclsyntax.ObjectConsExpr,
+		*hclsyntax.ObjectConsKeyExpr, *hclsyntax.SplatExpr, *hclsyntax.BinaryOpExpr, *hclsyntax.UnaryOpExpr,
+		*hclsyntax.TemplateExpr, *hclsyntax.TemplateJoinExpr, *hclsyntax.TemplateWrapExpr:
+		children(e, w.walk)
+	default:
+		// A kind this walk does not know: hcl's own, with the locals
+		// around it left out.
+		for _, tr := range e.Variables() {
+			local := false
+			for _, l := range w.locals {
+				local = local || l == tr.RootName()
+			}
+			if !local {
+				w.vars = append(w.vars, tr)
+			}
+		}
+	}
+}
+
+// children calls f for each direct child expression of e, in VisitAll's
+// order, for the kinds visitExprs knows but traversals, for expressions
+// and leaves.
+func children(e hclsyntax.Expression, f func(hclsyntax.Expression)) {
+	switch e := e.(type) {
+	case *hclsyntax.ParenthesesExpr:
+		f(e.Expression)
+	case *hclsyntax.RelativeTraversalExpr:
+		f(e.Source)
+	case *hclsyntax.FunctionCallExpr:
+		for _, a := range e.Args {
+			f(a)
+		}
+	case *hclsyntax.ConditionalExpr:
+		f(e.Condition)
+		f(e.TrueResult)
+		f(e.FalseResult)
+	case *hclsyntax.IndexExpr:
+		f(e.Collection)
+		f(e.Key)
+	case *hclsyntax.TupleConsExpr:
+		for _, x := range e.Exprs {
+			f(x)
+		}
+	case *hclsyntax.ObjectConsExpr:
+		for _, item := range e.Items {
+			f(item.KeyExpr)
+			f(item.ValueExpr)
+		}
+	case *hclsyntax.ObjectConsKeyExpr:
+		if hcl.ExprAsKeyword(e.Wrapped) == "" {
+			f(e.Wrapped)
+		}
+	case *hclsyntax.SplatExpr:
+		f(e.Source)
+		f(e.Each)
+	case *hclsyntax.BinaryOpExpr:
+		f(e.LHS)
+		f(e.RHS)
+	case *hclsyntax.UnaryOpExpr:
+		f(e.Val)
+	case *hclsyntax.TemplateExpr:
+		for _, p := range e.Parts {
+			f(p)
+		}
+	case *hclsyntax.TemplateJoinExpr:
+		f(e.Tuple)
+	case *hclsyntax.TemplateWrapExpr:
+		f(e.Wrapped)
 	}
 }

@@ -3,6 +3,7 @@ package lang
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
@@ -13,7 +14,8 @@ import (
 // example and fixture file with visitExprs and with hclsyntax.VisitAll:
 // both must visit the same expressions in the same order (VisitAll's
 // ChildScope wrappers aside), so that the checks built on visitExprs
-// find what they found with VisitAll, in the same order.
+// find what they found with VisitAll, in the same order; and for each
+// expression, exprVariables must give what its Variables method gives.
 func TestVisitExprsAsVisitAll(t *testing.T) {
 	var files []string
 	for _, g := range []string{"../stdlib/playbooks/*/*.hcl", "../stdlib/playbooks/*/tests/*.hcl", "../examples/*/*.hcl", "testdata/*/*.hcl", "testdata/valid/*/*.hcl"} {
@@ -37,6 +39,11 @@ func TestVisitExprsAsVisitAll(t *testing.T) {
 		for i := range want {
 			if got[i] != want[i] {
 				t.Fatalf("%s: %s: expression %d is %T at %s, VisitAll's is %T at %s", name, e.Range(), i, got[i], got[i].Range(), want[i], want[i].Range())
+			}
+		}
+		for _, x := range want {
+			if got, want := exprVariables(x), x.Variables(); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: %s: exprVariables gives %d traversals, Variables %d:\n%#v\n%#v", name, x.Range(), len(got), len(want), got, want)
 			}
 		}
 	}
