@@ -48,7 +48,7 @@ func (l *loader) decode(bodies []*hcl.BodyContent) hcl.Diagnostics {
 	l.usedInputs = map[string]bool{}
 	l.stepContents = map[*Step]*hcl.BodyContent{}
 	l.condEnvs = map[Scope]*condEnv{}
-	l.sections = map[*Step]map[string]rootType{}
+	l.sections = map[*Step]*sectionTypes{}
 	byType := map[string][]*hcl.Block{}
 	for _, c := range bodies {
 		for _, b := range c.Blocks {

@@ -221,7 +221,7 @@ func (l *loader) checkRefs(expr hcl.Expression, scope refScope) hcl.Diagnostics 
 		return nil
 	}
 	var diags hcl.Diagnostics
-	for _, tr := range expr.Variables() {
+	for _, tr := range l.traversals(expr) {
 		diags = append(diags, l.checkTraversal(tr, scope)...)
 	}
 	return append(diags, checkFunctions(expr)...)
@@ -229,25 +229,25 @@ func (l *loader) checkRefs(expr hcl.Expression, scope refScope) hcl.Diagnostics 
 
 // checkFunctions reports calls of functions that do not exist.
 func checkFunctions(expr hcl.Expression) hcl.Diagnostics {
-	node, ok := expr.(hclsyntax.Node)
+	node, ok := expr.(hclsyntax.Expression)
 	if !ok {
 		return nil
 	}
 	var diags hcl.Diagnostics
-	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+	visitExprs(node, func(n hclsyntax.Expression) {
 		call, ok := n.(*hclsyntax.FunctionCallExpr)
 		if !ok {
-			return nil
+			return
 		}
 		if _, ok := functions[call.Name]; ok {
-			return nil
+			return
 		}
 		detail := fmt.Sprintf("There is no function named %q.%s", call.Name, valueFunctionHint(call.Name))
 		if call.Name == "file" {
 			detail = "file() is read when the playbook loads and may only be the whole template of a prompt: template = file(\"prompts/x.md\")."
 		}
 		diags = append(diags, errDiag("Call to unknown function", detail, call.NameRange))
-		return nil
+
 	})
 	return diags
 }
@@ -394,4 +394,25 @@ func refName(a *hcl.Attribute, kind string) (string, hcl.Range, hcl.Diagnostics)
 			fmt.Sprintf("%s must name a %s block: %s.NAME or %q.", a.Name, kind, kind, "NAME"), a.Expr.Range())}
 	}
 	return s, a.Expr.Range(), nil
+}
+
+// traversals is e.Variables(), each expression of the playbook's files
+// walked once per load: several checks read the same expression's
+// references (checkRefs, checkOutputTraversals, checkVarTraversals,
+// checkUseBeforeRun), and the walks were a sixth of a load. The result
+// is shared and must not be changed.
+func (l *loader) traversals(e hcl.Expression) []hcl.Traversal {
+	se, ok := e.(hclsyntax.Expression) // a pointer, so a map key
+	if !ok {
+		return e.Variables()
+	}
+	if trs, ok := l.refs[se]; ok {
+		return trs
+	}
+	trs := exprVariables(se)
+	if l.refs == nil {
+		l.refs = map[hclsyntax.Expression][]hcl.Traversal{}
+	}
+	l.refs[se] = trs
+	return trs
 }

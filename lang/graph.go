@@ -307,7 +307,7 @@ func (l *loader) runRefChecks() hcl.Diagnostics {
 		d := l.checkRefs(rc.expr, rc.scope)
 		l.refErrs[i] = d.HasErrors()
 		diags = append(diags, d...)
-		for _, tr := range rc.expr.Variables() {
+		for _, tr := range l.traversals(rc.expr) {
 			if tr.RootName() == RootInputs {
 				if names := attrNames(tr[1:]); len(names) > 0 {
 					l.usedInputs[names[0]] = true

@@ -15,6 +15,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // StdlibPrefix marks a playbook reference into the embedded stdlib:
@@ -488,9 +489,12 @@ type loader struct {
 	gotoRanges   map[*Outcome]hcl.Range
 	badMax       map[*Outcome]bool // max given but invalid: reported, and no cycle news
 	stepContents map[*Step]*hcl.BodyContent
+	// refs are the traversals of expressions, walked once (traversals).
+	refs map[hclsyntax.Expression][]hcl.Traversal
 	// condEnvs and sections cache what scopes describe (scope.go).
-	condEnvs map[Scope]*condEnv
-	sections map[*Step]map[string]rootType
+	condEnvs  map[Scope]*condEnv
+	sections  map[*Step]*sectionTypes
+	stepTypes map[*Step]*stepType
 	// vars are the names gates and agent actions give vars, once every
 	// step is decoded; nil before.
 	vars *varNames

@@ -48,7 +48,7 @@ func (l *loader) declareLocals(blocks []*hcl.Block) hcl.Diagnostics {
 	}
 	ctx := l.inferContext(nil)
 	for _, lv := range l.pb.Locals {
-		lv.Type = inferType(lv.Expr, ctx, l.pb.Locals)
+		lv.Type = inferType(lv.Expr, l.traversals(lv.Expr), ctx, l.pb.Locals)
 		l.deferRefs(lv.Expr, refScope{vars: true, what: "a local value"})
 	}
 	return diags
@@ -69,7 +69,7 @@ func (l *loader) declareStepLocals(s *Step, blocks []*hcl.Block) hcl.Diagnostics
 	locals, byName, diags := l.orderLocals(blocks, s)
 	s.Locals, s.locals = locals, byName
 	for _, lv := range s.Locals { // each after those it reads
-		for _, tr := range lv.Expr.Variables() {
+		for _, tr := range l.traversals(lv.Expr) {
 			switch tr.RootName() {
 			case RootSteps:
 				if names := attrNames(tr[1:]); len(names) > 0 && names[0] == s.Name {
@@ -84,7 +84,7 @@ func (l *loader) declareStepLocals(s *Step, blocks []*hcl.Block) hcl.Diagnostics
 	}
 	ctx, visible := l.inferContext(s.Parent), slices.Concat(l.pb.Locals, s.Locals)
 	for _, lv := range s.Locals {
-		lv.Type = inferType(lv.Expr, ctx, visible)
+		lv.Type = inferType(lv.Expr, l.traversals(lv.Expr), ctx, visible)
 		l.deferRefs(lv.Expr, refScope{vars: true, body: s.Parent, step: s, what: "a local value"})
 	}
 	return diags
@@ -138,7 +138,7 @@ func (l *loader) orderLocals(blocks []*hcl.Block, owner *Step) ([]*Local, map[st
 			return
 		}
 		state[lv.Name] = 1
-		for _, dep := range localRefs(lv.Expr) {
+		for _, dep := range localRefs(l.traversals(lv.Expr)) {
 			if d := byName[dep]; d != nil {
 				visit(d, append(path, lv.Name))
 			}
@@ -152,10 +152,11 @@ func (l *loader) orderLocals(blocks []*hcl.Block, owner *Step) ([]*Local, map[st
 	return out, byName, diags
 }
 
-// localRefs lists the locals an expression reads (local.NAME).
-func localRefs(e hcl.Expression) []string {
+// localRefs lists the locals an expression reads (local.NAME), given
+// its traversals.
+func localRefs(trs []hcl.Traversal) []string {
 	var out []string
-	for _, tr := range e.Variables() {
+	for _, tr := range trs {
 		if tr.RootName() != RootLocal {
 			continue
 		}
@@ -166,18 +167,19 @@ func localRefs(e hcl.Expression) []string {
 	return out
 }
 
-// inferType evaluates e in ctx (from inferContext) with the locals it may
-// read, those typed so far with their types, and returns the type of the
+// inferType evaluates e, whose traversals are trs, in ctx (from
+// inferContext) with the locals it may read, those typed so far with
+// their types, and returns the type of the
 // result: HCL's own type checking, run without running anything. What
 // cannot be told is DynamicPseudoType.
 //
 // Only the locals e names are given (all when it reads local otherwise
 // than local.NAME): giving every visible one to each local made typing a
 // playbook's locals quadratic in their number.
-func inferType(e hcl.Expression, ctx *hcl.EvalContext, visible []*Local) cty.Type {
+func inferType(e hcl.Expression, trs []hcl.Traversal, ctx *hcl.EvalContext, visible []*Local) cty.Type {
 	var names []string
 	all := false
-	for _, tr := range e.Variables() {
+	for _, tr := range trs {
 		if tr.RootName() != RootLocal {
 			continue
 		}

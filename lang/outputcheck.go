@@ -24,7 +24,7 @@ type condRec struct {
 // outputs whose type the step does not declare (outputFieldDiag).
 func (l *loader) checkOutputTraversals(e hcl.Expression) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, tr := range e.Variables() {
+	for _, tr := range l.traversals(e) {
 		if tr.RootName() != RootSteps {
 			continue
 		}

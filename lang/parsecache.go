@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"container/list"
 	"hash/maphash"
+	"maps"
 	"runtime"
 	"slices"
 	"sync"
@@ -171,6 +172,14 @@ func (c *ParseCache) parseFiles(srcs map[string][]byte, names []string) []parsed
 	}
 	wg.Wait()
 	return out
+}
+
+// Prefetch parses the files of srcs that c does not hold, on as many
+// goroutines as there are CPUs, so that a load or LoadTests that reads
+// them later finds them parsed: apl validate parses a playbook's test
+// files while the playbook loads.
+func (c *ParseCache) Prefetch(srcs map[string][]byte) {
+	c.parseFiles(srcs, slices.Sorted(maps.Keys(srcs)))
 }
 
 // parseFiles parses the files of one layer of the playbook, through the

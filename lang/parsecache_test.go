@@ -96,3 +96,38 @@ func TestParseCacheBounded(t *testing.T) {
 		t.Errorf("a changed file is parsed again: its playbook is %q", got)
 	}
 }
+
+// TestParseCachePrefetch parses a playbook's test files ahead of its
+// load, as apl validate does: the check of the tests then parses nothing
+// and reports what it reports without the prefetch.
+func TestParseCachePrefetch(t *testing.T) {
+	ld := Loader{Stdlib: os.DirFS("../stdlib/playbooks")}
+	const ref = "stdlib:risk-pipeline"
+	tests, err := ld.TestFiles(ref)
+	if err != nil || len(tests) == 0 {
+		t.Fatalf("TestFiles: %d files, %v", len(tests), err)
+	}
+	pb, diags := ld.Load(ref)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	_, want := LoadTests(pb, tests)
+
+	ld.Parses = NewParseCache(4 << 20)
+	ld.Parses.Prefetch(tests)
+	if s := ld.Parses.Stats(); s.Files != len(tests) || s.Misses != int64(len(tests)) {
+		t.Fatalf("after a prefetch of %d files the cache holds %+v", len(tests), s)
+	}
+	pb, diags = ld.Load(ref)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	before := ld.Parses.Stats()
+	_, got := LoadTests(pb, tests)
+	if s := ld.Parses.Stats(); s.Misses != before.Misses || s.Hits < before.Hits+int64(len(tests)) {
+		t.Errorf("the tests' check parsed %d files again (%+v before, %+v after)", s.Misses-before.Misses, before, s)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("after a prefetch the tests report\n%v\nwithout\n%v", got, want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/expr-lang/expr/checker/nature"
 	"github.com/expr-lang/expr/types"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -109,21 +110,109 @@ func withFields(fields map[string]Field, extra map[string]rootType) rootType {
 // once every step is decoded.
 func (l *loader) rootTypes(sc Scope) map[string]rootType {
 	if sc.Input != nil {
-		return map[string]rootType{RootValue: rootTypeOf(sc.Input.Type), RootInputs: l.section(nil)[RootInputs]}
+		return map[string]rootType{RootValue: rootTypeOf(sc.Input.Type), RootInputs: l.section(nil).roots[RootInputs]}
 	}
-	m := maps.Clone(l.section(sc.Body))
+	m := maps.Clone(l.section(sc.Body).roots)
 	m[RootLocal] = l.localsType(sc.Step)
 	m[RootVars] = l.varsType()
 	return m
 }
 
+// sectionTypes are the roots of a section but local and vars, with what
+// is derived from their types: their unknown values and their expr
+// natures, each made once. A section's steps object holds every step's
+// fields, so making them again for each scope of the section (each step
+// with locals of its own, each for_each body) cost a tenth of a load.
+type sectionTypes struct {
+	roots    map[string]rootType
+	unknowns map[string]cty.Value
+	natures  map[string]nature.Nature
+	// steps are the steps of roots[RootSteps], whose unknown value and
+	// nature are made from each step's, made once per load (stepType):
+	// every section sees the main steps.
+	steps map[string]*stepType
+}
+
+// unknown is the unknown value of root, made once.
+func (s *sectionTypes) unknown(root string) cty.Value {
+	v, ok := s.unknowns[root]
+	if ok {
+		return v
+	}
+	if root == RootSteps {
+		// unknownOf(roots[RootSteps].hcl), an object without optional
+		// attributes of its own, from each step's.
+		attrs := make(map[string]cty.Type, len(s.steps))
+		for name, st := range s.steps {
+			attrs[name] = st.deep
+		}
+		v = cty.UnknownVal(cty.Object(attrs))
+	} else {
+		v = unknownOf(s.roots[root].hcl)
+	}
+	s.unknowns[root] = v
+	return v
+}
+
+// nature is root's type as expr sees it, made once.
+func (s *sectionTypes) nature(root string) nature.Nature {
+	n, ok := s.natures[root]
+	if ok {
+		return n
+	}
+	if root == RootSteps {
+		n = mapNature(s.roots[root].cond.(types.Map), func(name string) (nature.Nature, bool) {
+			if st := s.steps[name]; st != nil {
+				return st.nature(), true
+			}
+			return nature.Nature{}, false
+		})
+	} else {
+		n = s.roots[root].cond.Nature()
+	}
+	s.natures[root] = n
+	return n
+}
+
+// stepType is steps.NAME's type in both languages, with the type of its
+// unknown value and its nature, made once per load.
+type stepType struct {
+	rt   rootType
+	deep cty.Type // rt.hcl without optional attributes, at any depth
+	nat  *nature.Nature
+}
+
+func (st *stepType) nature() nature.Nature {
+	if st.nat == nil {
+		n := st.rt.cond.Nature()
+		st.nat = &n
+	}
+	return *st.nat
+}
+
+// stepType is s's. Sections are described once every step's action is
+// decoded (outputType), so a step's type does not change after.
+func (l *loader) stepType(s *Step) *stepType {
+	if st, ok := l.stepTypes[s]; ok {
+		return st
+	}
+	rt := withFields(StepFields, map[string]rootType{"output": rootTypeOf(l.outputType(s))})
+	st := &stepType{rt: rt, deep: rt.hcl.WithoutOptionalAttributesDeep()}
+	if l.stepTypes == nil {
+		l.stepTypes = map[*Step]*stepType{}
+	}
+	l.stepTypes[s] = st
+	return st
+}
+
 // section is what every expression in the section of body (nil: the
 // main, on_failure and finally steps) sees, but for local and vars.
-func (l *loader) section(body *Step) map[string]rootType {
-	if m, ok := l.sections[body]; ok {
-		return m
+func (l *loader) section(body *Step) *sectionTypes {
+	if s, ok := l.sections[body]; ok {
+		return s
 	}
 	m := map[string]rootType{}
+	var stepTypes map[string]*stepType
 	for _, root := range (Scope{Body: body}).Roots() {
 		switch root {
 		case RootInputs:
@@ -134,9 +223,11 @@ func (l *loader) section(body *Step) map[string]rootType {
 			m[root] = objectOf(inputs)
 		case RootSteps:
 			steps := map[string]rootType{}
+			stepTypes = map[string]*stepType{}
 			for _, s := range l.pb.AllSteps() {
 				if s.Parent == nil || s.Parent == body {
-					steps[s.Name] = withFields(StepFields, map[string]rootType{"output": rootTypeOf(l.outputType(s))})
+					st := l.stepType(s)
+					steps[s.Name], stepTypes[s.Name] = st.rt, st
 				}
 			}
 			m[root] = objectOf(steps)
@@ -150,8 +241,9 @@ func (l *loader) section(body *Step) map[string]rootType {
 			// Per scope (rootTypes).
 		}
 	}
-	l.sections[body] = m
-	return m
+	s := &sectionTypes{roots: m, unknowns: map[string]cty.Value{}, natures: map[string]nature.Nature{}, steps: stepTypes}
+	l.sections[body] = s
+	return s
 }
 
 // localsType is local as step's own expressions see it (nil: any other
@@ -234,7 +326,7 @@ func (l *loader) condEnv(sc Scope) *condEnv {
 	for name, t := range l.rootTypes(sc) {
 		m[name] = t.cond
 	}
-	e := newCondEnv(m)
+	e := &condEnv{types: m, nature: envNature(m, l.section(sc.Body))}
 	if sc.Step != nil && sc.Step.Template != "" {
 		e.inst = sc.Step.Name
 	}
@@ -245,12 +337,55 @@ func (l *loader) condEnv(sc Scope) *condEnv {
 // unknowns are the roots of sc as unknown values of their types, which
 // value expressions are type-checked and typed against.
 func (l *loader) unknowns(sc Scope) map[string]cty.Value {
-	rts := l.rootTypes(sc.normal())
-	vars := make(map[string]cty.Value, len(rts))
-	for name, t := range rts {
-		vars[name] = unknownOf(t.hcl)
+	sc = sc.normal()
+	if sc.Input != nil {
+		return map[string]cty.Value{RootValue: unknownOf(sc.Input.Type), RootInputs: l.section(nil).unknown(RootInputs)}
 	}
+	sec := l.section(sc.Body)
+	vars := make(map[string]cty.Value, len(sec.roots)+2)
+	for name := range sec.roots {
+		vars[name] = sec.unknown(name)
+	}
+	vars[RootLocal] = unknownOf(l.localsType(sc.Step).hcl)
+	vars[RootVars] = unknownOf(l.varsType().hcl)
 	return vars
+}
+
+// envNature is m.Nature() for an environment m of a scope in section
+// sec, its section's roots' natures taken from sec, made once per
+// section rather than once per scope.
+func envNature(m types.Map, sec *sectionTypes) nature.Nature {
+	return mapNature(m, func(name string) (nature.Nature, bool) {
+		if _, ok := sec.roots[name]; ok {
+			return sec.nature(name), true
+		}
+		return nature.Nature{}, false
+	})
+}
+
+// mapNature is m.Nature(), made as types.Map's Nature makes it but for
+// the natures of m's fields, which known gives when it has them.
+func mapNature(m types.Map, known func(name string) (nature.Nature, bool)) nature.Nature {
+	nt := nature.NatureOf(map[string]any{})
+	if nt.TypeData == nil {
+		nt.TypeData = new(nature.TypeData)
+	}
+	nt.Fields = make(map[string]nature.Nature, len(m))
+	nt.Strict = true
+	for k, v := range m {
+		if k == types.Extra {
+			nt.Strict = false
+			d := v.Nature()
+			nt.DefaultMapValue = &d
+			continue
+		}
+		if n, ok := known(k); ok {
+			nt.Fields[k] = n
+			continue
+		}
+		nt.Fields[k] = v.Nature()
+	}
+	return nt
 }
 
 // inferContext is what the locals of body's section (nil: the

@@ -3,7 +3,10 @@ package lang
 import (
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -32,6 +35,7 @@ func (l *loader) checkAfterDecode() hcl.Diagnostics {
 	vars := l.varsKnown()
 	var diags hcl.Diagnostics
 	bad := map[hcl.Expression]bool{}
+	var checks []typeCheck
 	for i, rc := range l.refChecks {
 		if i < len(l.refErrs) && l.refErrs[i] || i >= len(l.refErrs) && l.checkRefs(rc.expr, rc.scope).HasErrors() {
 			// Reported already; an evaluation would only repeat it.
@@ -40,17 +44,17 @@ func (l *loader) checkAfterDecode() hcl.Diagnostics {
 		}
 		d := l.checkOutputTraversals(rc.expr)
 		d = append(d, l.checkVarTraversals(rc.expr, rc.scope, vars)...)
-		diags = append(diags, d...)
 		if d.HasErrors() {
 			bad[rc.expr] = true
+			checks = append(checks, typeCheck{before: d})
 			continue
 		}
-		ctx := tc.scopeCtx(rc.scope)
-		if scripts[rc.expr] {
-			diags = append(diags, typeCheckScript(rc.expr, ctx)...)
-		} else {
-			diags = append(diags, typeCheckExpr(rc.expr, ctx)...)
-		}
+		checks = append(checks, typeCheck{before: d, expr: rc.expr, ctx: tc.scopeCtx(rc.scope), script: scripts[rc.expr]})
+	}
+	runTypeChecks(checks)
+	for _, c := range checks {
+		diags = append(diags, c.before...)
+		diags = append(diags, c.found...)
 	}
 	for _, cr := range l.conds {
 		diags = append(diags, l.checkConditionRefs(cr, vars)...)
@@ -70,6 +74,69 @@ func (l *loader) checkAfterDecode() hcl.Diagnostics {
 	diags = append(diags, l.checkAgentModels(tc.stepCtx, bad)...)
 	diags = append(diags, l.checkSetTypes(tc)...)
 	return diags
+}
+
+// A typeCheck is the evaluation of one expression against the unknowns
+// of its scope (typeCheckExpr, or typeCheckScript for a script), and
+// what it found; before are the diagnostics reported ahead of it.
+type typeCheck struct {
+	before hcl.Diagnostics
+	expr   hcl.Expression // nil: nothing to evaluate
+	ctx    *hcl.EvalContext
+	script bool
+	found  hcl.Diagnostics
+}
+
+// minParallelTypeChecks is how many expressions a playbook has before
+// runTypeChecks shares them between goroutines (a variable for tests).
+var minParallelTypeChecks = 64
+
+// runTypeChecks evaluates checks, on as many goroutines as there are CPUs
+// when there are many: the evaluations are a quarter of a load, and each
+// only reads its context and its expression (loads of several playbooks
+// already evaluate against the same functions at once). A panic in one is
+// raised again here, on the load's goroutine.
+func runTypeChecks(checks []typeCheck) {
+	one := func(c *typeCheck) {
+		if c.expr == nil {
+			return
+		}
+		if c.script {
+			c.found = typeCheckScript(c.expr, c.ctx)
+		} else {
+			c.found = typeCheckExpr(c.expr, c.ctx)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), 2*len(checks)/max(minParallelTypeChecks, 1))
+	if workers < 2 {
+		for i := range checks {
+			one(&checks[i])
+		}
+		return
+	}
+	var next atomic.Int64
+	var panicked atomic.Pointer[any]
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			defer func() {
+				if p := recover(); p != nil {
+					panicked.CompareAndSwap(nil, &p)
+				}
+			}()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(checks) {
+					return
+				}
+				one(&checks[i])
+			}
+		})
+	}
+	wg.Wait()
+	if p := panicked.Load(); p != nil {
+		panic(*p)
+	}
 }
 
 // typeChecker builds, once per scope, the evaluation context of type
@@ -162,16 +229,15 @@ func forContext(f *hclsyntax.ForExpr, t cty.Type, ctx *hcl.EvalContext) *hcl.Eva
 // outerFors returns the for expressions in e that are not inside another
 // for expression in e.
 func outerFors(e hcl.Expression) []*hclsyntax.ForExpr {
-	node, ok := e.(hclsyntax.Node)
+	node, ok := e.(hclsyntax.Expression)
 	if !ok {
 		return nil
 	}
 	var all []*hclsyntax.ForExpr
-	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+	visitExprs(node, func(n hclsyntax.Expression) {
 		if f, ok := n.(*hclsyntax.ForExpr); ok {
 			all = append(all, f)
 		}
-		return nil
 	})
 	var out []*hclsyntax.ForExpr
 	for _, f := range all {

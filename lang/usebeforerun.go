@@ -134,7 +134,7 @@ func (l *loader) checkUseBeforeRun() hcl.Diagnostics {
 			continue
 		}
 		steps, reads := hclGuards(rc.expr)
-		for _, tr := range rc.expr.Variables() {
+		for _, tr := range l.traversals(rc.expr) {
 			x, ok := l.outputRead(tr)
 			if !ok {
 				continue
@@ -207,11 +207,11 @@ func guardSteps(g map[string]bool, e hcl.Expression) {
 // can(), by where they start.
 func hclGuards(e hcl.Expression) (steps map[string]bool, reads map[int]bool) {
 	g, reads := map[string]bool{}, map[int]bool{}
-	node, ok := e.(hclsyntax.Node)
+	node, ok := e.(hclsyntax.Expression)
 	if !ok {
 		return g, reads
 	}
-	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+	visitExprs(node, func(n hclsyntax.Expression) {
 		switch n := n.(type) {
 		case *hclsyntax.FunctionCallExpr:
 			if n.Name == "try" || n.Name == "can" {
@@ -242,7 +242,6 @@ func hclGuards(e hcl.Expression) (steps map[string]bool, reads map[int]bool) {
 				g[name] = true
 			}
 		}
-		return nil
 	})
 	return g, reads
 }

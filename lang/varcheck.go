@@ -95,7 +95,7 @@ func (v *varNames) unset(name string, prompt bool) string {
 func (l *loader) checkVarTraversals(e hcl.Expression, scope refScope, v *varNames) hcl.Diagnostics {
 	prompt := scope.vars && scope.what != "agent vars"
 	var diags hcl.Diagnostics
-	for _, tr := range e.Variables() {
+	for _, tr := range l.traversals(e) {
 		if tr.RootName() != RootVars {
 			continue
 		}

@@ -108,12 +108,21 @@ type checkedPlaybook struct {
 	testDiags hcl.Diagnostics
 }
 
+// validateParseBytes bounds the source of the files validate keeps
+// parsed between the loads that read them (a parsed tree takes some
+// fifteen times its source).
+const validateParseBytes = 4 << 20
+
 // checkPlaybooks loads each playbook, then checks its test files (which
-// are part of what CI should check) on another goroutine while the next
-// playbook loads. One cache serves every load: a playbook that others run
-// as a sub-playbook is loaded once.
+// are part of what CI should check). One cache serves every load: a
+// playbook that others run as a sub-playbook is loaded once. Each
+// playbook's test files are read and parsed while it loads, on another
+// goroutine, so that only their check waits for the load.
 func checkPlaybooks(ld lang.Loader, paths []string) []checkedPlaybook {
 	ld.Cache = lang.NewCache()
+	if ld.Parses == nil {
+		ld.Parses = lang.NewParseCache(validateParseBytes)
+	}
 	out := make([]checkedPlaybook, len(paths))
 	// The playbooks load at once, a few more than there are CPUs: one that
 	// runs another as a sub-playbook waits while that one loads.
@@ -122,13 +131,23 @@ func checkPlaybooks(ld lang.Loader, paths []string) []checkedPlaybook {
 	for i, p := range paths {
 		c := &out[i]
 		slots <- struct{}{}
+		tests := make(chan map[string][]byte, 1)
+		wg.Go(func() {
+			files, err := ld.TestFiles(p)
+			if err != nil {
+				files = nil
+			}
+			ld.Parses.Prefetch(files)
+			tests <- files
+		})
 		wg.Go(func() {
 			defer func() { <-slots }()
 			c.pb, c.diags = ld.Load(p)
+			files := <-tests
 			if c.diags.HasErrors() {
 				return
 			}
-			if files, err := ld.TestFiles(p); err == nil && len(files) > 0 {
+			if len(files) > 0 {
 				c.tests = files
 				_, c.testDiags = lang.LoadTests(c.pb, files)
 			}

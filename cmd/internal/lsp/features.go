@@ -26,7 +26,7 @@ func (s *Server) hover(uri string, p Position) any {
 		return nil
 	}
 	off := offset(d.text, p)
-	t, ok := resolve(b.pb, refAt(d.path, d.text, off, true))
+	t, ok := resolve(b.pb, s.refAt(d.path, d.text, off))
 	if !ok || t.hover == "" {
 		if t.hover = overrideHover(b.pb, d.path, off); t.hover == "" {
 			return nil
@@ -41,7 +41,7 @@ func (s *Server) definition(uri string, p Position) any {
 	if b == nil {
 		return nil
 	}
-	r := refAt(d.path, d.text, offset(d.text, p), true)
+	r := s.refAt(d.path, d.text, offset(d.text, p))
 	if r.quoted == "extends" {
 		return s.upstream(d, r.parts[0])
 	}

@@ -193,3 +193,22 @@ func TestGrammarTokenizesAsVSCode(t *testing.T) {
 		t.Errorf("vscode/test/grammar.test.js: %v\n%s", err, out)
 	}
 }
+
+// TestExtensionClaimsOnlyPlaybooks checks which .hcl files the VS Code
+// extension claims as playbooks (vscode/test/detect.test.js): apl's
+// playbooks, forks and test files, not Terraform, Packer or Nomad files.
+// It needs the extension's packages installed, as the grammar test does.
+func TestExtensionClaimsOnlyPlaybooks(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH")
+	}
+	if _, err := os.Stat(filepath.Join("vscode", "node_modules", "typescript")); err != nil {
+		t.Skip("vscode/node_modules is not installed (npm install in cmd/internal/lsp/vscode)")
+	}
+	cmd := exec.Command(node, filepath.Join("test", "detect.test.js"))
+	cmd.Dir = "vscode"
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("vscode/test/detect.test.js: %v\n%s", err, out)
+	}
+}

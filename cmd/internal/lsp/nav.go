@@ -8,13 +8,17 @@ import (
 
 	"github.com/apl-lang/apl/lang"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
 
-// What is under the cursor is found in the text, not the syntax tree: the
-// same dotted names (steps.plan.output.score) appear in HCL expressions
-// and inside expr conditions, which are strings to HCL, and a half-typed
-// file has no tree to walk.
+// What is under the cursor is found in the syntax tree of an HCL file that
+// parses (treeRef): a traversal's part, a function's name, a block's
+// label, a name quoted in goto or next; a comment or a description's prose
+// names nothing. The text is read instead (refAt) inside expr conditions,
+// which are strings to HCL, in prompt templates, in a file that does not
+// parse (half-typed), and for completion, which reads only what is left
+// of the cursor.
 
 // A ref is the name under the cursor.
 type ref struct {
@@ -37,6 +41,128 @@ func isNameByte(c byte) bool {
 // quotedName matches a line whose string names a step, agent, input or
 // prompt: goto = "fix", step "plan" {, agent "researcher" {.
 var quotedName = regexp.MustCompile(`^\s*(goto|next|agent|requeue|extends)\s*=\s*"([^"]*)"|^\s*(step|mock|agent|input|prompt|var|rule|check|type|budget|template)\s+"([^"]*)"`)
+
+// refAt is the name at byte offset off of src, the text of file, by its
+// syntax tree when it has one (treeRef), else by its text (refAt).
+func (s *Server) refAt(file string, src []byte, off int) ref {
+	if isHCL(file) {
+		if f, diags := s.parses.Parse(src, file); f != nil && !diags.HasErrors() {
+			if r, ok := treeRef(f, file, off); ok {
+				return r
+			}
+		}
+	}
+	return refAt(file, src, off, true)
+}
+
+// quotedBlocks are the blocks whose first label is a name resolve knows
+// (the blocks of quotedName).
+var quotedBlocks = map[string]bool{"step": true, "mock": true, "agent": true, "input": true, "prompt": true,
+	"var": true, "rule": true, "check": true, "type": true, "budget": true, "template": true}
+
+// quotedAttrs are the attributes whose string is a name (those of
+// quotedName).
+var quotedAttrs = map[string]bool{"goto": true, "next": true, "agent": true, "requeue": true, "extends": true}
+
+// treeRef is the name at byte offset off of f, found in its syntax tree;
+// ok is false where the tree cannot tell: inside an expr condition (a
+// string that holds names), or a traversal after an index that is not a
+// name. Elsewhere outside a name (a comment, a literal) it is the empty
+// ref, which names nothing.
+func treeRef(f *hcl.File, file string, off int) (ref, bool) {
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		return ref{}, false
+	}
+	in := func(r hcl.Range) bool { return r.Start.Byte <= off && off <= r.End.Byte }
+	var walk func(*hclsyntax.Body) (ref, bool)
+	walk = func(body *hclsyntax.Body) (ref, bool) {
+		for _, b := range body.Blocks {
+			if len(b.LabelRanges) > 0 && quotedBlocks[b.Type] && in(b.LabelRanges[0]) {
+				start := b.LabelRanges[0].Start.Byte + 1 // after the quote
+				return ref{parts: []string{b.Labels[0]}, quoted: b.Type, start: start, file: file, off: off}, true
+			}
+			if in(b.Body.SrcRange) {
+				return walk(b.Body)
+			}
+		}
+		for _, a := range body.Attributes {
+			if !in(a.SrcRange) {
+				continue
+			}
+			if t, ok := a.Expr.(*hclsyntax.TemplateExpr); ok && t.IsStringLiteral() && in(t.SrcRange) {
+				if quotedAttrs[a.Name] {
+					v, _ := t.Value(nil)
+					return ref{parts: []string{v.AsString()}, quoted: a.Name, start: t.SrcRange.Start.Byte + 1, file: file, off: off}, true
+				}
+				if nameStrings[a.Name] {
+					return ref{}, false // an expr condition: its names are text to HCL
+				}
+			}
+			return exprRef(a.Expr, file, off)
+		}
+		return ref{file: file, off: off}, true
+	}
+	return walk(body)
+}
+
+// exprRef is the name at off in expression e: a part of the innermost
+// traversal there, or the name of a function called.
+func exprRef(e hclsyntax.Expression, file string, off int) (ref, bool) {
+	var found *ref
+	ok := true
+	hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
+		switch n := n.(type) {
+		case *hclsyntax.FunctionCallExpr:
+			if r := n.NameRange; r.Start.Byte <= off && off <= r.End.Byte {
+				found = &ref{parts: []string{n.Name}, quoted: "(", start: r.Start.Byte, file: file, off: off}
+			}
+		case *hclsyntax.ScopeTraversalExpr:
+			if r := n.SrcRange; r.Start.Byte <= off && off <= r.End.Byte {
+				found, ok = traversalRef(n.Traversal, file, off)
+			}
+		}
+		return nil
+	})
+	if found == nil {
+		return ref{file: file, off: off}, ok
+	}
+	return *found, true
+}
+
+// traversalRef is the part of tr at off, with the parts before it: the
+// root, attribute names and indexes by a string (steps["plan"]).
+func traversalRef(tr hcl.Traversal, file string, off int) (*ref, bool) {
+	r := &ref{file: file, off: off}
+	for i, step := range tr {
+		var name string
+		switch t := step.(type) {
+		case hcl.TraverseRoot:
+			name = t.Name
+		case hcl.TraverseAttr:
+			name = t.Name
+		case hcl.TraverseIndex:
+			if t.Key.Type() != cty.String || !t.Key.IsKnown() || t.Key.IsNull() {
+				if off <= t.SrcRange.End.Byte {
+					return nil, true // the cursor is on a number: no name
+				}
+				return nil, false // past an index the tree's parts no longer match a name's
+			}
+			name = t.Key.AsString()
+		}
+		rng := step.SourceRange()
+		start := rng.End.Byte - len(name)
+		if _, isIndex := step.(hcl.TraverseIndex); isIndex {
+			start = rng.Start.Byte + 2 // after [", for a plain string key
+		}
+		r.parts = append(r.parts, name)
+		if off <= rng.End.Byte {
+			r.at, r.start = i, start
+			return r, true
+		}
+	}
+	return r, true
+}
 
 // refAt finds the name at byte offset off of src, the text of file; full
 // is false for completion, which reads only what is left of the cursor.

@@ -252,3 +252,45 @@ func TestTemplateNames(t *testing.T) {
 		t.Errorf("completion after template.: %s", got)
 	}
 }
+
+// TestHoverByTheSyntaxTree: the name under the cursor is read from the
+// syntax tree. A step's name in a comment or in a description's prose
+// names nothing, so hover says nothing there (reading the text, it showed
+// the step); in a traversal inside a template, across lines within
+// parentheses and by a string index it names the step or its field; in
+// an expr condition (a string to HCL) the text still names it.
+func TestHoverByTheSyntaxTree(t *testing.T) {
+	text := strings.Replace(named, `step "plan" {`, "# steps.plan is where it starts\nstep \"plan\" {\n  description = \"Runs before steps.plan is read.\"", 1)
+	text = strings.Replace(text, "otherwise {}", "otherwise {\n      log = \"${length(steps[\"plan\"].output.tasks)} tasks, ${(steps.plan\n        .status)}\"\n    }", 1)
+	root := project(t, nil)
+	c := initialized(t, root)
+	uri := pathURI(filepath.Join(root, "main.hcl"))
+	open(c, uri, text)
+	if ds := c.diagnostics(uri); len(ds) != 0 {
+		t.Fatalf("diagnostics: %v", ds)
+	}
+	hover := func(pos map[string]any) string {
+		r := c.request("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri}, "position": pos})
+		if r["result"] == nil {
+			return ""
+		}
+		return fmt.Sprint(r["result"])
+	}
+	for _, tc := range []struct {
+		name string
+		pos  map[string]any
+		want string // "" for no hover
+	}{
+		{"comment", at(text, "# steps.plan", 0, 9), ""},
+		{"description", at(text, "before steps.plan", 0, 14), ""},
+		{"string index", at(text, `steps["plan"]`, 0, 8), "step"},
+		{"field after a string index", at(text, `.output.tasks)}`, 0, 10), "tasks"},
+		{"function", at(text, "length(", 0, 2), "length"},
+		{"across lines", at(text, "(steps.plan\n", 0, 8), "step"},
+		{"condition", at(text, "steps.plan.output.tasks) == 0", 0, 8), "step"},
+	} {
+		if got := hover(tc.pos); tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: hover = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -21,7 +21,7 @@ func (s *Server) references(uri string, p Position) any {
 	if b == nil {
 		return out
 	}
-	r := refAt(d.path, d.text, offset(d.text, p), true)
+	r := s.refAt(d.path, d.text, offset(d.text, p))
 	want, ok := resolve(b.pb, r)
 	if !ok || want.decl.Filename == "" {
 		return out
@@ -43,7 +43,7 @@ func (s *Server) references(uri string, p Position) any {
 			src = od.text
 		}
 		for _, at := range s.names(file, src, name) {
-			if t, ok := resolve(b.pb, refAt(file, src, at, true)); ok && t.decl == want.decl {
+			if t, ok := resolve(b.pb, s.refAt(file, src, at)); ok && t.decl == want.decl {
 				out = append(out, Location{URI: u, Range: Range{Start: position(src, at), End: position(src, at+len(name))}})
 			}
 		}

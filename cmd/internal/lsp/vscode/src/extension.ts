@@ -2,31 +2,72 @@
 // editor to it: diagnostics as you type, hover, go to definition, find
 // references, completion, formatting, symbols and quick fixes. The
 // colours are the grammars' (syntaxes/), which need no server.
+//
+// It claims a .hcl file (gives it the language apl) only when the file is
+// a playbook: its text declares a playbook, a step or a test
+// (declaresPlaybook), or it matches a glob of the apl.playbooks setting.
+// Other HCL files (Terraform, Packer, Nomad) are left to their own
+// extensions, and apl lsp starts only once a playbook is open.
 import * as vscode from "vscode";
 import { LanguageClient, LanguageClientOptions, ServerOptions } from "vscode-languageclient/node";
+import { declaresPlaybook } from "./detect";
 
 let client: LanguageClient | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  const config = vscode.workspace.getConfiguration("apl");
-  const command = config.get<string>("path", "apl");
-  const args = [...config.get<string[]>("args", []), "lsp"];
-  const serverOptions: ServerOptions = { command, args };
-  const clientOptions: LanguageClientOptions = {
-    // Playbook and test files; prompt files are checked with the
-    // playbook that reads them when they are open too.
-    documentSelector: [
-      { scheme: "file", language: "apl" },
-      { scheme: "file", pattern: "**/prompts/*.md" },
-    ],
+  const config = () => vscode.workspace.getConfiguration("apl");
+  const isPlaybook = (doc: vscode.TextDocument): boolean => {
+    if (doc.languageId === "apl") {
+      return true;
+    }
+    if (doc.uri.scheme !== "file" || !doc.fileName.endsWith(".hcl")) {
+      return false;
+    }
+    for (const pattern of config().get<string[]>("playbooks", [])) {
+      if (vscode.languages.match({ scheme: "file", pattern }, doc) > 0) {
+        return true;
+      }
+    }
+    return declaresPlaybook(doc.getText());
   };
-  client = new LanguageClient("apl", "apl lsp", serverOptions, clientOptions);
+  const start = async (): Promise<void> => {
+    if (client) {
+      return;
+    }
+    const command = config().get<string>("path", "apl");
+    const args = [...config().get<string[]>("args", []), "lsp"];
+    const serverOptions: ServerOptions = { command, args };
+    const clientOptions: LanguageClientOptions = {
+      // Playbook and test files; prompt files are checked with the
+      // playbook that reads them when they are open too.
+      documentSelector: [
+        { scheme: "file", language: "apl" },
+        { scheme: "file", pattern: "**/prompts/*.md" },
+      ],
+    };
+    client = new LanguageClient("apl", "apl lsp", serverOptions, clientOptions);
+    await client.start();
+  };
+  const claim = async (doc: vscode.TextDocument): Promise<void> => {
+    if (!isPlaybook(doc)) {
+      return;
+    }
+    if (doc.languageId !== "apl") {
+      await vscode.languages.setTextDocumentLanguage(doc, "apl");
+    }
+    await start();
+  };
   context.subscriptions.push(
+    vscode.workspace.onDidOpenTextDocument(claim),
     vscode.commands.registerCommand("apl.restartServer", async () => {
-      await client?.restart();
+      if (client) {
+        await client.restart();
+      } else {
+        await start();
+      }
     }),
   );
-  await client.start();
+  await Promise.all(vscode.workspace.textDocuments.map(claim));
 }
 
 export async function deactivate(): Promise<void> {
