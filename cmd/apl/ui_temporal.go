@@ -97,7 +97,7 @@ func (t *temporalUIRuns) List() ([]ui.Summary, error) {
 	qctx, qcancel := context.WithTimeout(ctx, workerWait)
 	defer qcancel()
 	for _, r := range all {
-		s := ui.Summary{ID: r.RunID, Playbook: cmp.Or(r.Name, r.Playbook), Ref: r.Playbook, Status: r.Status, Reason: r.Reason, StartedAt: r.StartedAt}
+		s := ui.Summary{ID: r.RunID, Playbook: cmp.Or(r.Name, r.Playbook), Ref: r.Playbook, Status: r.Status, Reason: r.Reason, StartedAt: r.StartedAt, DurationS: r.DurationS}
 		if r.Status == interp.StatusWaiting && qctx.Err() == nil {
 			if qs, err := temporal.Waiting(qctx, t.c, r.RunID); err == nil && len(qs) > 0 {
 				w := qs[0].Waiting

@@ -142,6 +142,11 @@ func TestUITemporalRuns(t *testing.T) {
 
 	list := get("/")
 	contains("the runs list", list, `href="/run/t1"`, "tship", `class="status s-waiting"`, "approve: Ship v1.2?", "namespace "+ns)
+	// A run's duration is the cluster's: the time since it started, for
+	// one still waiting.
+	if row, _, _ := strings.Cut(list[strings.Index(list, `href="/run/t1"`):], "</tr>"); strings.Contains(row, "<td>0ms</td>") {
+		t.Errorf("run t1's row has no duration: %s", row)
+	}
 
 	page := get("/run/t1")
 	contains("the run's page", page,

@@ -50,6 +50,8 @@ type Summary struct {
 	Reason    string    `json:"reason,omitempty"`
 	Worker    string    `json:"worker,omitempty"`
 	StartedAt time.Time `json:"started_at"`
+	// DurationS is how long the run took, or has taken so far.
+	DurationS float64 `json:"duration_s"`
 }
 
 // List is the runs of the client's namespace, newest first, at most n;
@@ -69,6 +71,11 @@ func List(ctx context.Context, c client.Client, n int) ([]Summary, error) {
 			}
 			s := Summary{RunID: ex.GetExecution().GetWorkflowId(), Status: statusWord(ex.GetStatus()),
 				StartedAt: ex.GetStartTime().AsTime()}
+			end := time.Now()
+			if ex.GetCloseTime() != nil {
+				end = ex.GetCloseTime().AsTime()
+			}
+			s.DurationS = end.Sub(s.StartedAt).Seconds()
 			memo := ex.GetMemo().GetFields()
 			for k, v := range map[string]*string{memoPlaybook: &s.Playbook, memoName: &s.Name, memoWorker: &s.Worker, memoReason: &s.Reason} {
 				if p := memo[k]; p != nil {
