@@ -75,6 +75,10 @@ func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Resu
 		// The step's time limit is the sub-run's.
 		opts.WorkflowExecutionTimeout = max(d.Sub(workflow.Now(c)), time.Second)
 	}
+	if err := e.cont.admit(c, ctx); err != nil {
+		return nil, err
+	}
+	defer e.cont.landed(c)
 	var out RunOutput
 	cc, done := e.stoppable(c)
 	defer done()

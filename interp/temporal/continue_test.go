@@ -1,0 +1,48 @@
+//go:build !race
+
+package temporal
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/apl-lang/apl/interp"
+	"go.temporal.io/sdk/worker"
+)
+
+// A run whose workflow history grows past Config.ContinueAfter goes on
+// in new executions (continue-as-new) and ends as it does locally, with
+// the same output and path: its items run once each, those that failed
+// stay failed, and the steps after the for_each see every item's output.
+func TestContinueAsNewSameAsLocal(t *testing.T) {
+	c := server(t)
+	w, err := NewWorker(c, "cont", Config{Loader: loader(), Workdir: t.TempDir(), ContinueAfter: 150}, worker.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	ref := "testdata/many.hcl"
+	pb, diags := loader().Load(ref)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	sameAsLocal(t, c, "cont", pb, ref, interp.Options{RunID: "many"})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, err := c.DescribeWorkflowExecution(ctx, "many", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := d.GetWorkflowExecutionInfo()
+	if info.GetFirstRunId() == info.GetExecution().GetRunId() {
+		t.Errorf("the run's workflow did not continue as new (%d events in its one execution)", info.GetHistoryLength())
+	}
+	if n := info.GetHistoryLength(); n > 3*150 {
+		t.Errorf("the last execution's history holds %d events, more than the 150 it continues after allow for", n)
+	}
+}
