@@ -34,6 +34,11 @@ import (
 // continueVersion marks the workflows that continue as new.
 const continueVersion = "apl.continue"
 
+// defaultMaxPending is Config.MaxPending's default: Temporal refuses a
+// workflow more than 2,000 pending activities, and as many child
+// workflows.
+const defaultMaxPending = 1000
+
 // defaultContinueAfter is Config.ContinueAfter's default: below
 // Temporal's first warning (10,240 events).
 const defaultContinueAfter = 10_000
@@ -66,6 +71,9 @@ type continuation struct {
 // continuing is a workflow's way to its next execution.
 type continuing struct {
 	after int // events; 0: never
+	// pending is how many actions and sub-runs may be under way at once
+	// (Config.MaxPending).
+	pending int
 	// draining: the history is long enough; nothing new starts.
 	// stopping: nothing is under way any more, and the walk is being
 	// interrupted (interrupted: it was).
@@ -81,15 +89,16 @@ type continuing struct {
 }
 
 // admit waits, before an action or sub-run starts, while the workflow
-// drains, and counts it under way. ctx is the action's: once the walk is
+// drains or Config.MaxPending are under way, and counts it under way. ctx is the action's: once the walk is
 // interrupted, an action of the walk's sees its context cancelled, and
 // one outside it (a document's write) goes on.
 func (k *continuing) admit(c workflow.Context, ctx context.Context) error {
 	if k == nil {
 		return nil
 	}
-	if k.draining && !k.interrupted {
-		workflow.Await(c, func() bool { return k.interrupted || ctx.Err() != nil })
+	free := func() bool { return (!k.draining || k.interrupted) && k.inflight < k.pending }
+	if !free() {
+		workflow.Await(c, func() bool { return free() || ctx.Err() != nil })
 	}
 	if err := ctx.Err(); err != nil {
 		return err

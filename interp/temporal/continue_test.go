@@ -15,9 +15,11 @@ import (
 // in new executions (continue-as-new) and ends as it does locally, with
 // the same output and path: its items run once each, those that failed
 // stay failed, and the steps after the for_each see every item's output.
+// Its for_each runs 4 items at once, and the worker lets 3 of its steps
+// be under way (MaxPending): the fourth waits in the workflow.
 func TestContinueAsNewSameAsLocal(t *testing.T) {
 	c := server(t)
-	w, err := NewWorker(c, "cont", Config{Loader: loader(), Workdir: t.TempDir(), ContinueAfter: 150}, worker.Options{})
+	w, err := NewWorker(c, "cont", Config{Loader: loader(), Workdir: t.TempDir(), ContinueAfter: 150, MaxPending: 3}, worker.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func (e *runEngine) Drivers() interp.DriverFactory { return e.drivers }
 func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Result, error) {
 	c, back := e.hold()
 	defer back()
-	in := RunInput{Ref: sub.Playbook.Ref, Dir: sub.Playbook.Playbook.Dir, Files: e.in.Files, Hash: sub.Playbook.Playbook.Hash,
+	in := RunInput{Ref: sub.Playbook.Ref, Dir: sub.Playbook.Playbook.Dir, Files: childFiles(sub.Playbook.Playbook, e.in.Files), Hash: sub.Playbook.Playbook.Hash,
 		RunID: sub.ID, Mode: sub.Playbook.Mode, AgentCommand: e.in.AgentCommand,
 		Cassette: e.in.Cassette, CassetteName: e.in.CassetteName, Answers: sub.Answers, Caps: sub.Caps, Home: e.in.Home, Env: e.in.Env}
 	var err error
@@ -114,6 +114,27 @@ func inputFiles(pb *lang.Playbook, sources map[string][]byte) (map[string][]byte
 		return nil, nil
 	}
 	return files, nil
+}
+
+// childFiles are the files of the run's (files) that a sub-run of pb
+// reads: its own and its sub-playbooks', not the parent's, which the
+// child workflow's input would repeat for every sub-run (a for_each's
+// items each start one).
+func childFiles(pb *lang.Playbook, files map[string][]byte) map[string][]byte {
+	need, err := lang.Files(pb)
+	if err != nil {
+		return files
+	}
+	out := map[string][]byte{}
+	for name := range need {
+		if b, ok := files[name]; ok {
+			out[name] = b
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // loaderFor is the worker's loader with the run's files in place of the

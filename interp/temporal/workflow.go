@@ -127,6 +127,11 @@ type Config struct {
 	// before the workflow continues as new (continue.go). Default:
 	// 10,000; negative: never.
 	ContinueAfter int
+	// MaxPending is how many actions and sub-runs of a run may be under
+	// way at once; more wait in the workflow, as if their worker were
+	// busy (a for_each's concurrency may pass it). Default: 1,000, half
+	// Temporal's limit.
+	MaxPending int
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -161,6 +166,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.ContinueAfter == 0 {
 		c.ContinueAfter = defaultContinueAfter
+	}
+	if c.MaxPending <= 0 {
+		c.MaxPending = defaultMaxPending
 	}
 	return c, nil
 }
@@ -235,8 +243,11 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	wctx, stop := interruptible(ctx)
 	e := &engine{cur: wctx}
 	var k *continuing
-	if workflow.GetVersion(ctx, continueVersion, workflow.DefaultVersion, 1) == 1 && w.cfg.ContinueAfter > 0 {
-		k = &continuing{after: w.cfg.ContinueAfter, interrupt: func() { e.interrupt() }}
+	if workflow.GetVersion(ctx, continueVersion, workflow.DefaultVersion, 1) == 1 {
+		k = &continuing{after: max(w.cfg.ContinueAfter, 0), pending: w.cfg.MaxPending, interrupt: func() { e.interrupt() }}
+		if k.pending <= 0 {
+			k.pending = defaultMaxPending
+		}
 		e.cont = k
 	}
 	var cn continuation
