@@ -133,6 +133,7 @@ func (k *continuing) landed(c workflow.Context) {
 
 // KeepState implements interp.StateKeeper.
 func (e *runEngine) KeepState(st *interp.State) {
+	e.state.st = st
 	if e.cont != nil {
 		e.cont.st = st
 	}

@@ -34,6 +34,8 @@ type runEngine struct {
 	in   RunInput
 	path *interp.Path
 	docs docWriter
+	// state is the run's state, for QueryOutputs.
+	state *runState
 }
 
 var _ interp.Engine = (*runEngine)(nil)

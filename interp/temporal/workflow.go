@@ -240,6 +240,10 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	if err := setRunDirQuery(ctx, rdir); err != nil {
 		return RunOutput{}, err
 	}
+	state := &runState{}
+	if err := setOutputsQuery(ctx, state); err != nil {
+		return RunOutput{}, err
+	}
 	wctx, stop := interruptible(ctx)
 	e := &engine{cur: wctx}
 	var k *continuing
@@ -290,7 +294,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	opts := interp.Options{
 		Workdir: in.Home.Workdir, RunsDir: tmp, RunID: in.RunID, Inputs: inputs, Mode: in.Mode,
 		AgentCommand: in.AgentCommand, NoSync: true,
-		Engine: &runEngine{engine: e, acts: acts, funcs: acts.funcs(), drivers: drivers, events: events, in: in, path: &path},
+		Engine: &runEngine{engine: e, acts: acts, funcs: acts.funcs(), drivers: drivers, events: events, in: in, path: &path, state: state},
 		Observer: interp.ObserverFunc(func(ev interp.Event) {
 			if !k.quiet(ev) {
 				path.Event(ev)
