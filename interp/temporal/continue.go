@@ -29,7 +29,9 @@ import (
 //
 // The state of a run of many items is large: it goes to the blob store
 // the workers share (--blob-dir), which the new execution reads on
-// whichever worker walks it.
+// whichever worker walks it. Each execution removes the state the one
+// before it read; the last one's stays, for the replays that answer
+// queries of the run once it ended.
 
 // continueVersion marks the workflows that continue as new.
 const continueVersion = "apl.continue"
@@ -53,6 +55,9 @@ const continueSize = 8 << 20
 type Continued struct {
 	State  payload
 	Events int
+	// Read is the continuation the execution before read, which no
+	// execution reads again: the next one removes it from the blob store.
+	Read payload `json:",omitempty"`
 }
 
 // continuation is a run's state as its workflow continued as new.
@@ -173,7 +178,11 @@ func (w *runner) continueAsNew(ctx workflow.Context, in RunInput, k *continuing,
 	if err != nil {
 		return err
 	}
-	in.Continued = &Continued{State: p, Events: events}
+	next := &Continued{State: p, Events: events}
+	if in.Continued != nil {
+		next.Read = in.Continued.State
+	}
+	in.Continued = next
 	return workflow.NewContinueAsNewError(ctx, WorkflowName, in)
 }
 
@@ -184,6 +193,13 @@ func (w *runner) resumed(c *Continued) (continuation, *interp.State, error) {
 		return cn, nil, fmt.Errorf("%w (the run continued as new on a worker with another --blob-dir: give the workers a shared one)", err)
 	}
 	st, err := interp.DecodeState(cn.State)
+	if err == nil && c.Read.Blob != "" {
+		// Only a replay of the execution before this one's would read
+		// it, and a replay of a closed execution that continued is
+		// asked for by no client. Removing it again on a replay of this
+		// one removes nothing.
+		os.Remove(filepath.Join(w.cfg.BlobDir, filepath.Base(c.Read.Blob)))
+	}
 	return cn, st, err
 }
 

@@ -4,6 +4,7 @@ package temporal
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,7 +20,8 @@ import (
 // be under way (MaxPending): the fourth waits in the workflow.
 func TestContinueAsNewSameAsLocal(t *testing.T) {
 	c := server(t)
-	w, err := NewWorker(c, "cont", Config{Loader: loader(), Workdir: t.TempDir(), ContinueAfter: 150, MaxPending: 3}, worker.Options{})
+	blobs := t.TempDir()
+	w, err := NewWorker(c, "cont", Config{Loader: loader(), Workdir: t.TempDir(), BlobDir: blobs, ContinueAfter: 150, MaxPending: 3}, worker.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,5 +48,19 @@ func TestContinueAsNewSameAsLocal(t *testing.T) {
 	}
 	if n := info.GetHistoryLength(); n > 3*150 {
 		t.Errorf("the last execution's history holds %d events, more than the 150 it continues after allow for", n)
+	}
+	// The states the executions continued with (over 140 KB: blobs) are
+	// removed once read, but for the last one's; the first step's
+	// result is a blob too.
+	execs := 1
+	for run := info.GetExecution().GetRunId(); run != info.GetFirstRunId(); execs++ {
+		ev, err := c.GetWorkflowHistory(ctx, "many", run, false, 0).Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		run = ev.GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
+	}
+	if names, _ := filepath.Glob(filepath.Join(blobs, "*")); execs < 3 || len(names) != 2 {
+		t.Errorf("%d executions leave %d blobs, want the first step's result and the last continuation", execs, len(names))
 	}
 }

@@ -1,6 +1,8 @@
 playbook "many" {}
+# A large output: the run's state, which its workflow continues as new
+# with, goes to the blob store.
 step "first" {
-  shell { command = ["echo", "first"] }
+  shell { script = "head -c 140000 /dev/zero | tr '\\0' x" }
 }
 step "work" {
   for_each        = "range(1, 41)"
@@ -19,7 +21,7 @@ step "after" {
   shell { script = "echo $(wc -l < ran.txt) ran, $(sort ran.txt | uniq -d | wc -l) twice" }
 }
 output {
-  first = trimspace(steps.first.output)
+  first = strlen(steps.first.output)
   work  = steps.work.output
   after = trimspace(steps.after.output)
 }
