@@ -137,7 +137,9 @@ output {
 			wcpu += cpuOf(w.ProcessState)
 		}
 		execs, events, bytes := history(b, addr, ns, id)
-		per := func(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000/float64(items)) }
+		per := func(d time.Duration) string {
+			return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000/float64(items))
+		}
 		b.Logf("%d items, concurrency %d: local %v (%s cpu-ms/item); Temporal %v (%s cpu-ms/item: workers %s, server %s); %d executions, %d events (%.2f/item), %.0f KiB (%.0f B/item)",
 			items, conc, lwall.Round(time.Millisecond), per(lcpu), wall.Round(time.Millisecond), per(wcpu+srvCPU), per(wcpu), per(srvCPU),
 			execs, events, float64(events)/float64(items), float64(bytes)/1024, float64(bytes)/float64(items))

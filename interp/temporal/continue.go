@@ -94,9 +94,10 @@ type continuing struct {
 }
 
 // admit waits, before an action or sub-run starts, while the workflow
-// drains or Config.MaxPending are under way, and counts it under way. ctx is the action's: once the walk is
-// interrupted, an action of the walk's sees its context cancelled, and
-// one outside it (a document's write) goes on.
+// drains or Config.MaxPending others are under way, and counts it under
+// way. ctx is the action's: once the walk is interrupted, an action of
+// the walk's sees its context cancelled, and one outside it (a
+// document's write) goes on.
 func (k *continuing) admit(c workflow.Context, ctx context.Context) error {
 	if k == nil {
 		return nil
