@@ -69,9 +69,10 @@ update:
 graphs:
 	$(GO) test ./cmd/apl -run 'TestGraphPictures' -update
 
-# Run the phase-gates example offline, with the example agent.
+# Run the phase-gates example (stdlib:phase-runner) offline, with the
+# example agent, in a scratch git project.
 run: build
-	./bin/apl run examples/phase-gates --phase 6.3 --agent-cmd examples/phase-gates/agent.sh
+	APL=./bin/apl examples/phase-gates/try.sh pass
 
 clean:
 	rm -rf bin .apl

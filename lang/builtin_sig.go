@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -49,7 +48,7 @@ func (l *loader) checkCall(s *Step, c *Call, ctx *hcl.EvalContext) hcl.Diagnosti
 			given[Suggest(a.Name, names)] = true
 			detail := fmt.Sprintf("Builtin %q takes no arguments.", c.Builtin)
 			if len(names) > 0 {
-				detail = fmt.Sprintf("Builtin %q has no argument %q; it takes %s.%s", c.Builtin, a.Name, quotedList(names), didYouMean(a.Name, names))
+				detail = fmt.Sprintf("Builtin %q has no argument %q; it takes %s.%s", c.Builtin, a.Name, quoteList(names), didYouMean(a.Name, names))
 			}
 			diags = append(diags, errDiag("Unsupported argument", detail, nameRange(a)))
 			continue
@@ -83,19 +82,4 @@ func nameRange(a *NamedExpr) hcl.Range {
 	r.End.Column += len(a.Name)
 	r.End.Byte += len(a.Name)
 	return r
-}
-
-// quotedList renders names as "a", "b" and "c".
-func quotedList(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
-	}
-	switch len(q) {
-	case 0:
-		return ""
-	case 1:
-		return q[0]
-	}
-	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }

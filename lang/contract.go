@@ -189,7 +189,7 @@ func firstLine(r hcl.Range) hcl.Range {
 	return r
 }
 
-// quoteList is names quoted and joined: "a", "b" and "c".
+// quoteList is names quoted and joined: "a", "b" and "c"; none, "none".
 func quoteList(names []string) string {
 	q := make([]string, len(names))
 	for i, n := range names {

@@ -51,7 +51,7 @@ func (l *loader) checkExitCodes() hcl.Diagnostics {
 		}
 		diags = append(diags, errDiag("Status not in exit_codes",
 			fmt.Sprintf("The playbook declares exit_codes, but none for %s = %q, so apl run would exit with 1 when the run ends this way; exit_codes maps %s.%s Add %s = N to exit_codes if %q is meant.",
-				what, name, quotedList(keys), didYouMean(name, keys), name, name), e.Range()))
+				what, name, quoteList(keys), didYouMean(name, keys), name, name), e.Range()))
 	}
 	for _, s := range l.pb.Steps {
 		for _, x := range s.Successors() {

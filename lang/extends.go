@@ -43,6 +43,12 @@ var singletons = map[string]bool{
 	"limits": true, "circuit_breaker": true, "state": true,
 }
 
+// Singleton says whether a playbook holds at most one top-level block of
+// type typ (playbook, output, limits, ...), which a fork's block of that
+// type overrides whatever its label, and which may be named by its type
+// alone.
+func Singleton(typ string) bool { return singletons[typ] }
+
 // Removal records a block an extending playbook removed.
 type Removal struct {
 	// Block is the removed block's address: step.research.
@@ -191,6 +197,7 @@ func (l *loader) merge(up, own *hclsyntax.Body, addr string, top bool) *hclsynta
 					fmt.Sprintf("The upstream playbook has no %s to remove.", baddr), ob.DefRange()))
 				continue
 			}
+			l.warnNearMiss(ups, ob, baddr)
 			blocks = append(blocks, withBody(ob, l.merge(nil, ob.Body, baddr, false)))
 			continue
 		}
@@ -211,6 +218,31 @@ func (l *loader) merge(up, own *hclsyntax.Body, addr string, top bool) *hclsynta
 		}
 	}
 	return out
+}
+
+// warnNearMiss warns of a labelled block ob that overrides nothing,
+// so is added, where the upstream has a block of its type whose name is
+// one ob's is close to: most likely a misspelt override, which would
+// otherwise add a step after the upstream's last one (or a rule, an
+// input) and leave the block meant unchanged.
+func (l *loader) warnNearMiss(ups []*hclsyntax.Block, ob *hclsyntax.Block, baddr string) {
+	if len(ob.Labels) == 0 {
+		return
+	}
+	last := len(ob.Labels) - 1
+	var names []string
+	for _, u := range ups {
+		if u.Type == ob.Type && len(u.Labels) == len(ob.Labels) && slices.Equal(u.Labels[:last], ob.Labels[:last]) {
+			names = append(names, u.Labels[last])
+		}
+	}
+	near := Suggest(ob.Labels[last], names)
+	if len(near) < 4 { // none, or too short to tell a slip from a new name
+		return
+	}
+	l.diags = append(l.diags, warnDiag("Added, not overridden",
+		fmt.Sprintf("The upstream has no %s %q (%s), so this block adds one beside its %s %q instead of overriding that. Did you mean %q? If the block is new, give it a name further from the upstream's.",
+			ob.Type, ob.Labels[last], baddr, ob.Type, near, near), ob.LabelRanges[last]))
 }
 
 // insertRule adds rule b, which an overriding gate adds to its upstream's

@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -456,22 +457,30 @@ func pathString(path []PathStep) string {
 	return strings.Join(parts, " ")
 }
 
-// TestPlanPhaseGates checks the figures spec/language.md works through
-// for examples/phase-gates.
+// TestPlanPhaseGates checks that examples/phase-gates, which forks
+// stdlib:phase-runner to change an input's default, has its upstream's
+// plan, which spec/plan-stdlib.md works through: a default that no cap
+// reads changes no figure.
 func TestPlanPhaseGates(t *testing.T) {
-	pb, diags := Load("../examples/phase-gates")
+	ld := &Loader{Stdlib: os.DirFS("../stdlib/playbooks")}
+	fork, diags := ld.Load("../examples/phase-gates")
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	p := ComputePlan(pb, planOpts)
-	want := Figures{Calls: n(71), Tokens: Unbounded, CostUSD: Unbounded, Seconds: n(71*600 + 2*60), Retries: n(11)}
-	if p.Total != want {
-		t.Errorf("total:\n got %+v\nwant %+v", p.Total, want)
+	upstream, diags := ld.Load("stdlib:phase-runner")
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
 	}
-	visits := map[string]float64{"research": 2, "plan": 5, "plan_check": 5, "execute": 2, "verify": 5, "judge": 5, "rate": 5, "debug": 3, "rollback": 1, "result": 1}
-	for _, sp := range p.Steps {
-		if w, ok := visits[sp.Name]; ok && sp.Visits != n(w) {
-			t.Errorf("visits of %s: got %+v, want %v", sp.Name, sp.Visits, w)
+	got, want := ComputePlan(fork, planOpts), ComputePlan(upstream, planOpts)
+	if got.Total != want.Total {
+		t.Errorf("total:\n got %+v\nwant %+v", got.Total, want.Total)
+	}
+	if len(got.Steps) != len(want.Steps) {
+		t.Fatalf("%d steps, upstream %d", len(got.Steps), len(want.Steps))
+	}
+	for i, sp := range got.Steps {
+		if w := want.Steps[i]; sp.Name != w.Name || sp.Visits != w.Visits || sp.Total != w.Total {
+			t.Errorf("step %s: %+v %+v, upstream %s: %+v %+v", sp.Name, sp.Visits, sp.Total, w.Name, w.Visits, w.Total)
 		}
 	}
 }

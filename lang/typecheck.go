@@ -294,7 +294,7 @@ func withAttrSuggestion(d *hcl.Diagnostic) *hcl.Diagnostic {
 	if s := Suggest(name, names); s != "" {
 		out.Detail = fmt.Sprintf("%s Did you mean %q?", d.Detail, s)
 	} else if len(names) > 0 {
-		out.Detail = fmt.Sprintf("%s It has %s.", d.Detail, quotedList(names))
+		out.Detail = fmt.Sprintf("%s It has %s.", d.Detail, quoteList(names))
 	}
 	return &out
 }

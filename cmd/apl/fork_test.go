@@ -192,7 +192,7 @@ budgets:
 Upstream's changes since the fork:
 --- stdlib:review as forked (apl dev)
 +++ ` + up + `
-~ playbook.review: description = "Review a change." → "Review a change for bugs."
+~ playbook: description = "Review a change." → "Review a change for bugs."
 budgets:
    budget  max_response_lines
 -  review  100

@@ -47,10 +47,19 @@ func preflight(pb *lang.Playbook, agentCmd []string, workdir string, f cassetteF
 			}
 		}
 	} else {
+		// The agents without a driver are said once, together: a stdlib
+		// playbook's agents all name none.
+		var driverless []string
+		stepsOf := map[string][]string{}
 		for _, u := range agentSteps(pb) {
 			where := fmt.Sprintf("agent %q (step %q)", u.agent.Name, u.step.Name)
 			if u.agent.Driver == "" {
-				report(fmt.Sprintf("%s has no driver: set driver in the agent block, or run with --agent-cmd", where))
+				if _, ok := stepsOf[u.agent.Name]; !ok {
+					driverless = append(driverless, u.agent.Name)
+				}
+				if !slices.Contains(stepsOf[u.agent.Name], u.step.Name) {
+					stepsOf[u.agent.Name] = append(stepsOf[u.agent.Name], u.step.Name)
+				}
 				continue
 			}
 			cfg := agent.Config{Type: u.agent.Driver}
@@ -80,11 +89,45 @@ func preflight(pb *lang.Playbook, agentCmd []string, workdir string, f cassetteF
 				report(msg)
 			}
 		}
+		if len(driverless) > 0 {
+			problems = append([]string{noDriver(driverless, stepsOf)}, problems...)
+		}
 	}
 	if len(problems) == 0 {
 		return nil
 	}
 	return errors.New(strings.Join(problems, "\napl: "))
+}
+
+// noDriver says which agents have no driver, with the steps that call
+// them, and the two ways to give them one.
+func noDriver(agents []string, stepsOf map[string][]string) string {
+	var b strings.Builder
+	if len(agents) == 1 {
+		b.WriteString("agent ")
+	} else {
+		fmt.Fprintf(&b, "%d agents have no driver: ", len(agents))
+	}
+	for i, a := range agents {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		steps := stepsOf[a]
+		word := "step"
+		if len(steps) > 1 {
+			word = "steps"
+		}
+		q := make([]string, len(steps))
+		for j, s := range steps {
+			q[j] = fmt.Sprintf("%q", s)
+		}
+		fmt.Fprintf(&b, "%q (%s %s)", a, word, strings.Join(q, ", "))
+	}
+	if len(agents) == 1 {
+		b.WriteString(" has no driver")
+	}
+	b.WriteString(": run with --agent-cmd CMD to send every agent step to one command (claude -p, codex exec, a script), or set driver in each agent block (for a stdlib playbook, in a fork)")
+	return b.String()
 }
 
 // agentUse is an agent step and the playbook it is in.

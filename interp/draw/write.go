@@ -502,6 +502,9 @@ func mermaidNode(n *vnode) string {
 	if a := actionText(s); a != "" {
 		lines = append(lines, "<i>"+mermaidText(a)+"</i>")
 	}
+	if s.Template != "" {
+		lines = append(lines, "<i>"+mermaidText("template."+s.Template)+"</i>")
+	}
 	if s.When != nil {
 		lines = append(lines, "<i>"+mermaidText(strings.Join(wrap("when "+oneLine(s.When.Source), 60, 1), ""))+"</i>")
 	}

@@ -189,11 +189,13 @@ func sameRuns(t *testing.T, ref string, local, remote ran, timed ...string) {
 }
 
 // The examples/ playbooks run on Temporal as they do locally, with their
-// example agents (issue 15).
+// example agents (issue 15), and so does testdata/phase-gates, a short
+// phase runner whose agent script steers it down every branch of its
+// gates without a git repository.
 func TestExamplesSameAsLocal(t *testing.T) {
 	c := server(t)
 	startWorker(t, c, "examples", t.TempDir())
-	phaseGates, err := filepath.Abs("../../examples/phase-gates/agent.sh")
+	phaseGates, err := filepath.Abs("testdata/phase-gates/agent.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +209,7 @@ func TestExamplesSameAsLocal(t *testing.T) {
 	}
 	// phase-gates: every scenario of its agent, the quality mode and a
 	// plan that exists already.
-	scenarios, err := filepath.Glob("../../examples/phase-gates/scenarios/*")
+	scenarios, err := filepath.Glob("testdata/phase-gates/scenarios/*")
 	if err != nil || len(scenarios) == 0 {
 		t.Fatalf("no phase-gates scenarios (%v)", err)
 	}
@@ -255,6 +257,9 @@ func TestExamplesSameAsLocal(t *testing.T) {
 				t.Skip(tt.skip)
 			}
 			ref := filepath.Join("../../examples", tt.dir)
+			if strings.HasPrefix(tt.name, "phase-gates/") {
+				ref = filepath.Join("testdata", tt.dir)
+			}
 			pb, diags := loader().Load(ref)
 			if diags.HasErrors() {
 				t.Fatal(diags)

@@ -57,6 +57,13 @@ func Blocks(pb *lang.Playbook) []*Block {
 func flatten(pb *lang.Playbook, body *hclsyntax.Body, prefix string, out *[]*Block, seen map[string]bool) {
 	for _, b := range body.Blocks {
 		addr := lang.BlockAddress(prefix, b.Type, b.Labels...)
+		// A block a playbook holds once is the same block whatever its
+		// label, as a fork's overrides it: a renamed playbook is a
+		// changed name, not a playbook removed and another added.
+		singleton := prefix == "" && lang.Singleton(b.Type)
+		if singleton {
+			addr = b.Type
+		}
 		// Unlabelled blocks that repeat (two on_exhausted, which the loader
 		// rejects) keep apart by their place.
 		for i := 2; seen[addr]; i++ {
@@ -72,6 +79,9 @@ func flatten(pb *lang.Playbook, body *hclsyntax.Body, prefix string, out *[]*Blo
 			attrs = append(attrs, a)
 		}
 		slices.SortFunc(attrs, func(x, y *hclsyntax.Attribute) int { return x.SrcRange.Start.Byte - y.SrcRange.Start.Byte })
+		if singleton && len(b.Labels) > 0 {
+			bl.Attrs = append(bl.Attrs, Attr{"(name)", fmt.Sprintf("%q", b.Labels[0])})
+		}
 		for _, a := range attrs {
 			bl.Attrs = append(bl.Attrs, Attr{a.Name, exprText(pb, a.Expr)})
 		}

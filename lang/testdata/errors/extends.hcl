@@ -13,3 +13,11 @@ step "ghost" { # ERROR: Nothing to remove
 step "research" {
   removed = "yes" # ERROR: Invalid removed
 }
+
+# A block that overrides nothing is added; one named like an upstream
+# block of its type is most likely a misspelt override.
+step "reserch" { # WARNING: Added, not overridden
+  shell {
+    command = ["/bin/true"]
+  }
+}

@@ -9,40 +9,26 @@ document "state" {
   path = inputs.state_file
   content = {
     workflow_id  = run.id
-    phase        = run.status == "completed" ? "completion" : run.status == "return_to_planning" ? "planning" : "implementation"
+    phase        = local.next_phase
     current_task = null
     spec_paths   = { technical_design = inputs.technical_design, adr = inputs.adr }
     tasks_file   = inputs.tasks_file
     # While tasks runs (or the run waits in it), the document and the
     # locals it reads see steps.tasks.output as the live table, so
     # local.task_status has in_progress for a running task.
-    tasks = try([for t in local.file_tasks : {
-      id                  = t.id
-      title               = try(t.title, "")
-      status              = local.task_status[t.id]
-      attempts            = try(vars.attempts[t.id], 0)
+    tasks = try([for t in local.file_tasks : merge(local.task_rows[t.id], {
       model               = coalesce(try(t.model, null), "sonnet")
-      escalated_model     = try(vars.models[t.id], null)
       blocked_by          = try(t.blocked_by, [])
       test_file           = try(t.test_file, null)
       started_at          = try(vars.started_at[t.id], null)
       timeout_at          = try(timeadd(vars.started_at[t.id], "${inputs.timeout_minutes}m"), null)
-      completed_at        = try(vars.completed_at[t.id], null)
       files_changed       = try(steps.tasks.output.items[t.id].outputs.implement.files_changed, null)
       implementer_commits = compact([try(steps.tasks.output.items[t.id].outputs.implement.commit_hash, "")])
-      feedback            = try(vars.feedback[t.id], [])
-      subtasks = [for s in local.subtasks[t.id] : {
-        id              = s.id
-        title           = try(s.title, "")
-        status          = local.task_status[s.id]
-        attempts        = try(vars.attempts[s.id], 0)
-        escalated_model = try(vars.models[s.id], null)
-        blocked_by      = try(s.blocked_by, [])
-        started_at      = try(vars.started_at[s.id], null)
-        completed_at    = try(vars.completed_at[s.id], null)
-        feedback        = try(vars.feedback[s.id], [])
-      }]
-    }], [])
+      subtasks = [for s in local.subtasks[t.id] : merge(local.task_rows[s.id], {
+        blocked_by = try(s.blocked_by, [])
+        started_at = try(vars.started_at[s.id], null)
+      })]
+    })], [])
     parallel_state = {
       running_tasks  = [for k, s in try(vars.stage, {}) : k if try(steps.tasks.output.items[k].status, "") == "running" && s == "implementing"]
       pending_review = [for k, s in try(vars.stage, {}) : k if try(steps.tasks.output.items[k].status, "") == "running" && s == "pending_review"]

@@ -65,4 +65,19 @@ locals {
       alltrue([for s in local.subtasks[t.id] : contains(["completed", "skipped"], try(local.item_status[s.id], contains(local.done, s.id) ? "completed" : "pending"))]) ? "completed" : "pending"
     ) if length(local.subtasks[t.id]) > 0 && !contains(local.done, t.id) },
   )
+
+  # What state.json and the run's output both say of each task and
+  # subtask, by id; each adds what only it says.
+  task_rows = { for t in concat(local.file_tasks, flatten(values(local.subtasks))) : t.id => {
+    id              = t.id
+    title           = try(t.title, "")
+    status          = local.task_status[t.id]
+    attempts        = try(vars.attempts[t.id], 0)
+    escalated_model = try(vars.models[t.id], null)
+    feedback        = try(vars.feedback[t.id], [])
+    completed_at    = try(vars.completed_at[t.id], null)
+  } }
+
+  # The phase the workflow goes to next.
+  next_phase = run.status == "completed" ? "completion" : run.status == "return_to_planning" ? "planning" : "implementation"
 }

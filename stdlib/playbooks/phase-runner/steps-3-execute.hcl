@@ -48,7 +48,7 @@ step "execute" {
         goto = "task_debug"
         max  = 2
         on_exhausted {
-          goto = "task_failed"
+          goto = "task_log"
         }
       }
     }
@@ -71,24 +71,32 @@ step "execute" {
     next = "mini_verify"
   }
 
-  # The mini_verification section of the task's EXECUTION-LOG.md entry
-  # (the entry's mini_verification section), after the executor's own.
+  # The task's mini-verification, in its EXECUTION-LOG.md entry after the
+  # executor's own (a task FAILED after its debug attempts gets its heading
+  # here), and the orchestrator's task_completed {task, commit} or
+  # task_failed event.
   step "task_log" {
+    locals {
+      passed          = steps.mini_verify.output.pass
+      failed_criteria = [for r in steps.mini_verify.output.criteria_results : r.criterion if r.status != "pass"]
+    }
     call "file.append" {
       path    = "${local.phase_dir}/EXECUTION-LOG.md"
       content = <<-EOT
-        - **Mini-Verification:**
-          - **Result:** PASS
+        %{if !local.passed}### Task ${item.id}: ${item.description}
+        - **Status:** FAILED
+        %{endif}- **Mini-Verification:**
+          - **Result:** ${local.passed ? "PASS" : "FAIL"}
           - **Criteria checked:** ${length(steps.mini_verify.output.criteria_results)}
-          - **Criteria passed:** ${length([for r in steps.mini_verify.output.criteria_results : r if r.status == "pass"])}
-          - **Failures:** None
+          - **Criteria passed:** ${length(steps.mini_verify.output.criteria_results) - length(local.failed_criteria)}
+          - **Failures:** ${local.passed ? "None" : join("; ", local.failed_criteria)}
           - **Debug attempts:** ${steps.task_debug.attempts}
       EOT
     }
-    # The orchestrator's task_completed {task, commit}: the executor's commit, and
-    # the debuggers' after it.
     gate {
-      otherwise {
+      # The executor's commit, and the debuggers' after it.
+      rule "verified" {
+        when  = "local.passed"
         event = "task_completed"
         details = {
           task           = item.id
@@ -98,33 +106,11 @@ step "execute" {
         }
         finish = "verified"
       }
-    }
-  }
-
-  step "task_failed" {
-    call "file.append" {
-      path    = "${local.phase_dir}/EXECUTION-LOG.md"
-      content = <<-EOT
-        ### Task ${item.id}: ${item.description}
-        - **Status:** FAILED
-        - **Mini-Verification:**
-          - **Result:** FAIL
-          - **Criteria checked:** ${length(steps.mini_verify.output.criteria_results)}
-          - **Criteria passed:** ${length([for r in steps.mini_verify.output.criteria_results : r if r.status == "pass"])}
-          - **Failures:** ${join("; ", [for r in steps.mini_verify.output.criteria_results : r.criterion if r.status != "pass"])}
-          - **Debug attempts:** ${steps.task_debug.attempts}
-      EOT
-    }
-    gate {
       otherwise {
-        event = "task_failed"
-        details = {
-          task           = item.id
-          failures       = [for r in steps.mini_verify.output.criteria_results : r.criterion if r.status != "pass"]
-          debug_attempts = steps.task_debug.attempts
-        }
-        fail   = "task_failed"
-        reason = "Task ${item.id} still fails after 2 debug attempts: ${join("; ", [for r in steps.mini_verify.output.criteria_results : r.criterion if r.status != "pass"])}"
+        event   = "task_failed"
+        details = { task = item.id, failures = local.failed_criteria, debug_attempts = steps.task_debug.attempts }
+        fail    = "task_failed"
+        reason  = "Task ${item.id} still fails after 2 debug attempts: ${join("; ", local.failed_criteria)}"
       }
     }
   }

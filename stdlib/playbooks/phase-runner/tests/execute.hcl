@@ -68,7 +68,7 @@ test "a task debugger timeout spends the attempt" {
   }
   expect {
     status = "completed"
-    visits = { task_debug = 1, mini_verify = 2, task_log = 1, task_failed = 0 }
+    visits = { task_debug = 1, mini_verify = 2, task_log = 1 }
     agents = { task_debug = "debugger" }
     output = { tasks_completed = "1/1", tasks_failed = "0/1" }
   }
@@ -89,7 +89,7 @@ test "a task still failing after 2 debug attempts is FAILED and the phase goes o
   }
   expect {
     status = "completed"
-    visits = { execute_task = 1, mini_verify = 3, task_debug = 2, task_failed = 1, task_log = 0, verify = 1 }
+    visits = { execute_task = 1, mini_verify = 3, task_debug = 2, task_log = 1, verify = 1 }
     output = {
       tasks_completed = "0/1"
       tasks_failed    = "1/1"
@@ -247,7 +247,7 @@ test "a task's debug falls back to gsd-debugger" {
   }
   expect {
     status = "completed"
-    visits = { task_debug = 1, mini_verify = 2, task_log = 1, task_failed = 0 }
+    visits = { task_debug = 1, mini_verify = 2, task_log = 1 }
     agents = { task_debug = "gsd_debugger" }
     output = { tasks_completed = "1/1", tasks_failed = "0/1" }
   }
