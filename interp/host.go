@@ -327,6 +327,10 @@ func (h *engineHost) snapshot(st *State, _ *changes) error {
 	h.keep(st)
 	return nil
 }
+func (h *engineHost) heartbeat(time.Duration, func()) func() { return func() {} }
+func (h *engineHost) after(time.Duration, func()) func()     { return func() {} }
+func (h *engineHost) emit(e Event)                           { h.local.emit(e) }
+func (h *engineHost) close() error                           { return h.local.close() }
 
 // keep hands st to an engine that keeps it (StateKeeper).
 func (h *engineHost) keep(st *State) {
@@ -334,10 +338,6 @@ func (h *engineHost) keep(st *State) {
 		k.KeepState(st)
 	}
 }
-func (h *engineHost) heartbeat(time.Duration, func()) func() { return func() {} }
-func (h *engineHost) after(time.Duration, func()) func()     { return func() {} }
-func (h *engineHost) emit(e Event)                           { h.local.emit(e) }
-func (h *engineHost) close() error                           { return h.local.close() }
 
 // retry calls try up to n times, every d, until it says it is done. It
 // waits outside any walk (taking a run's lock), so it sleeps for real.
