@@ -318,13 +318,26 @@ func (h *engineHost) withTimeout(ctx context.Context, d time.Duration) (context.
 func (h *engineHost) writeDocument(_ string, f DocumentFile, data []byte) error {
 	return h.e.WriteDocument(f, data)
 }
-func (h *engineHost) moveDocument(_, from, to string) error   { return h.e.MoveDocument(from, to) }
-func (h *engineHost) checkpoint(*State, *changes, bool) error { return nil }
-func (h *engineHost) snapshot(*State, *changes) error         { return nil }
-func (h *engineHost) heartbeat(time.Duration, func()) func()  { return func() {} }
-func (h *engineHost) after(time.Duration, func()) func()      { return func() {} }
-func (h *engineHost) emit(e Event)                            { h.local.emit(e) }
-func (h *engineHost) close() error                            { return h.local.close() }
+func (h *engineHost) moveDocument(_, from, to string) error { return h.e.MoveDocument(from, to) }
+func (h *engineHost) checkpoint(st *State, _ *changes, _ bool) error {
+	h.keep(st)
+	return nil
+}
+func (h *engineHost) snapshot(st *State, _ *changes) error {
+	h.keep(st)
+	return nil
+}
+func (h *engineHost) heartbeat(time.Duration, func()) func() { return func() {} }
+func (h *engineHost) after(time.Duration, func()) func()     { return func() {} }
+func (h *engineHost) emit(e Event)                           { h.local.emit(e) }
+func (h *engineHost) close() error                           { return h.local.close() }
+
+// keep hands st to an engine that keeps it (StateKeeper).
+func (h *engineHost) keep(st *State) {
+	if k, ok := h.e.(StateKeeper); ok {
+		k.KeepState(st)
+	}
+}
 
 // retry calls try up to n times, every d, until it says it is done. It
 // waits outside any walk (taking a run's lock), so it sleeps for real.

@@ -172,7 +172,16 @@ func temporalShow(e *env, f temporalFlags, id string, asJSON bool) error {
 		return exitWith(exitInternal, err)
 	}
 	defer os.RemoveAll(empty)
-	rs := temporalRunShow{runShow: showRun(empty, runState(s, evs)), Home: s.Home}
+	st := runState(s, evs)
+	// Each main step's output, as the run holds it (not in its events).
+	if outs, err := temporal.StepOutputs(ctx, cl, id); err == nil {
+		for name, out := range outs {
+			if rec := st.Steps[name]; rec != nil {
+				rec.Output = out
+			}
+		}
+	}
+	rs := temporalRunShow{runShow: showRun(empty, st), Home: s.Home}
 	// Its status is the cluster's: no process holds a run directory here.
 	rs.Status, rs.Reason = s.Status, s.Reason
 	rs.Dir = "none here: temporal workflow " + id + " (namespace " + f.Namespace + ")"
@@ -195,8 +204,8 @@ type temporalRunShow struct {
 
 // runState is a run's state as its events tell it, for apl show and apl
 // logs: each step's and item's status, attempts, time, tokens, cost,
-// error and skip reason (not their outputs: a step's output is in its
-// artifacts, apl logs), the run's metrics and output.
+// error and skip reason (their outputs are not in the events: apl show
+// asks the run for them), the run's metrics and output.
 func runState(s temporal.Shown, evs []interp.Event) *interp.State {
 	st := &interp.State{Meta: interp.Meta{RunID: s.RunID, PlaybookRef: s.Playbook, Status: s.Status, Reason: s.Reason},
 		Steps: map[string]*interp.StepRecord{}, Items: map[string]map[string]*interp.ItemRecord{}, Events: evs, Output: s.Output}

@@ -66,6 +66,14 @@ func TestTemporalScripts(t *testing.T) {
 // it, and returns its address and namespace. It stops with the test.
 func devServer(t *testing.T) (addr, ns string) {
 	t.Helper()
+	addr, ns, _ = startDevServer(t)
+	return addr, ns
+}
+
+// startDevServer is devServer, which also returns the server's process
+// id.
+func startDevServer(t testing.TB) (addr, ns string, pid int) {
+	t.Helper()
 	bin := devServerBinary(t)
 	cmd := exec.Command(bin)
 	stdin, err := cmd.StdinPipe()
@@ -100,10 +108,10 @@ func devServer(t *testing.T) (addr, ns string) {
 		t.Fatalf("the Temporal server did not say where it serves: %q %v", line, err)
 	}
 	go io.Copy(io.Discard, out)
-	return f[0], f[1]
+	return f[0], f[1], cmd.Process.Pid
 }
 
-func devServerBinary(t *testing.T) string {
+func devServerBinary(t testing.TB) string {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {

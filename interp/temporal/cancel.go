@@ -29,6 +29,7 @@ func interruptible(ctx workflow.Context) (workflow.Context, func(*engine) contex
 	wctx, _ := workflow.NewDisconnectedContext(ctx)
 	return wctx, func(e *engine) context.Context {
 		goctx, cancel := context.WithCancel(context.Background())
+		e.interrupt = cancel
 		workflow.Go(ctx, func(c workflow.Context) {
 			c.Done().Receive(c, nil)
 			cancel()

@@ -61,6 +61,13 @@
 // A run's directory (its artifacts) is a temporary one on the worker
 // that walks it, which a client reads with QueryRunDir (rundir.go).
 //
-// Not yet: a run directory on the client. A document's content goes into
-// the history at each change (no blob: the workflow cannot write one).
+// A run's workflow continues as new when its history grows long
+// (continue.go): the walk is interrupted once nothing is under way, and
+// the next execution resumes the run from its state (interp.ResumeState),
+// which goes through the blob store. The history grows by what a step
+// does, not by what the run carries: a document's write after the first
+// is a diff (document.go), and a child workflow's input holds its own
+// playbook's files, not the run's.
+//
+// Not yet: a run directory on the client.
 package temporal

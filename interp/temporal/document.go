@@ -3,6 +3,14 @@ package temporal
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/apl-lang/apl/builtins/agent"
 
 	"github.com/apl-lang/apl/interp"
 	"go.temporal.io/sdk/activity"
@@ -30,10 +38,63 @@ type docWriter struct {
 
 // docOp is a write of File's document (Data), or, when To is set, a move
 // of From to its archive To.
+//
+// A write of a document the run wrote before is a diff, so that the
+// history holds what changed and not the whole document at every
+// change: Base is the SHA-256 of what the document holds, and Data
+// replaces its bytes between the first Keep[0] and the last Keep[1]. A
+// worker whose document holds something else (changed by hand meanwhile)
+// says so (staleDocument), and the whole document is sent.
 type docOp struct {
 	File     interp.DocumentFile
 	Data     []byte
 	From, To string
+	Base     string `json:",omitempty"`
+	Keep     [2]int `json:",omitempty"`
+}
+
+// staleDocument is the failure kind of a diff whose base the document no
+// longer holds.
+const staleDocument = "document changed"
+
+// diffMin is the size from which a document's write is a diff.
+const diffMin = 512
+
+// diff is op as a change of old, when that is smaller.
+func diff(op docOp, old []byte) docOp {
+	if len(op.Data) < diffMin || old == nil {
+		return op
+	}
+	pre := 0
+	for pre < len(old) && pre < len(op.Data) && old[pre] == op.Data[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(old)-pre && suf < len(op.Data)-pre && old[len(old)-1-suf] == op.Data[len(op.Data)-1-suf] {
+		suf++
+	}
+	sum := sha256.Sum256(old)
+	op.Base, op.Keep = hex.EncodeToString(sum[:]), [2]int{pre, suf}
+	op.Data = op.Data[pre : len(op.Data)-suf]
+	return op
+}
+
+// patched is the document op writes: Data itself, or, for a diff, the
+// document at root changed by it.
+func patched(root string, op docOp) ([]byte, error) {
+	if op.Base == "" {
+		return op.Data, nil
+	}
+	p := op.File.Path
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	old, err := os.ReadFile(p)
+	sum := sha256.Sum256(old)
+	if err != nil || hex.EncodeToString(sum[:]) != op.Base || op.Keep[0]+op.Keep[1] > len(old) {
+		return nil, &agent.KindError{Kind: staleDocument, Err: fmt.Errorf("%s does not hold what the run last wrote", op.File.Path)}
+	}
+	return slices.Concat(old[:op.Keep[0]], op.Data, old[len(old)-op.Keep[1]:]), nil
 }
 
 func (e *runEngine) WriteDocument(f interp.DocumentFile, data []byte) error {
@@ -66,7 +127,14 @@ func (e *runEngine) documentOp(op docOp) error {
 		if op.To != "" {
 			name = "ArchiveDocument"
 		}
-		err := e.acts.activity(context.Background(), name, op, &f)
+		send := op
+		if op.To == "" {
+			send = diff(op, w.written[op.File.Path])
+		}
+		err := e.acts.activity(context.Background(), name, send, &f)
+		if err == nil && f.Kind == staleDocument && send.Base != "" {
+			err = e.acts.activity(context.Background(), name, op, &f)
+		}
 		if err == nil {
 			err = f.err()
 		}
@@ -104,7 +172,11 @@ func (w *docWriter) replaced(path string) bool {
 // Document writes a playbook document in the worker's project directory.
 func (a *activities) Document(ctx context.Context, op docOp) (payload, error) {
 	activity.RecordHeartbeat(ctx)
-	return a.blobs.wrap(failureOf(interp.WriteDocumentFile(a.workdir, op.File, op.Data, true)))
+	data, err := patched(a.workdir, op)
+	if err == nil {
+		err = interp.WriteDocumentFile(a.workdir, op.File, data, true)
+	}
+	return a.blobs.wrap(failureOf(err))
 }
 
 // ArchiveDocument moves a document to its archive in the worker's project

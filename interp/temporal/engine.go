@@ -22,6 +22,12 @@ type engine struct {
 	// run is cancelled (cancel.go), by their key.
 	stops map[int]workflow.CancelFunc
 	nstop int
+	// interrupt cancels the walk's context, as the run's cancellation
+	// does (cancel.go), without cancelling the workflow.
+	interrupt func()
+	// cont continues the workflow as new when its history grows long
+	// (continue.go); nil: it does not.
+	cont *continuing
 }
 
 // hold is the context of the coroutine that runs now, for a blocking

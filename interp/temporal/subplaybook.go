@@ -34,6 +34,8 @@ type runEngine struct {
 	in   RunInput
 	path *interp.Path
 	docs docWriter
+	// state is the run's state, for QueryOutputs.
+	state *runState
 }
 
 var _ interp.Engine = (*runEngine)(nil)
@@ -54,7 +56,7 @@ func (e *runEngine) Drivers() interp.DriverFactory { return e.drivers }
 func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Result, error) {
 	c, back := e.hold()
 	defer back()
-	in := RunInput{Ref: sub.Playbook.Ref, Dir: sub.Playbook.Playbook.Dir, Files: e.in.Files, Hash: sub.Playbook.Playbook.Hash,
+	in := RunInput{Ref: sub.Playbook.Ref, Dir: sub.Playbook.Playbook.Dir, Files: childFiles(sub.Playbook.Playbook, e.in.Files), Hash: sub.Playbook.Playbook.Hash,
 		RunID: sub.ID, Mode: sub.Playbook.Mode, AgentCommand: e.in.AgentCommand,
 		Cassette: e.in.Cassette, CassetteName: e.in.CassetteName, Answers: sub.Answers, Caps: sub.Caps, Home: e.in.Home, Env: e.in.Env}
 	var err error
@@ -75,6 +77,10 @@ func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Resu
 		// The step's time limit is the sub-run's.
 		opts.WorkflowExecutionTimeout = max(d.Sub(workflow.Now(c)), time.Second)
 	}
+	if err := e.cont.admit(c, ctx); err != nil {
+		return nil, err
+	}
+	defer e.cont.landed(c)
 	var out RunOutput
 	cc, done := e.stoppable(c)
 	defer done()
@@ -110,6 +116,27 @@ func inputFiles(pb *lang.Playbook, sources map[string][]byte) (map[string][]byte
 		return nil, nil
 	}
 	return files, nil
+}
+
+// childFiles are the files of the run's (files) that a sub-run of pb
+// reads: its own and its sub-playbooks', not the parent's, which the
+// child workflow's input would repeat for every sub-run (a for_each's
+// items each start one).
+func childFiles(pb *lang.Playbook, files map[string][]byte) map[string][]byte {
+	need, err := lang.Files(pb)
+	if err != nil {
+		return files
+	}
+	out := map[string][]byte{}
+	for name := range need {
+		if b, ok := files[name]; ok {
+			out[name] = b
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // loaderFor is the worker's loader with the run's files in place of the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -157,6 +158,11 @@ type follower struct {
 	obs     interp.Observer
 	path    []string
 	waiting []Question
+	// subs follow the run's sub-runs (child workflows) that run, by
+	// workflow ID, for their events: obs gets them under the name of the
+	// step that runs them, as a local sub-run's. sub is set for one.
+	subs map[string]*follower
+	sub  bool
 }
 
 // poll gets the events since the last poll, page by page, and the
@@ -179,6 +185,10 @@ func (f *follower) poll(ctx context.Context) error {
 		}
 		f.next, f.waiting = p.Next, p.Waiting
 		if len(p.Events) < eventsPage {
+			f.followSubs(ctx, p.Children)
+			if f.sub {
+				return nil
+			}
 			if len(f.waiting) == 0 && len(p.Children) > 0 {
 				// A sub-run may wait on a person.
 				f.waiting = questionsOf(subQuestions(ctx, f.c, f.id, "", p.Children))
@@ -186,6 +196,54 @@ func (f *follower) poll(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// followSubs passes on the events of the run's sub-runs: those that run
+// now (children), and, once more, those that ended since the last poll.
+// A sub-run that starts and ends between two polls is not seen.
+func (f *follower) followSubs(ctx context.Context, children []string) {
+	if f.obs == nil {
+		return
+	}
+	running := map[string]bool{}
+	for _, child := range children {
+		running[child] = true
+		if f.subs[child] != nil {
+			continue
+		}
+		// The child's ID is the parent's and the sub-run's id:
+		// STEP-ATTEMPT or STEP-ITEMKEY-ATTEMPT; a step name has no dash.
+		step, _, ok := strings.Cut(strings.TrimPrefix(child, f.id+"/"), "-")
+		if !ok || step == "" {
+			continue
+		}
+		if f.subs == nil {
+			f.subs = map[string]*follower{}
+		}
+		f.subs[child] = &follower{c: f.c, id: child, obs: stepPrefix{f.obs, step}, sub: true}
+	}
+	for _, id := range slices.Sorted(maps.Keys(f.subs)) {
+		f.subs[id].poll(ctx)
+		if !running[id] {
+			delete(f.subs, id)
+		}
+	}
+}
+
+// stepPrefix passes a sub-run's events on, naming the step that runs
+// it, as a local run's observer gets them.
+type stepPrefix struct {
+	obs  interp.Observer
+	step string
+}
+
+func (p stepPrefix) Event(e interp.Event) {
+	if e.Step != "" {
+		e.Step = p.step + "/" + e.Step
+	} else {
+		e.Step = p.step
+	}
+	p.obs.Event(e)
 }
 
 func queryEvents(ctx context.Context, c client.Client, id string, from int) (Events, error) {

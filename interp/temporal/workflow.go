@@ -68,6 +68,9 @@ type RunInput struct {
 	// commands and agents get them on top of their worker's environment.
 	// A sub-run inherits them.
 	Env map[string]string `json:",omitempty"`
+	// Continued, when set, is where the run's workflow stopped when it
+	// continued as new (continue.go): this execution resumes it.
+	Continued *Continued `json:",omitempty"`
 }
 
 // RunOutput is how the run ended.
@@ -120,6 +123,15 @@ type Config struct {
 	// before the step is scheduled again. Default: 5s (a step beats
 	// every second).
 	HeartbeatTimeout time.Duration
+	// ContinueAfter is how many events a run's workflow history holds
+	// before the workflow continues as new (continue.go). Default:
+	// 10,000; negative: never.
+	ContinueAfter int
+	// MaxPending is how many actions and sub-runs of a run may be under
+	// way at once; more wait in the workflow, as if their worker were
+	// busy (a for_each's concurrency may pass it). Default: 1,000, half
+	// Temporal's limit.
+	MaxPending int
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -151,6 +163,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.HeartbeatTimeout == 0 {
 		c.HeartbeatTimeout = 5 * time.Second
+	}
+	if c.ContinueAfter == 0 {
+		c.ContinueAfter = defaultContinueAfter
+	}
+	if c.MaxPending <= 0 {
+		c.MaxPending = defaultMaxPending
 	}
 	return c, nil
 }
@@ -222,10 +240,33 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	if err := setRunDirQuery(ctx, rdir); err != nil {
 		return RunOutput{}, err
 	}
+	state := &runState{}
+	if err := setOutputsQuery(ctx, state); err != nil {
+		return RunOutput{}, err
+	}
 	wctx, stop := interruptible(ctx)
 	e := &engine{cur: wctx}
+	var k *continuing
+	if workflow.GetVersion(ctx, continueVersion, workflow.DefaultVersion, 1) == 1 {
+		k = &continuing{after: max(w.cfg.ContinueAfter, 0), pending: w.cfg.MaxPending, interrupt: func() { e.interrupt() }}
+		if k.pending <= 0 {
+			k.pending = defaultMaxPending
+		}
+		e.cont = k
+	}
+	var cn continuation
+	var resumeFrom *interp.State
+	if in.Continued != nil {
+		if k == nil {
+			return RunOutput{}, temporal.NewNonRetryableApplicationError("run "+in.RunID+" continued as new on a worker that does not continue runs", "continue", nil)
+		}
+		if cn, resumeFrom, err = w.resumed(in.Continued); err != nil {
+			return RunOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), "continue", nil)
+		}
+		k.resumed, k.restarted = true, cn.Current
+	}
 	acts := &actions{e: e, cfg: w.cfg, agentCmd: in.AgentCommand, queue: in.Home.Queue, env: in.Env}
-	var path interp.Path
+	path := interp.Path{Ends: cn.Path}
 	drivers := acts.driver
 	if len(in.Cassette) > 0 {
 		tape, err := agent.ReadCassette(in.CassetteName, in.Cassette)
@@ -235,11 +276,14 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		drivers = func(*lang.Agent) (agent.Driver, error) { return tape.Wrap(nil), nil }
 	}
 	events, asker := &eventLog{}, newSignalAsker(ctx, e)
+	if in.Continued != nil {
+		events.first = in.Continued.Events
+	}
 	asker.memo = memo
 	if err := setQueries(ctx, events, asker); err != nil {
 		return RunOutput{}, err
 	}
-	if workflow.GetInfo(ctx).ParentWorkflowExecution == nil {
+	if workflow.GetInfo(ctx).ParentWorkflowExecution == nil && in.Continued == nil {
 		env := "with that worker's environment"
 		if len(in.Env) > 0 {
 			env += " and " + strings.Join(slices.Sorted(maps.Keys(in.Env)), ", ") + " sent with the run"
@@ -250,12 +294,25 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	opts := interp.Options{
 		Workdir: in.Home.Workdir, RunsDir: tmp, RunID: in.RunID, Inputs: inputs, Mode: in.Mode,
 		AgentCommand: in.AgentCommand, NoSync: true,
-		Engine:   &runEngine{engine: e, acts: acts, funcs: acts.funcs(), drivers: drivers, events: events, in: in, path: &path},
-		Observer: interp.ObserverFunc(func(ev interp.Event) { path.Event(ev); events.Event(ev) }),
-		Asker:    asker, Answers: in.Answers,
+		Engine: &runEngine{engine: e, acts: acts, funcs: acts.funcs(), drivers: drivers, events: events, in: in, path: &path, state: state},
+		Observer: interp.ObserverFunc(func(ev interp.Event) {
+			if !k.quiet(ev) {
+				path.Event(ev)
+				events.Event(ev)
+			}
+		}),
+		Asker: asker, Answers: in.Answers,
 		OuterCaps: in.Caps,
 	}
-	res, err := interp.Start(stop(e), pb, in.Ref, opts)
+	var res *interp.Result
+	if resumeFrom != nil {
+		res, err = interp.ResumeState(stop(e), pb, resumeFrom, cn.Outputs, opts)
+	} else {
+		res, err = interp.Start(stop(e), pb, in.Ref, opts)
+	}
+	if k != nil && k.interrupted && ctx.Err() == nil && errors.Is(err, interp.ErrInterrupted) {
+		return RunOutput{}, w.continueAsNew(ctx, in, k, path.Ends, events.first+len(events.events), rdir.dir)
+	}
 	rdir.keep()
 	if errors.Is(err, interp.ErrInterrupted) {
 		err = nil
@@ -273,7 +330,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		}
 	}
 	return RunOutput{RunID: res.RunID, Status: res.Status, Recommendation: res.Recommendation, Reason: res.Reason,
-		ErrorKind: res.ErrorKind, Output: out, OutputJSON: res.OutputJSON, Waiting: res.Waiting, Metrics: res.Metrics, CapTrip: res.CapTrip, Spent: res.Spent, Path: path.Ends,
+		ErrorKind: res.ErrorKind, Output: out, OutputJSON: res.OutputJSON, Waiting: res.Waiting, Metrics: res.Metrics, CapTrip: res.CapTrip, Spent: res.Spent, Path: keptPath(path.Ends),
 		Home: *in.Home}, nil
 }
 
@@ -316,6 +373,10 @@ func (a *actions) activity(ctx context.Context, name string, in any, out any) er
 			InitialInterval: time.Second, MaximumAttempts: 10,
 		},
 	}
+	if err := a.e.cont.admit(c, ctx); err != nil {
+		return err
+	}
+	defer a.e.cont.landed(c)
 	var p payload
 	ac, done := a.e.stoppable(c)
 	defer done()

@@ -1,0 +1,66 @@
+//go:build !race
+
+package temporal
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/apl-lang/apl/interp"
+	"go.temporal.io/sdk/worker"
+)
+
+// A run whose workflow history grows past Config.ContinueAfter goes on
+// in new executions (continue-as-new) and ends as it does locally, with
+// the same output and path: its items run once each, those that failed
+// stay failed, and the steps after the for_each see every item's output.
+// Its for_each runs 4 items at once, and the worker lets 3 of its steps
+// be under way (MaxPending): the fourth waits in the workflow.
+func TestContinueAsNewSameAsLocal(t *testing.T) {
+	c := server(t)
+	blobs := t.TempDir()
+	w, err := NewWorker(c, "cont", Config{Loader: loader(), Workdir: t.TempDir(), BlobDir: blobs, ContinueAfter: 150, MaxPending: 3}, worker.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	ref := "testdata/many.hcl"
+	pb, diags := loader().Load(ref)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	sameAsLocal(t, c, "cont", pb, ref, interp.Options{RunID: "many"})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, err := c.DescribeWorkflowExecution(ctx, "many", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := d.GetWorkflowExecutionInfo()
+	if info.GetFirstRunId() == info.GetExecution().GetRunId() {
+		t.Errorf("the run's workflow did not continue as new (%d events in its one execution)", info.GetHistoryLength())
+	}
+	if n := info.GetHistoryLength(); n > 3*150 {
+		t.Errorf("the last execution's history holds %d events, more than the 150 it continues after allow for", n)
+	}
+	// The states the executions continued with (over 140 KB: blobs) are
+	// removed once read, but for the last one's; the first step's
+	// result is a blob too.
+	execs := 1
+	for run := info.GetExecution().GetRunId(); run != info.GetFirstRunId(); execs++ {
+		ev, err := c.GetWorkflowHistory(ctx, "many", run, false, 0).Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		run = ev.GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
+	}
+	if names, _ := filepath.Glob(filepath.Join(blobs, "*")); execs < 3 || len(names) != 2 {
+		t.Errorf("%d executions leave %d blobs, want the first step's result and the last continuation", execs, len(names))
+	}
+}
