@@ -28,9 +28,11 @@ step "check" {
 }
 `
 
-// TestOverlayText draws a run that went round a capped loop once: each
-// step ran twice, the loop's edge was taken once, and the way out once.
-func TestOverlayText(t *testing.T) {
+// retryRun is retryPlaybook and a run that went round its capped loop
+// once: each step ran twice, the loop's edge was taken once, and the way
+// out once.
+func retryRun(t *testing.T) (*lang.Playbook, *Run) {
+	t.Helper()
 	pb, diags := (&lang.Loader{}).LoadSources(map[string][]byte{"p.hcl": []byte(retryPlaybook)}, t.TempDir())
 	if diags.HasErrors() {
 		t.Fatal(diags)
@@ -46,8 +48,15 @@ func TestOverlayText(t *testing.T) {
 		{Type: interp.EventStepStarted, Step: "check"},
 		{Type: interp.EventStepCompleted, Step: "check"},
 	}
+	return pb, &Run{ID: "r1", Status: interp.StatusCompleted, Path: interp.PathOf(events)}
+}
+
+// TestOverlayText draws a run that went round a capped loop once: each
+// step ran twice, the loop's edge was taken once, and the way out once.
+func TestOverlayText(t *testing.T) {
+	pb, run := retryRun(t)
 	g := New(pb)
-	g.Overlay(&Run{ID: "r1", Status: interp.StatusCompleted, Path: interp.PathOf(events)})
+	g.Overlay(run)
 	var b strings.Builder
 	g.WriteText(&b)
 	want := `playbook p: 2 steps; run r1 completed
@@ -67,26 +76,12 @@ step check [shell command parse=text]  (completed ×2)
 // edge into check twice, the loop's edge once, the end once, and only
 // ids the DOT has.
 func TestTaken(t *testing.T) {
-	pb, diags := (&lang.Loader{}).LoadSources(map[string][]byte{"p.hcl": []byte(retryPlaybook)}, t.TempDir())
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	events := []interp.Event{
-		{Type: interp.EventStepStarted, Step: "build"},
-		{Type: interp.EventStepCompleted, Step: "build"},
-		{Type: interp.EventStepStarted, Step: "check"},
-		{Type: interp.EventGateDecision, Step: "check", Details: map[string]any{"rule": "retry"}},
-		{Type: interp.EventStepCompleted, Step: "check"},
-		{Type: interp.EventStepStarted, Step: "build"},
-		{Type: interp.EventStepCompleted, Step: "build"},
-		{Type: interp.EventStepStarted, Step: "check"},
-		{Type: interp.EventStepCompleted, Step: "check"},
-	}
+	pb, run := retryRun(t)
 	g := New(pb)
 	if g.Taken() != nil {
 		t.Errorf("Taken without a run: %v", g.Taken())
 	}
-	g.Overlay(&Run{ID: "r1", Status: interp.StatusCompleted, Path: interp.PathOf(events)})
+	g.Overlay(run)
 	want := map[string]int{"edge-start--build": 1, "edge-build--check": 2, "edge-check--build": 1,
 		"edge-check--outcome_completed": 1, "node-outcome_completed": 1}
 	if d := cmp.Diff(want, g.Taken()); d != "" {
