@@ -120,10 +120,10 @@ func temporalRunsList(e *env, f temporalFlags, playbook string, asJSON bool) err
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tPLAYBOOK\tSTATUS\tSTARTED\tWORKER")
+	fmt.Fprintln(tw, "RUN\tPLAYBOOK\tSTATUS\tSTARTED\tDURATION\tWORKER")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.RunID, cmp.Or(r.Name, r.Playbook), r.Status,
-			r.StartedAt.Local().Format(time.DateTime), cmp.Or(r.Worker, "-"))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.RunID, cmp.Or(r.Name, r.Playbook), r.Status,
+			r.StartedAt.Local().Format(time.DateTime), formatSeconds(r.DurationS), cmp.Or(r.Worker, "-"))
 	}
 	return tw.Flush()
 }
