@@ -33,7 +33,7 @@ type uiCmd struct {
 	RunsDir string `help:"Where run directories are (default: .apl/runs)." placeholder:"DIR"`
 
 	// With --engine temporal the page shows the namespace's runs, as apl
-	// runs --engine temporal lists them.
+	// runs --engine temporal lists them, beside the project's.
 	temporalFlags `embed:""`
 }
 
@@ -50,9 +50,6 @@ func (c *uiCmd) Run(e *env) error {
 		return exitWith(exitUsage, fmt.Errorf("--listen %s is not a loopback address: anyone who can reach it and has the URL could read every run of this project (prompts, answers, outputs) and answer its questions; add --expose to mean it", c.Listen))
 	}
 	runsDir := c.RunsDir
-	if c.Engine == engineTemporal && runsDir != "" {
-		return exitWith(exitUsage, errors.New("--runs-dir does not go with --engine temporal: the page shows the runs of the Temporal namespace"))
-	}
 	if runsDir == "" {
 		// A checkout may hold a planted .apl symlink: read runs only
 		// inside the project, as runs write them.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,9 +50,63 @@ func (e *env) uiTemporal(f temporalFlags, opts *ui.Options) (close func(), err e
 		t.close()
 		return nil, temporalError(f.TemporalAddress, f.Namespace, err)
 	}
-	opts.Runs, opts.Answer, opts.LoadRun = t, t.answer, t.playbook
-	opts.Where = fmt.Sprintf("namespace %s of Temporal at %s", f.Namespace, f.TemporalAddress)
+	// The project's own runs stay beside the namespace's: a run is the
+	// namespace's when its directory is not in the project's runs.
+	local, localAnswer := opts.Runs, opts.Answer
+	isLocal := func(id string) bool {
+		_, err := local.Stamp(id)
+		return err == nil
+	}
+	opts.Runs = bothRuns{local: local, remote: t, isLocal: isLocal}
+	opts.Answer = func(ctx context.Context, id, key, answer string) error {
+		if isLocal(id) {
+			return localAnswer(ctx, id, key, answer)
+		}
+		return t.answer(ctx, id, key, answer)
+	}
+	opts.LoadRun = func(run *ui.Run) (*lang.Playbook, error) {
+		if isLocal(run.ID) {
+			return opts.Load(run.State.Meta.PlaybookRef)
+		}
+		return t.playbook(run)
+	}
+	opts.Where = fmt.Sprintf("%s and namespace %s of Temporal at %s", opts.Where, f.Namespace, f.TemporalAddress)
 	return t.close, nil
+}
+
+// bothRuns is a project's runs and a Temporal namespace's in one list,
+// newest first; a run is opened where it is.
+type bothRuns struct {
+	local, remote ui.Runs
+	isLocal       func(id string) bool
+}
+
+func (b bothRuns) List() ([]ui.Summary, error) {
+	l, err := b.local.List()
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.remote.List()
+	if err != nil {
+		return nil, err
+	}
+	all := append(l, r...)
+	slices.SortStableFunc(all, func(x, y ui.Summary) int { return y.StartedAt.Compare(x.StartedAt) })
+	return all, nil
+}
+
+func (b bothRuns) Open(id string) (*ui.Run, error) {
+	if b.isLocal(id) {
+		return b.local.Open(id)
+	}
+	return b.remote.Open(id)
+}
+
+func (b bothRuns) Stamp(id string) (string, error) {
+	if st, err := b.local.Stamp(id); err == nil {
+		return st, nil
+	}
+	return b.remote.Stamp(id)
 }
 
 // temporalUIRuns is ui.Runs over a Temporal namespace. A run there keeps

@@ -104,7 +104,24 @@ func TestUITemporalRuns(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	opts := e.uiOptions(t.TempDir(), nil)
+	// A run of the project's own, which the page lists beside the
+	// namespace's.
+	runsDir := t.TempDir()
+	localPB, diags := e.loader.LoadSources(map[string][]byte{"here.hcl": []byte(`playbook "here" {}
+step "only" {
+  shell {
+    command = ["echo", "local"]
+  }
+}
+`)}, dir)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if _, err := interp.Start(ctx, localPB, "here.hcl", interp.Options{RunID: "l1", Workdir: dir, RunsDir: runsDir, NoSync: true}); err != nil {
+		t.Fatal(err)
+	}
+
+	opts := e.uiOptions(runsDir, nil)
 	closeRuns, err := e.uiTemporal(temporalFlags{Engine: engineTemporal, TemporalAddress: addr, Namespace: ns}, &opts)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +158,9 @@ func TestUITemporalRuns(t *testing.T) {
 	}
 
 	list := get("/")
-	contains("the runs list", list, `href="/run/t1"`, "tship", `class="status s-waiting"`, "approve: Ship v1.2?", "namespace "+ns)
+	contains("the runs list", list, `href="/run/t1"`, "tship", `class="status s-waiting"`, "approve: Ship v1.2?", "namespace "+ns,
+		`href="/run/l1"`, `class="status s-completed"`)
+	contains("the local run's page", get("/run/l1"), `id="status">completed`, `<tr data-step="only">`)
 	// A run's duration is the cluster's: the time since it started, for
 	// one still waiting.
 	if row, _, _ := strings.Cut(list[strings.Index(list, `href="/run/t1"`):], "</tr>"); strings.Contains(row, "<td>0ms</td>") {
