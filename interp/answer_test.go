@@ -27,12 +27,7 @@ output {
 `)
 	work := t.TempDir()
 	answer := strings.Repeat("a line of the answer \"quoted\"\n", 20000) // 600 KB
-	script := filepath.Join(t.TempDir(), "answer")
-	if err := os.WriteFile(script, []byte(answer), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err := Start(context.Background(), pb, "big.hcl", Options{Workdir: work, NoSync: true,
-		AgentCommand: []string{"cat", script}})
+	res, err := Start(context.Background(), pb, "big.hcl", answering(t, work, answer))
 	if err != nil || res.Status != StatusCompleted {
 		t.Fatal(err, res)
 	}
@@ -89,11 +84,7 @@ output {
 `)
 	work := t.TempDir()
 	answer := strings.Repeat("a line \"quoted\" <b>&amp; ünïcode \u2028 \\ tab\t\n", 12000) // 600 KB
-	file := filepath.Join(t.TempDir(), "answer")
-	if err := os.WriteFile(file, []byte(answer), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	opts := Options{Workdir: work, NoSync: true, AgentCommand: []string{"cat", file}}
+	opts := answering(t, work, answer)
 	res, err := Start(context.Background(), pb, "big.hcl", opts)
 	if err != nil || res.Status != StatusFailed {
 		t.Fatal(err, res)
@@ -116,4 +107,15 @@ output {
 	if err := json.Unmarshal(res.OutputJSON, &out); err != nil || out.Out != answer || out.Raw != answer {
 		t.Errorf("output after resume: %v; want the answer as output and raw (%d and %d bytes of %d)", err, len(out.Out), len(out.Raw), len(answer))
 	}
+}
+
+// answering is the options of a run in work whose agent answers answer,
+// written to a file that cat prints.
+func answering(t *testing.T, work, answer string) Options {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "answer")
+	if err := os.WriteFile(file, []byte(answer), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return Options{Workdir: work, NoSync: true, AgentCommand: []string{"cat", file}}
 }
