@@ -44,15 +44,7 @@ func DecodeState(data []byte) (*State, error) {
 	if st.Meta.Version != stateVersion {
 		return nil, fmt.Errorf("state format %d; this apl reads format %d", st.Meta.Version, stateVersion)
 	}
-	if st.Steps == nil {
-		st.Steps = map[string]*StepRecord{}
-	}
-	if st.Caps == nil {
-		st.Caps = map[string]int{}
-	}
-	if st.Vars == nil {
-		st.Vars = map[string]json.RawMessage{}
-	}
+	st.fillMaps()
 	if err := checkState(&st); err != nil {
 		return nil, err
 	}

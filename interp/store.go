@@ -530,6 +530,13 @@ func readSnapshot(path string) (*State, error) {
 	if st.Meta.Version != stateVersion {
 		return nil, fmt.Errorf("%s has state format %d; this apl reads format %d", filepath.Base(path), st.Meta.Version, stateVersion)
 	}
+	st.fillMaps()
+	return &st, nil
+}
+
+// fillMaps gives a decoded state the empty maps that its JSON left out,
+// which the walk writes to.
+func (st *State) fillMaps() {
 	if st.Steps == nil {
 		st.Steps = map[string]*StepRecord{}
 	}
@@ -539,7 +546,6 @@ func readSnapshot(path string) (*State, error) {
 	if st.Vars == nil {
 		st.Vars = map[string]json.RawMessage{}
 	}
-	return &st, nil
 }
 
 // checkState rejects a state that was damaged or edited into a shape no
