@@ -4,7 +4,7 @@ GO      ?= go
 PKGS    := ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build test race lint fuzz bench update graphs run clean conformance record-examples
+.PHONY: build test race lint fuzz bench update graphs run clean conformance record-examples vscode
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/apl ./cmd/apl
@@ -36,6 +36,21 @@ lint:
 conformance:
 	@# -v, because go test shows a passing package's output (the SKIP line) only then.
 	APL_CONFORMANCE=1 $(GO) test -v -count=1 -timeout 15m ./builtins/agent/conformance/
+
+# apl lsp in a real VS Code: the extension in cmd/internal/lsp/vscode, built
+# with npm ci and vsce and tested with npm test, installed into code-server
+# (VS Code's workbench and extension host, served to a browser) and used
+# from headless Chromium: a diagnostic, a hover, a quick fix, go to
+# definition, and the message when apl.path is wrong. Node.js 24 and
+# code-server are installed with npm at pinned versions into the user cache
+# directory (or $APL_VSCODE_CACHE); code-server's native modules need g++,
+# make, python3 and the headers of libkrb5, libsecret, libX11 and libxkbfile
+# (.ci/run installs them). Without npm or its registry it prints a SKIP line
+# and passes. `make vscode VSCODEFLAGS=-update` writes the README's
+# screenshot of a hover (cmd/internal/lsp/vscode/hover.png).
+vscode:
+	@# -v, because go test shows a passing package's output (the SKIP line) only then.
+	APL_VSCODE=1 $(GO) test -v -count=1 -timeout 40m -run '^TestVSCode$$' ./cmd/internal/lsp $(VSCODEFLAGS)
 
 # Record the cassettes of examples/claude-code (the pinned claude CLI, as
 # conformance installs it) and examples/local-openai (apl's openai driver),

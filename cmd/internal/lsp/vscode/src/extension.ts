@@ -46,7 +46,34 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       ],
     };
     client = new LanguageClient("apl", "apl lsp", serverOptions, clientOptions);
-    await client.start();
+    try {
+      await client.start();
+    } catch (err) {
+      // Most often apl is not where apl.path says: the editor's PATH is
+      // its login shell's, which may not have the directory apl is in.
+      client = undefined;
+      const why = err instanceof Error ? err.message : String(err);
+      // Not awaited: the message stays until it is closed, and a change
+      // of the setting meanwhile must start the server.
+      void vscode.window
+        .showErrorMessage(
+          `apl lsp did not start: ${why}. Set apl.path to the apl binary (now "${command}"); the server restarts when it changes.`,
+          "Open Settings",
+        )
+        .then((choice) => {
+          if (choice === "Open Settings") {
+            void vscode.commands.executeCommand("workbench.action.openSettings", "apl.path");
+          }
+        });
+    }
+  };
+  const restart = async (): Promise<void> => {
+    const old = client;
+    client = undefined;
+    await old?.stop();
+    if (vscode.workspace.textDocuments.some(isPlaybook)) {
+      await start();
+    }
   };
   const claim = async (doc: vscode.TextDocument): Promise<void> => {
     if (!isPlaybook(doc)) {
@@ -59,11 +86,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
   context.subscriptions.push(
     vscode.workspace.onDidOpenTextDocument(claim),
-    vscode.commands.registerCommand("apl.restartServer", async () => {
-      if (client) {
-        await client.restart();
-      } else {
-        await start();
+    vscode.commands.registerCommand("apl.restartServer", restart),
+    // A new binary or new flags take effect at once.
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (e.affectsConfiguration("apl.path") || e.affectsConfiguration("apl.args")) {
+        await restart();
       }
     }),
   );

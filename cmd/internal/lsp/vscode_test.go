@@ -1,0 +1,269 @@
+package lsp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apl-lang/apl/cmd/internal/cdp"
+)
+
+var updateScreenshot = flag.Bool("update", false, "write vscode/hover.png, the README's screenshot of a hover in VS Code")
+
+// TestVSCode runs the extension in a real VS Code (code-server: VS Code's
+// workbench and extension host, in a browser) with apl lsp behind it, as
+// a user meets it: a playbook with a typo opens with its diagnostic, a
+// hover over a step shows its contract, the quick fix mends the typo, and
+// F12 jumps to a step. Before that, apl.path names no binary: the user
+// sees why the server did not start, sets the path, reloads the window,
+// and the server starts. It runs with APL_VSCODE=1 (make vscode), as it installs
+// code-server with npm (see vscode_install_test.go).
+func TestVSCode(t *testing.T) {
+	if os.Getenv("APL_VSCODE") == "" {
+		t.Skip("set APL_VSCODE=1 (make vscode) to run the extension in VS Code (code-server)")
+	}
+	cdp.Chromium(t)
+	ctx := context.Background()
+	cache, err := vscodeCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := installVSCode(ctx, cache)
+	if errors.Is(err, errNoNPM) {
+		t.Skipf("SKIP: VS Code not tested: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	vsix, err := buildExtension(ctx, tools, tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apl := filepath.Join(tmp, "bin", "apl")
+	if out, err := exec.Command("go", "build", "-o", apl, "github.com/apl-lang/apl/cmd/apl").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	// The project: examples/claude-code's playbook, with a typo.
+	ws := filepath.Join(tmp, "project")
+	src, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "claude-code", "playbook.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(src), "issues   = length(steps.review.output.issues)", "issues   = length(steps.review.output.isues)", 1)
+	if text == string(src) {
+		t.Fatal("examples/claude-code/playbook.hcl changed: put the typo elsewhere")
+	}
+	writeFile(t, filepath.Join(ws, "review.hcl"), text)
+
+	home := filepath.Join(tmp, "home")
+	userData := filepath.Join(tmp, "user-data")
+	exts := filepath.Join(tmp, "extensions")
+	settings := filepath.Join(userData, "User", "settings.json")
+	setPath := func(path string) {
+		writeFile(t, settings, fmt.Sprintf(`{
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "chat.disableAIFeatures": true,
+  "workbench.secondarySideBar.defaultVisibility": "hidden",
+  "extensions.autoCheckUpdates": false,
+  "apl.path": %q
+}
+`, path))
+	}
+	setPath(filepath.Join(tmp, "no-such-dir", "apl"))
+	base := []string{"--user-data-dir", userData, "--extensions-dir", exts}
+	install := exec.Command(tools.codeServer, append(base, "--install-extension", vsix)...)
+	install.Env = tools.env(home)
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("code-server --install-extension: %v\n%s", err, out)
+	}
+	url := startCodeServer(t, tools, home, append(base, "--auth", "none", "--bind-addr", "127.0.0.1:0",
+		"--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", ws))
+
+	t.Cleanup(func() {
+		if t.Failed() {
+			logExtension(t, userData)
+		}
+	})
+	b := cdp.New(t, 1400, 900)
+	open := func() {
+		b.Open(url + "/?folder=" + ws)
+		row := `[...document.querySelectorAll('.explorer-folders-view .monaco-list-row')].find(r => r.innerText.trim() == 'review.hcl')`
+		b.Until("review.hcl in the explorer", row, 2*time.Minute)
+		b.Click(b.Center(row))
+		b.Until("review.hcl open", word("isues")+` !== null`, time.Minute)
+	}
+	open()
+
+	// apl is not where apl.path says: the user is told, and how to mend it.
+	b.Until("the message that apl lsp did not start",
+		`[...document.querySelectorAll('.notification-list-item-message')].some(m => m.innerText.includes('apl lsp did not start') && m.innerText.includes('apl.path'))`, time.Minute)
+	if got := b.Eval(`document.querySelector('.statusbar').innerText`); !strings.Contains(got, "apl playbook") {
+		t.Errorf("review.hcl is not in the language apl playbook: the status bar says %s", got)
+	}
+	// The path set, and the window reloaded (code-server does not see a
+	// settings file written behind its back), the server starts.
+	setPath(apl)
+	open()
+
+	// The diagnostic of apl validate, on the typo.
+	b.Until("the typo underlined", `document.querySelector('.squiggly-error')`, time.Minute)
+	if got := b.Eval(word("isues") + `.startContainer.parentElement.closest('.view-line').innerText`); !strings.Contains(got, "isues") {
+		t.Errorf("the line under the cursor: %s", got)
+	}
+
+	// A hover over a step shows its contract.
+	b.Hover(b.Center(word(`"review"`)))
+	hover := `[...document.querySelectorAll('.monaco-hover')].find(h => h.offsetParent !== null && h.innerText.includes('returns'))`
+	b.Until("the hover over step review", hover, time.Minute)
+	got := b.Eval(hover + `.innerText`)
+	for _, want := range []string{"review", "reviewer", "verdict", "issues", "severity"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the hover does not say %q:\n%s", want, got)
+		}
+	}
+	if *updateScreenshot {
+		time.Sleep(300 * time.Millisecond) // the hover's fade-in
+		b.Screenshot(filepath.Join("vscode", "hover.png"), false)
+	}
+	b.Key("Escape", 0)
+
+	// The quick fix of "Did you mean".
+	b.Click(b.Center(word("isues")))
+	b.Key(".", 2) // Ctrl+.
+	b.Until("the quick fix", `document.querySelector('.action-widget') && document.querySelector('.action-widget').innerText.includes('issues')`, time.Minute)
+	b.Key("Enter", 0)
+	b.Until("the typo mended and its diagnostic gone", `!document.querySelector('.squiggly-error') && `+word("output.issues)")+` !== null`, time.Minute)
+
+	// F12 on steps.triage jumps to step "triage".
+	line := lineOf(t, text, `step "triage" {`)
+	b.Click(b.Center(word("triage.output.must_fix")))
+	b.Key("F12", 0)
+	b.Until("the jump to step triage", fmt.Sprintf(`document.querySelector('.statusbar').innerText.includes('Ln %d,')`, line), time.Minute)
+
+	// code-server's own pages log errors of their own (no network, no
+	// marketplace); the extension's must not be among them.
+	for _, e := range b.Errors() {
+		if strings.Contains(e, "apl") {
+			t.Errorf("the page's console: %.500s", e)
+		}
+	}
+}
+
+// logExtension logs what the extension host said of the extension and
+// what the language client wrote, for a failed test.
+func logExtension(t *testing.T, userData string) {
+	logs, _ := filepath.Glob(filepath.Join(userData, "logs", "*", "exthost*", "*"))
+	for _, path := range logs {
+		if !strings.HasSuffix(path, ".log") {
+			more, _ := filepath.Glob(filepath.Join(path, "*apl*.log"))
+			logs = append(logs, more...)
+		}
+	}
+	for _, path := range logs {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "apl") || strings.Contains(path, "apl") {
+				t.Logf("%s: %s", filepath.Base(path), line)
+			}
+		}
+	}
+}
+
+// word is a DOM Range over the first occurrence of w in the editor's
+// visible lines, for Center.
+func word(w string) string {
+	return `(function (word) {
+  for (const line of document.querySelectorAll('.monaco-editor .view-lines .view-line')) {
+    const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+    let n;
+    while ((n = walker.nextNode())) {
+      const i = n.textContent.indexOf(word);
+      if (i >= 0) {
+        const r = document.createRange();
+        r.setStart(n, i);
+        r.setEnd(n, i + word.length);
+        return r;
+      }
+    }
+  }
+  return null;
+})(` + fmt.Sprintf("%q", w) + `)`
+}
+
+// lineOf is the 1-based line of text that holds s.
+func lineOf(t *testing.T, text, s string) int {
+	t.Helper()
+	i := strings.Index(text, s)
+	if i < 0 {
+		t.Fatalf("no %q in the playbook", s)
+	}
+	return strings.Count(text[:i], "\n") + 1
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startCodeServer starts code-server on a free port and returns its URL.
+// It stops with the test, its extension host and apl lsp with it.
+func startCodeServer(t *testing.T, tools vscodeTools, home string, args []string) string {
+	t.Helper()
+	cmd := exec.Command(tools.codeServer, args...)
+	cmd.Env = tools.env(home)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	listening := regexp.MustCompile(`HTTP server listening on (http://127\.0\.0\.1:\d+)`)
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+		close(urls)
+	}()
+	select {
+	case url, ok := <-urls:
+		if !ok {
+			t.Fatalf("code-server exited")
+		}
+		return url
+	case <-time.After(2 * time.Minute):
+		t.Fatal("code-server did not say where it listens in 2 minutes")
+	}
+	return ""
+}
