@@ -325,7 +325,11 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		return RunOutput{}, err
 	}
 	if memo {
-		if err := workflow.UpsertMemo(ctx, map[string]any{memoStatus: res.Status, memoReason: res.Reason}); err != nil {
+		m := map[string]any{memoStatus: res.Status, memoReason: res.Reason, memoTokens: res.Metrics.TotalTokens}
+		if c := res.Metrics.TotalCostUSD; c != nil {
+			m[memoCost] = *c
+		}
+		if err := workflow.UpsertMemo(ctx, m); err != nil {
 			return RunOutput{}, err
 		}
 	}
