@@ -188,7 +188,7 @@ type runner struct{ cfg Config }
 func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	var pb *lang.Playbook
 	var diags hcl.Diagnostics
-	ld := loaderFor(w.cfg.Loader, in)
+	ld := LoaderFor(w.cfg.Loader, in)
 	if len(in.Sources) == 0 {
 		pb, diags = ld.Load(in.Ref)
 	} else {
