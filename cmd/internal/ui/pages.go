@@ -225,17 +225,23 @@ func (s *Server) view(run *Run) *runView {
 		}
 		return "node-" + step
 	}
+	// A sub-run's question (STEP/SUBSTEP) waits in the step that runs
+	// the sub-run, which this run's graph and steps show.
+	var waitStep string
+	if w := v.Waiting; w != nil {
+		waitStep, _, _ = strings.Cut(w.Step, "/")
+	}
 	for _, name := range stepOrder(st) {
 		rec := st.Steps[name]
-		if rec.Status == interp.StepPending && rec.Attempts == 0 && len(st.Items[name]) == 0 {
+		if rec.Status == interp.StepPending && rec.Attempts == 0 && len(st.Items[name]) == 0 && name != waitStep {
 			continue
 		}
 		state := stateOf(rec.Status)
 		if state == "running" && run.Status != interp.StatusRunning {
 			state = "" // the run stopped: the step is not running
 		}
-		if w := v.Waiting; w != nil && w.Item != "" && st.Items[name][w.Item] != nil {
-			state = "waiting" // one of its items waits for an answer
+		if w := v.Waiting; w != nil && (w.Item != "" && st.Items[name][w.Item] != nil || name == waitStep && w.Item == "") {
+			state = "waiting" // it, or one of its items, waits for an answer
 		}
 		v.Nodes[nodeID(name)] = state
 		v.Steps = append(v.Steps, stepRow{Name: name, State: state, Attempts: rec.Attempts, Duration: formatSeconds(rec.DurationS),
@@ -248,13 +254,13 @@ func (s *Server) view(run *Run) *runView {
 		items := st.Items[fe]
 		for _, it := range sortedItems(items) {
 			row := itemRow{I: len(v.Items), Step: fe, Key: it.Key, Status: it.Status, Current: it.Current, Error: s.redact(it.Error)}
-			waiting := v.Waiting != nil && v.Waiting.Item == it.Key && it.Steps[v.Waiting.Step] != nil
+			waiting := v.Waiting != nil && v.Waiting.Item == it.Key && it.Steps[waitStep] != nil
 			if waiting {
 				row.Status = "waiting"
 			}
 			for _, name := range itemStepOrder(pb, it) {
 				state := stateOf(it.Steps[name].Status)
-				if waiting && name == v.Waiting.Step {
+				if waiting && name == waitStep {
 					state = "waiting"
 				}
 				if state == "" {
@@ -277,8 +283,8 @@ func (s *Server) view(run *Run) *runView {
 			}
 		}
 	}
-	if w := v.Waiting; w != nil {
-		v.Nodes[nodeID(w.Step)] = "waiting"
+	if waitStep != "" {
+		v.Nodes[nodeID(waitStep)] = "waiting"
 	}
 	return v
 }
