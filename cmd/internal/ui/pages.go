@@ -132,7 +132,11 @@ type runView struct {
 	// STATUS". The page marks them on the graph it drew once.
 	Edges map[string]int `json:"edges"`
 	Title string         `json:"title"`
-	Steps []stepRow      `json:"steps"`
+	// Badges are the lines of the steps' nodes the run reached, by id:
+	// how often each ran and how ("completed ×2"), as apl graph --path
+	// writes them in the nodes. The drawing keeps a line for them.
+	Badges map[string]string `json:"badges"`
+	Steps  []stepRow         `json:"steps"`
 	// Items are the for_each items' rows; in an update of the live
 	// stream, only those that changed since the last one unless ItemsFull.
 	Items     []itemRow `json:"items"`
@@ -212,7 +216,7 @@ func (s *Server) view(run *Run) *runView {
 	} else {
 		g = draw.New(pb)
 		g.Overlay(drawn)
-		v.Edges = g.Taken()
+		v.Edges, v.Badges = g.Taken(), g.Badges()
 	}
 	if v.Edges == nil {
 		v.Edges = map[string]int{}
@@ -305,6 +309,7 @@ func (s *Server) drawGraph(run *Run, v *runView) {
 	g := draw.New(pb)
 	_, status, _ := strings.Cut(v.Title, ": ")
 	g.Overlay(&draw.Run{ID: run.ID, Status: status, Path: &interp.Path{}})
+	g.RoomForBadges()
 	var dot bytes.Buffer
 	g.WriteDotIDs(&dot)
 	svg, err := s.opts.Render(dot.String(), "svg")
