@@ -237,6 +237,11 @@ func (t *temporalUIRuns) Open(id string) (*ui.Run, error) {
 			st.Meta.Status, st.Meta.Reason = interp.StatusWaiting, st.Waiting.Reason()
 		}
 	}
+	if running && st.Metrics.DurationS == 0 && !st.Meta.StartedAt.IsZero() {
+		// Its metrics come with its end: until then, the time since it
+		// started, as the list gives it.
+		st.Metrics.DurationS = time.Since(st.Meta.StartedAt).Seconds()
+	}
 	sum := ui.Summary{ID: id, Playbook: cmp.Or(st.Meta.Playbook, st.Meta.PlaybookRef), Ref: st.Meta.PlaybookRef, Status: st.Meta.Status, Reason: st.Meta.Reason,
 		StartedAt: st.Meta.StartedAt, DurationS: st.Metrics.DurationS, Tokens: st.Metrics.TotalTokens, CostUSD: st.Metrics.TotalCostUSD, Waiting: st.Waiting}
 	return &ui.Run{Summary: sum, State: st, Dir: dir}, nil

@@ -12,6 +12,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -21,6 +23,7 @@ import (
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/cmd/internal/ui"
+	"github.com/apl-lang/apl/cmd/internal/ui/browsertest"
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/interp/temporal"
 	"github.com/apl-lang/apl/lang"
@@ -398,4 +401,89 @@ func TestUITemporalSubRunAndSpend(t *testing.T) {
 	}
 	contains(t, "run s1's page once it ended", u.get("/run/s1"), `id="status">completed`, `<tr data-step="ship">`)
 	contains(t, "its last step's page", u.get("/run/s1/step/ship"), "shipped: yes")
+}
+
+// gatedAskPlaybook holds in its gate step until a file "go" exists in
+// the worker's checkout, which the test creates, then asks.
+const gatedAskPlaybook = `
+playbook "tgated" {}
+step "first" {
+  shell { command = ["echo", "one"] }
+}
+step "gate" {
+  shell { command = ["sh", "-c", "while [ ! -e go ]; do sleep 0.05; done; echo through"] }
+}
+step "approve" {
+  ask {
+    question = "Ship it?"
+    options  = ["yes", "no"]
+  }
+}
+step "ship" {
+  shell { command = ["echo", "shipped: ${steps.approve.output}"] }
+}
+`
+
+// TestUITemporalBrowser drives apl ui --engine temporal in Chromium
+// against a real Temporal server: the runs list has the namespace's run;
+// opening it, the page shows its gate step running, then, without a
+// reload, done (with its count in its node) once the step ends on the
+// worker; the question it then asks is answered with a click, and the
+// run completes on the cluster. Any console error fails it.
+func TestUITemporalBrowser(t *testing.T) {
+	browsertest.Chromium(t)
+	u := newTemporalUI(t)
+	gate := filepath.Join(u.dir, "go")
+	t.Cleanup(func() { os.WriteFile(gate, nil, 0o644) }) // lets the run end if the test failed early
+	u.start("b1", interp.Options{}, "tgated.hcl", gatedAskPlaybook)
+	var render func(dot, format string) ([]byte, error)
+	withGraph := true
+	if _, err := exec.LookPath("dot"); err != nil {
+		t.Log("graphviz not installed (no dot command): the graph's nodes are not checked")
+		render, withGraph = dotAsSVG, false
+	}
+	u.serve(t.TempDir(), render)
+
+	b := browsertest.New(t)
+	b.Open(u.url + "/?token=" + u.srv.Token())
+	b.Until("the runs list with the Temporal run", `document.querySelector('#runs a[href="/run/b1"]')`)
+	if got := b.Eval(`document.getElementById('where').innerText`); !strings.Contains(got, "namespace "+u.ns) {
+		t.Errorf("the list does not say where its runs are: %s", got)
+	}
+	b.Eval(`document.querySelector('#runs a[href="/run/b1"]').click()`)
+	b.Until("the run's page", `location.pathname === '/run/b1' && Number(document.body.dataset.updates) >= 1`)
+	b.Until("the gate step shown running", `document.querySelector('#steps tr[data-step=gate] .st-running')`)
+	if withGraph {
+		b.Until("the gate node painted running", `document.getElementById('node-gate').classList.contains('st-running')`)
+		b.Until("the first node's count", `document.querySelector('#node-first text[data-badge]').textContent === 'completed ×1'`)
+	}
+	b.Eval(`window.__sameDocument = true`)
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.Until("the gate step shown done", `document.querySelector('#steps tr[data-step=gate] .st-done')`)
+	if withGraph {
+		b.Until("the gate node painted done", `document.getElementById('node-gate').classList.contains('st-done')`)
+		b.Until("the gate node's count", `document.querySelector('#node-gate text[data-badge]').textContent === 'completed ×1'`)
+	}
+	b.Until("the question", `!document.getElementById('question').hidden && document.querySelector('#q-options button[value=yes]')`)
+	if b.Eval(`window.__sameDocument === true`) != "true" {
+		t.Errorf("the page reloaded")
+	}
+	shots := os.Getenv("APL_UI_SCREENSHOTS") // a directory, to look at the pages
+	if shots != "" {
+		os.WriteFile(filepath.Join(shots, "temporal-run.png"), b.Screenshot(true), 0o644)
+	}
+	b.Eval(`document.querySelector('#q-options button[value=yes]').click()`)
+	b.Until("the run completed on the page", `document.body.dataset.status === 'completed'`)
+	b.Until("its last step done", `document.querySelector('#steps tr[data-step=ship] .st-done')`)
+	if st := u.waitEnded("b1"); st != "completed" {
+		t.Errorf("run b1's workflow: %s", st)
+	}
+	if shots != "" {
+		b.Open(u.url + "/")
+		b.Until("the runs list", `document.querySelector('#runs a[href="/run/b1"]')`)
+		os.WriteFile(filepath.Join(shots, "temporal-runs.png"), b.Screenshot(true), 0o644)
+	}
+	b.NoErrors()
 }

@@ -196,17 +196,22 @@ func (v *Graph) RoomForBadges() { v.badgeRoom = true }
 const BadgeRoom = "\u00a0"
 
 // Badges are the lines the run laid over the graph gives the nodes of
-// the steps it reached ("completed ×2, running ×1"), by node id, as
-// they are drawn in the nodes. Nil when no run is laid over the graph.
+// the steps it reached, by node id: how often each ran, and how
+// ("completed ×2, running ×1"), as they are drawn in the nodes, without
+// where the run stopped (a page shows that by the node's state). Nil
+// when no run is laid over the graph.
 func (v *Graph) Badges() map[string]string {
 	o := v.path
 	if o == nil {
 		return nil
 	}
 	out := map[string]string{}
-	for n := range o.nodes {
+	for n, m := range o.nodes {
 		if n.kind == nodeStep {
+			stopped := m.stopped
+			m.stopped = false
 			out["node-"+n.id] = o.stepBadge(n)
+			m.stopped = stopped
 		}
 	}
 	return out

@@ -288,7 +288,12 @@ func (s *Server) view(run *Run) *runView {
 		}
 	}
 	if waitStep != "" {
-		v.Nodes[nodeID(waitStep)] = "waiting"
+		id := nodeID(waitStep)
+		v.Nodes[id] = "waiting"
+		// It has not ended: it waits.
+		if b, ok := v.Badges[id]; ok {
+			v.Badges[id] = strings.Replace(b, "running", "waiting", 1)
+		}
 	}
 	return v
 }
