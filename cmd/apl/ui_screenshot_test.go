@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -12,13 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apl-lang/apl/builtins"
-	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/cmd/internal/ui"
 	"github.com/apl-lang/apl/cmd/internal/ui/browsertest"
 	"github.com/apl-lang/apl/interp"
-	"github.com/apl-lang/apl/lang"
-	"github.com/apl-lang/apl/stdlib"
 )
 
 // screenshotPath is the README's picture of apl ui.
@@ -157,8 +152,7 @@ func TestUIScreenshot(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	e := &env{stdout: io.Discard, stderr: io.Discard, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names(),
-		Signatures: builtins.Funcs(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}}
+	e := uiTestEnv()
 	opts := e.uiOptions(interp.RunsDir("."), nil)
 	opts.Where = ".apl/runs"
 	s := ui.New(opts)

@@ -20,23 +20,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apl-lang/apl/builtins"
-	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/cmd/internal/ui"
 	"github.com/apl-lang/apl/cmd/internal/ui/browsertest"
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/interp/temporal"
-	"github.com/apl-lang/apl/lang"
-	"github.com/apl-lang/apl/stdlib"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 )
 
-// uiAskPlaybook asks, then prints what was chosen.
+// uiAskPlaybook holds in its gate step until a file "go" exists in the
+// worker's checkout, which the test creates, then asks, then prints what
+// was chosen.
 const uiAskPlaybook = `
 playbook "tship" {}
 step "prepare" {
   shell { command = ["echo", "v1.2"] }
+}
+step "gate" {
+  shell { command = ["sh", "-c", "while [ ! -e go ]; do sleep 0.05; done; echo through"] }
 }
 step "approve" {
   ask {
@@ -75,8 +76,7 @@ func newTemporalUI(t *testing.T) *temporalUI {
 	u := &temporalUI{t: t, dir: t.TempDir()}
 	u.addr, u.ns = devServer(t)
 	t.Chdir(u.dir)
-	u.e = &env{stdout: io.Discard, stderr: io.Discard, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names(),
-		Signatures: builtins.Funcs(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}}
+	u.e = uiTestEnv()
 	cl, err := client.Dial(client.Options{HostPort: u.addr, Namespace: u.ns, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -233,6 +233,9 @@ func dotAsSVG(dot, format string) ([]byte, error) {
 func TestUITemporalRuns(t *testing.T) {
 	u := newTemporalUI(t)
 	ctx := context.Background()
+	if err := os.WriteFile("go", nil, 0o644); err != nil { // its gate lets it through
+		t.Fatal(err)
+	}
 	u.start("t1", interp.Options{}, "tship.hcl", uiAskPlaybook)
 	u.waitAsked("t1")
 
@@ -403,27 +406,6 @@ func TestUITemporalSubRunAndSpend(t *testing.T) {
 	contains(t, "its last step's page", u.get("/run/s1/step/ship"), "shipped: yes")
 }
 
-// gatedAskPlaybook holds in its gate step until a file "go" exists in
-// the worker's checkout, which the test creates, then asks.
-const gatedAskPlaybook = `
-playbook "tgated" {}
-step "first" {
-  shell { command = ["echo", "one"] }
-}
-step "gate" {
-  shell { command = ["sh", "-c", "while [ ! -e go ]; do sleep 0.05; done; echo through"] }
-}
-step "approve" {
-  ask {
-    question = "Ship it?"
-    options  = ["yes", "no"]
-  }
-}
-step "ship" {
-  shell { command = ["echo", "shipped: ${steps.approve.output}"] }
-}
-`
-
 // TestUITemporalBrowser drives apl ui --engine temporal in Chromium
 // against a real Temporal server: the runs list has the namespace's run;
 // opening it, the page shows its gate step running, then, without a
@@ -435,7 +417,7 @@ func TestUITemporalBrowser(t *testing.T) {
 	u := newTemporalUI(t)
 	gate := filepath.Join(u.dir, "go")
 	t.Cleanup(func() { os.WriteFile(gate, nil, 0o644) }) // lets the run end if the test failed early
-	u.start("b1", interp.Options{}, "tgated.hcl", gatedAskPlaybook)
+	u.start("b1", interp.Options{}, "tship.hcl", uiAskPlaybook)
 	var render func(dot, format string) ([]byte, error)
 	withGraph := true
 	if _, err := exec.LookPath("dot"); err != nil {
@@ -455,21 +437,10 @@ func TestUITemporalBrowser(t *testing.T) {
 	b.Until("the gate step shown running", `document.querySelector('#steps tr[data-step=gate] .st-running')`)
 	if withGraph {
 		b.Until("the gate node painted running", `document.getElementById('node-gate').classList.contains('st-running')`)
-		b.Until("the first node's count", `document.querySelector('#node-first text[data-badge]').textContent === 'completed ×1'`)
+		b.Until("the first node's count", `document.querySelector('#node-prepare text[data-badge]').textContent === 'completed ×1'`)
 	}
-	b.Eval(`window.__sameDocument = true`)
-	if err := os.WriteFile(gate, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b.Until("the gate step shown done", `document.querySelector('#steps tr[data-step=gate] .st-done')`)
-	if withGraph {
-		b.Until("the gate node painted done", `document.getElementById('node-gate').classList.contains('st-done')`)
-		b.Until("the gate node's count", `document.querySelector('#node-gate text[data-badge]').textContent === 'completed ×1'`)
-	}
+	b.StepTurnsDone("gate", gate, withGraph)
 	b.Until("the question", `!document.getElementById('question').hidden && document.querySelector('#q-options button[value=yes]')`)
-	if b.Eval(`window.__sameDocument === true`) != "true" {
-		t.Errorf("the page reloaded")
-	}
 	shots := os.Getenv("APL_UI_SCREENSHOTS") // a directory, to look at the pages
 	if shots != "" {
 		os.WriteFile(filepath.Join(shots, "temporal-run.png"), b.Screenshot(true), 0o644)

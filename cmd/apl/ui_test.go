@@ -25,13 +25,19 @@ import (
 	"github.com/apl-lang/apl/stdlib"
 )
 
+// uiTestEnv is apl's env as the ui's tests need it: a loader of the
+// stdlib and the builtins, output discarded.
+func uiTestEnv() *env {
+	return &env{stdout: io.Discard, stderr: io.Discard, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names(),
+		Signatures: builtins.Funcs(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}}
+}
+
 // TestUIPlaybookDryRun: apl ui's playbook page draws stdlib:phase-runner
 // with the path of a dry run, as apl graph --dry-run does, and plan's
 // worst case per step.
 func TestUIPlaybookDryRun(t *testing.T) {
 	t.Chdir(t.TempDir())
-	e := &env{stdout: io.Discard, stderr: io.Discard, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names(),
-		Signatures: builtins.Funcs(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}}
+	e := uiTestEnv()
 	opts := e.uiOptions(t.TempDir(), nil)
 	opts.Render = func(dot, format string) ([]byte, error) { return []byte("<svg>" + dot + "</svg>"), nil }
 	s := ui.New(opts)
@@ -225,8 +231,7 @@ func TestUISubRunQuestion(t *testing.T) {
 	if code := Main([]string{"run", "main.hcl", "--run-id", "p1"}, &out, &out); code != exitWaiting {
 		t.Fatalf("apl run: exit %d\n%s", code, out.String())
 	}
-	e := &env{stdout: io.Discard, stderr: io.Discard, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names(),
-		Signatures: builtins.Funcs(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}}
+	e := uiTestEnv()
 	runsDir := interp.RunsDir(".")
 	opts := e.uiOptions(runsDir, nil)
 	opts.Render = func(dot, format string) ([]byte, error) {

@@ -205,15 +205,7 @@ func TestBrowserStepTurnsDone(t *testing.T) {
 	if got := b.Eval(`document.body.dataset.status`); got != `"running"` {
 		t.Errorf("the run's status on the page: %s", got)
 	}
-	b.Eval(`window.__sameDocument = true`)
-	if err := os.WriteFile(gate, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b.Until("the gate step shown done", `document.querySelector('#steps tr[data-step=gate] .st-done')`)
-	if withGraph {
-		b.Until("the gate node painted done", `document.getElementById('node-gate').classList.contains('st-done')`)
-		b.Until("the gate node's count once done", `document.querySelector('#node-gate text[data-badge]').textContent === 'completed ×1'`)
-	}
+	b.StepTurnsDone("gate", gate, withGraph)
 	b.Until("the run completed on the page", `document.body.dataset.status === 'completed'`)
 	if withGraph {
 		b.Until("the last node painted done", `document.getElementById('node-last').classList.contains('st-done')`)

@@ -245,3 +245,23 @@ func (b *Browser) Screenshot(full bool) []byte {
 	b.call(b.session, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": full}, &shot)
 	return shot.Data
 }
+
+// StepTurnsDone lets a run's step go that waits for the file gate to
+// exist, and waits for the page to show it done without reloading: in
+// its row of the steps table, and with graph also its node painted done
+// with its count ("completed ×1").
+func (b *Browser) StepTurnsDone(step, gate string, graph bool) {
+	b.t.Helper()
+	b.Eval(`window.__sameDocument = true`)
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.Until("step "+step+" shown done", `document.querySelector('#steps tr[data-step=`+step+`] .st-done')`)
+	if graph {
+		b.Until("step "+step+"'s node painted done", `document.getElementById('node-`+step+`').classList.contains('st-done')`)
+		b.Until("step "+step+"'s count once done", `document.querySelector('#node-`+step+` text[data-badge]').textContent === 'completed ×1'`)
+	}
+	if b.Eval(`window.__sameDocument === true`) != "true" {
+		b.t.Errorf("the page reloaded")
+	}
+}
