@@ -4,7 +4,7 @@ GO      ?= go
 PKGS    := ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build test race lint fuzz bench update graphs run clean conformance record-examples vscode
+.PHONY: build test race lint fuzz bench update graphs screenshot run clean conformance record-examples vscode
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/apl ./cmd/apl
@@ -83,6 +83,14 @@ update:
 # Draw the README's pictures again (spec/*.svg); needs Graphviz's dot.
 graphs:
 	$(GO) test ./cmd/apl -run 'TestGraphPictures' -update
+
+# Draw the README's screenshot of apl ui again (cmd/internal/ui/screenshot.png)
+# from a real run of stdlib:conductor in a scratch git project, its agents
+# the stdlib tests' stand-in (built here), in Chromium. Needs chromium,
+# Graphviz and git. Look at the picture before committing it.
+screenshot:
+	$(GO) test -c -o bin/standin ./stdlib
+	APL_UI_SCREENSHOT=$(CURDIR)/bin/standin $(GO) test -count=1 -run 'TestUIScreenshot' -v ./cmd/apl
 
 # Run the phase-gates example (stdlib:phase-runner) offline, with the
 # example agent, in a scratch git project.

@@ -152,12 +152,12 @@ func (t *temporalUIRuns) List() ([]ui.Summary, error) {
 	qctx, qcancel := context.WithTimeout(ctx, workerWait)
 	defer qcancel()
 	for _, r := range all {
-		s := ui.Summary{ID: r.RunID, Playbook: cmp.Or(r.Name, r.Playbook), Ref: r.Playbook, Status: r.Status, Reason: r.Reason, StartedAt: r.StartedAt, DurationS: r.DurationS}
+		// Tokens and cost are in the list's own answer (the workflow's
+		// memo, once the run ended): no call per run.
+		s := ui.Summary{ID: r.RunID, Playbook: cmp.Or(r.Name, r.Playbook), Ref: r.Playbook, Status: r.Status, Reason: r.Reason, StartedAt: r.StartedAt,
+			DurationS: r.DurationS, Tokens: r.Tokens, CostUSD: r.CostUSD}
 		if r.Status == interp.StatusWaiting && qctx.Err() == nil {
-			if qs, err := temporal.Waiting(qctx, t.c, r.RunID); err == nil && len(qs) > 0 {
-				w := qs[0].Waiting
-				s.Waiting = &w
-			}
+			s.Waiting = firstQuestion(qctx, t.c, r.RunID)
 		}
 		out = append(out, s)
 	}
@@ -231,15 +231,31 @@ func (t *temporalUIRuns) Open(id string) (*ui.Run, error) {
 	}
 	st.Meta.PlaybookRef = cmp.Or(st.Meta.PlaybookRef, s.Playbook)
 	st.Waiting = nil
-	if s.Status == interp.StatusWaiting {
-		if qs, err := temporal.Waiting(ctx, t.c, id); err == nil && len(qs) > 0 {
-			w := qs[0].Waiting
-			st.Waiting = &w
+	if (s.Status == interp.StatusWaiting || s.Status == interp.StatusRunning) && qerr == nil {
+		// A run whose sub-run asks waits too, as a local one does.
+		if st.Waiting = firstQuestion(ctx, t.c, id); st.Waiting != nil {
+			st.Meta.Status, st.Meta.Reason = interp.StatusWaiting, st.Waiting.Reason()
 		}
+	}
+	if running && st.Metrics.DurationS == 0 && !st.Meta.StartedAt.IsZero() {
+		// Its metrics come with its end: until then, the time since it
+		// started, as the list gives it.
+		st.Metrics.DurationS = time.Since(st.Meta.StartedAt).Seconds()
 	}
 	sum := ui.Summary{ID: id, Playbook: cmp.Or(st.Meta.Playbook, st.Meta.PlaybookRef), Ref: st.Meta.PlaybookRef, Status: st.Meta.Status, Reason: st.Meta.Reason,
 		StartedAt: st.Meta.StartedAt, DurationS: st.Metrics.DurationS, Tokens: st.Metrics.TotalTokens, CostUSD: st.Metrics.TotalCostUSD, Waiting: st.Waiting}
 	return &ui.Run{Summary: sum, State: st, Dir: dir}, nil
+}
+
+// firstQuestion is the first question run id waits on, its own or a
+// sub-run's (STEP/SUBSTEP), which the page answers as apl resume
+// --answer does; nil when none, or no worker answered.
+func firstQuestion(ctx context.Context, c client.Client, id string) *interp.Waiting {
+	qs, err := temporal.Questions(ctx, c, id)
+	if err != nil || len(qs) == 0 {
+		return nil
+	}
+	return &qs[0].Waiting
 }
 
 // fetch is the copy of run id's directory as of stamp (its artifacts),
@@ -298,10 +314,12 @@ func (t *temporalUIRuns) playbook(run *ui.Run) (*lang.Playbook, error) {
 	}
 	uiLoadMu.Lock()
 	var diags hcl.Diagnostics
+	// Its sub-playbooks and prompt files are in its input, not here.
+	ld := temporal.LoaderFor(t.loader, in)
 	if len(in.Sources) == 0 {
-		pb, diags = t.loader.Load(in.Ref)
+		pb, diags = ld.Load(in.Ref)
 	} else {
-		pb, diags = t.loader.LoadRef(in.Ref, in.Sources, in.Dir)
+		pb, diags = ld.LoadRef(in.Ref, in.Sources, in.Dir)
 	}
 	uiLoadMu.Unlock()
 	if diags.HasErrors() {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -24,13 +25,19 @@ import (
 	"github.com/apl-lang/apl/stdlib"
 )
 
+// uiTestEnv is apl's env as the ui's tests need it: a loader of the
+// stdlib and the builtins, output discarded.
+func uiTestEnv() *env {
+	return &env{stdout: io.Discard, stderr: io.Discard, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names(),
+		Signatures: builtins.Funcs(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}}
+}
+
 // TestUIPlaybookDryRun: apl ui's playbook page draws stdlib:phase-runner
 // with the path of a dry run, as apl graph --dry-run does, and plan's
 // worst case per step.
 func TestUIPlaybookDryRun(t *testing.T) {
 	t.Chdir(t.TempDir())
-	e := &env{stdout: io.Discard, stderr: io.Discard, loader: &lang.Loader{Stdlib: stdlib.FS(), Builtins: builtins.Funcs().Names(),
-		Signatures: builtins.Funcs(), DecodeAnswer: agent.CheckAnswer, CheckScript: builtins.CheckScriptTemplate, Drivers: agent.DriverSchema{}}}
+	e := uiTestEnv()
 	opts := e.uiOptions(t.TempDir(), nil)
 	opts.Render = func(dot, format string) ([]byte, error) { return []byte("<svg>" + dot + "</svg>"), nil }
 	s := ui.New(opts)
@@ -171,6 +178,116 @@ func TestUIAnswerOutlivesUI(t *testing.T) {
 		if time.Now().After(deadline) || err == nil && !held && st.Meta.Status != interp.StatusCompleted {
 			log, _ := os.ReadFile(filepath.Join(runDir, "resume.log"))
 			t.Fatalf("the run did not complete after the ui stopped: %v %+v\nresume.log:\n%s", err, st.Meta, log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if b, err := os.ReadFile(filepath.Join(runDir, "output.json")); err != nil || !strings.Contains(strings.ReplaceAll(string(b), " ", ""), `"said":"yes"`) {
+		t.Errorf("output: %s %v", b, err)
+	}
+}
+
+// subAskPlaybook's review step runs sub.hcl (subAskSub), whose approve
+// step asks: a run of it waits at review/approve.
+const (
+	subAskPlaybook = `
+playbook "parent" {}
+step "prepare" {
+  shell { command = ["echo", "v1"] }
+}
+step "review" {
+  playbook { source = "sub.hcl" }
+}
+step "ship" {
+  shell { command = ["echo", "shipped: ${steps.review.output.said}"] }
+}
+output { said = steps.review.output.said }
+`
+	subAskSub = `
+playbook "sub" {}
+step "approve" {
+  ask {
+    question = "Ship it?"
+    options  = ["yes", "no"]
+  }
+}
+output { said = steps.approve.output }
+`
+)
+
+// TestUISubRunQuestion: a run whose sub-run asks (a sub-playbook step's
+// ask) shows that question in the runs list and on its page, with the
+// step that runs the sub-run waiting on the graph, and the page answers
+// it as apl resume --answer review/approve=CHOICE does, with the same
+// check of the options.
+func TestUISubRunQuestion(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for name, text := range map[string]string{"main.hcl": subAskPlaybook, "sub.hcl": subAskSub} {
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out strings.Builder
+	if code := Main([]string{"run", "main.hcl", "--run-id", "p1"}, &out, &out); code != exitWaiting {
+		t.Fatalf("apl run: exit %d\n%s", code, out.String())
+	}
+	e := uiTestEnv()
+	runsDir := interp.RunsDir(".")
+	opts := e.uiOptions(runsDir, nil)
+	opts.Render = func(dot, format string) ([]byte, error) {
+		return []byte("<svg>" + html.EscapeString(dot) + "</svg>"), nil
+	}
+	s := ui.New(opts)
+	do := func(r *http.Request) (int, string) {
+		r.AddCookie(&http.Cookie{Name: "apl_ui_token", Value: s.Token()})
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		return w.Code, html.UnescapeString(w.Body.String())
+	}
+	get := func(path string) string {
+		t.Helper()
+		code, body := do(httptest.NewRequest("GET", "http://127.0.0.1:1"+path, nil))
+		if code != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, code, body)
+		}
+		return body
+	}
+	if list := get("/"); !strings.Contains(list, "review/approve: Ship it?") {
+		t.Errorf("the runs list lacks the sub-run's question:\n%.3000s", list)
+	}
+	page := get("/run/p1")
+	for _, want := range []string{`id="q-where">review/approve</b>`, `value="yes"`, `"node-review":"waiting"`, `<tr data-step="review"><td><a href="/run/p1/step/review">review</a></td><td><span class="state st-waiting">`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the run's page lacks %q:\n%.5000s", want, page)
+		}
+	}
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("the page has no CSRF token")
+	}
+	answer := func(choice string) (int, string) {
+		form := url.Values{"csrf": {m[1]}, "key": {"review/approve"}, "answer": {choice}}
+		r := httptest.NewRequest("POST", "http://127.0.0.1:1/run/p1/answer", strings.NewReader(form.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return do(r)
+	}
+	if code, body := answer("maybe"); code != http.StatusBadRequest || !strings.Contains(body, "takes one of: yes, no") {
+		t.Errorf("an answer not among the options: %d %s", code, body)
+	}
+	if code, body := answer("yes"); code != http.StatusSeeOther {
+		t.Fatalf("the answer: %d %s", code, body)
+	}
+	runDir := filepath.Join(runsDir, "p1")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		held := interp.RunHeld(runDir)
+		st, _, err := interp.ReadRun(runDir)
+		if err == nil && st.Meta.Status == interp.StatusCompleted && !held {
+			break
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(runDir, "resume.log"))
+			t.Fatalf("the run did not complete: %v %+v\nresume.log:\n%s", err, st.Meta, log)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -96,6 +96,40 @@ func TestTaken(t *testing.T) {
 	}
 }
 
+// TestBadges: the lines a run gives its steps' nodes, by node id, are
+// those drawn in them; with room kept for them, a graph drawn before the
+// run reached a step has an empty line in its node to fill in.
+func TestBadges(t *testing.T) {
+	pb, run := retryRun(t)
+	g := New(pb)
+	if g.Badges() != nil {
+		t.Errorf("Badges without a run: %v", g.Badges())
+	}
+	g.Overlay(run)
+	want := map[string]string{"node-build": "completed ×2", "node-check": "completed ×2"}
+	if d := cmp.Diff(want, g.Badges()); d != "" {
+		t.Errorf("Badges (-want +got):\n%s", d)
+	}
+	var dot strings.Builder
+	g.WriteDotIDs(&dot)
+	if n := strings.Count(dot.String(), ">completed ×2<"); n != 2 {
+		t.Errorf("%d nodes say completed ×2:\n%s", n, dot.String())
+	}
+	g = New(pb)
+	g.Overlay(&Run{ID: "r1", Status: interp.StatusRunning, Path: &interp.Path{}})
+	dot.Reset()
+	g.WriteDotIDs(&dot)
+	if strings.Contains(dot.String(), ">"+BadgeRoom+"<") {
+		t.Errorf("room kept for badges unasked:\n%s", dot.String())
+	}
+	g.RoomForBadges()
+	dot.Reset()
+	g.WriteDotIDs(&dot)
+	if n := strings.Count(dot.String(), ">"+BadgeRoom+"<"); n != 2 {
+		t.Errorf("%d nodes keep room for a badge, want 2:\n%s", n, dot.String())
+	}
+}
+
 // TestWriteDotIDs gives every node and edge an id a page can find in the
 // SVG: steps by name, edges by their ends; plain WriteDot adds none, so
 // apl graph --format dot is unchanged.

@@ -32,6 +32,9 @@ type Graph struct {
 	ids  map[string]bool // node ids in use
 	// path, when set, is a run drawn over the graph.
 	path *pathOverlay
+	// badgeRoom keeps a line in every step's node for its badge
+	// (RoomForBadges).
+	badgeRoom bool
 }
 
 // cluster is a section of steps: the main steps, a for_each body or the

@@ -183,6 +183,40 @@ func (v *Graph) Taken() map[string]int {
 	return out
 }
 
+// RoomForBadges makes every step's node keep a line for its badge (how
+// often the run ran it, and how), empty (BadgeRoom) until the run laid
+// over the graph reaches the step. A page that draws the graph once and
+// follows a run fills the line in (Badges) without laying the graph out
+// again.
+func (v *Graph) RoomForBadges() { v.badgeRoom = true }
+
+// BadgeRoom is the text of the line RoomForBadges keeps in a step's node
+// that the run has not reached: a no-break space, which Graphviz draws
+// as a text of its own.
+const BadgeRoom = "\u00a0"
+
+// Badges are the lines the run laid over the graph gives the nodes of
+// the steps it reached, by node id: how often each ran, and how
+// ("completed ×2, running ×1"), as they are drawn in the nodes, without
+// where the run stopped (a page shows that by the node's state). Nil
+// when no run is laid over the graph.
+func (v *Graph) Badges() map[string]string {
+	o := v.path
+	if o == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for n, m := range o.nodes {
+		if n.kind == nodeStep {
+			stopped := m.stopped
+			m.stopped = false
+			out["node-"+n.id] = o.stepBadge(n)
+			m.stopped = stopped
+		}
+	}
+	return out
+}
+
 // chosenRoute is the route a visit of n left by: the gate rule it chose
 // (or that rule's on_exhausted), else the one route to `to`, else (the
 // frame's last visit) the route to the end of the section.

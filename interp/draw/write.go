@@ -199,7 +199,11 @@ func (v *Graph) dotNodeAttrs(n *vnode) []string {
 		a = append(a, "label="+dotString(n.label), "shape=oval", "peripheries=2", "fillcolor="+dotString(fill))
 	default:
 		s := n.step
-		a = append(a, "label=<"+stepHTML(s, v.path.stepBadge(n))+">")
+		badge := v.path.stepBadge(n)
+		if badge == "" && v.badgeRoom {
+			badge = BadgeRoom
+		}
+		a = append(a, "label=<"+stepHTML(s, badge)+">")
 		if s.Gate != nil {
 			a = append(a, "fillcolor="+dotString(colorDecision))
 		}

@@ -24,14 +24,17 @@ const QueryHome = "apl.home"
 
 // The memo fields of a run's workflow, for lists: the playbook as the
 // command line named it and its name, set when it starts; the worker
-// whose checkout it works in, once one took it; and its status and
-// reason, once it ended.
+// whose checkout it works in, once one took it; and its status, reason,
+// tokens and cost, once it ended. They go in the memo updates the
+// workflow makes anyway, so they add no event to its history.
 const (
 	memoPlaybook = "playbook"
 	memoName     = "name"
 	memoWorker   = "worker"
 	memoStatus   = "status"
 	memoReason   = "reason"
+	memoTokens   = "tokens"
+	memoCost     = "cost_usd"
 )
 
 // memoVersion marks the workflows that keep their worker and their
@@ -52,13 +55,22 @@ type Summary struct {
 	StartedAt time.Time `json:"started_at"`
 	// DurationS is how long the run took, or has taken so far.
 	DurationS float64 `json:"duration_s"`
+	// Tokens and CostUSD are what the run spent, known once it ended
+	// (runs that ended before apl kept them in the memo: none).
+	Tokens  int      `json:"tokens,omitempty"`
+	CostUSD *float64 `json:"cost_usd,omitempty"`
 }
 
 // List is the runs of the client's namespace, newest first, at most n;
-// not their sub-runs.
+// not their sub-runs. A run whose sub-run waits on a question is
+// waiting, as a local one is.
 func List(ctx context.Context, c client.Client, n int) ([]Summary, error) {
 	var out []Summary
 	var token []byte
+	// asking are the runs with a sub-run, at any depth, that waits (a
+	// sub-run's workflow ID is its run's, "/", and its own id).
+	asking := map[string]bool{}
+	dc := converter.GetDefaultDataConverter()
 	for len(out) < n {
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 			Query: fmt.Sprintf("WorkflowType = '%s'", WorkflowName), PageSize: int32(min(n, 1000)), NextPageToken: token})
@@ -66,7 +78,16 @@ func List(ctx context.Context, c client.Client, n int) ([]Summary, error) {
 			return nil, err
 		}
 		for _, ex := range resp.GetExecutions() {
+			memo := ex.GetMemo().GetFields()
+			var st string
+			if p := memo[memoStatus]; p != nil {
+				dc.FromPayload(p, &st)
+			}
 			if ex.GetParentExecution() != nil {
+				if root, _, _ := strings.Cut(ex.GetExecution().GetWorkflowId(), "/"); st == interp.StatusWaiting &&
+					ex.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+					asking[root] = true
+				}
 				continue
 			}
 			s := Summary{RunID: ex.GetExecution().GetWorkflowId(), Status: statusWord(ex.GetStatus()),
@@ -76,15 +97,11 @@ func List(ctx context.Context, c client.Client, n int) ([]Summary, error) {
 				end = ex.GetCloseTime().AsTime()
 			}
 			s.DurationS = end.Sub(s.StartedAt).Seconds()
-			memo := ex.GetMemo().GetFields()
-			for k, v := range map[string]*string{memoPlaybook: &s.Playbook, memoName: &s.Name, memoWorker: &s.Worker, memoReason: &s.Reason} {
+			for k, v := range map[string]any{memoPlaybook: &s.Playbook, memoName: &s.Name, memoWorker: &s.Worker, memoReason: &s.Reason,
+				memoTokens: &s.Tokens, memoCost: &s.CostUSD} {
 				if p := memo[k]; p != nil {
-					converter.GetDefaultDataConverter().FromPayload(p, v)
+					dc.FromPayload(p, v)
 				}
-			}
-			var st string
-			if p := memo[memoStatus]; p != nil {
-				converter.GetDefaultDataConverter().FromPayload(p, &st)
 			}
 			switch ex.GetStatus() {
 			case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
@@ -98,6 +115,11 @@ func List(ctx context.Context, c client.Client, n int) ([]Summary, error) {
 		}
 		if token = resp.GetNextPageToken(); len(token) == 0 {
 			break
+		}
+	}
+	for i := range out {
+		if out[i].Status == interp.StatusRunning && asking[out[i].RunID] {
+			out[i].Status = interp.StatusWaiting
 		}
 	}
 	return out, nil

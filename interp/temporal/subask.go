@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 
@@ -68,4 +69,25 @@ func questionsOf(as []asked) []Question {
 		out[i] = a.Question
 	}
 	return out
+}
+
+// Questions are the questions run id waits on: its own (as Waiting
+// lists them), then its sub-runs', at any depth, under the names of the
+// steps that run them (STEP/SUBSTEP). SendAnswer answers any of them.
+func Questions(ctx context.Context, c client.Client, id string) ([]Question, error) {
+	all, _, err := allAsked(ctx, c, id)
+	return questionsOf(all), err
+}
+
+// allAsked are the questions run id and its sub-runs wait on, and the
+// index of the run's next event.
+func allAsked(ctx context.Context, c client.Client, id string) ([]asked, int, error) {
+	if err := running(ctx, c, id); err != nil {
+		return nil, 0, err
+	}
+	p, err := queryEvents(ctx, c, id, math.MaxInt)
+	if err != nil {
+		return nil, 0, fmt.Errorf("run %s on Temporal: %w", id, err)
+	}
+	return append(ownQuestions(id, p.Waiting), subQuestions(ctx, c, id, "", p.Children)...), p.Next, nil
 }

@@ -139,9 +139,11 @@ func childFiles(pb *lang.Playbook, files map[string][]byte) map[string][]byte {
 	return out
 }
 
-// loaderFor is the worker's loader with the run's files in place of the
-// file system's.
-func loaderFor(ld *lang.Loader, in RunInput) *lang.Loader {
+// LoaderFor is the worker's loader ld with the run's files (prompt
+// files, upstreams, sub-playbooks) in place of the file system's, as
+// the workflow loads its playbook: a client that draws a run's playbook
+// away from its checkout (apl ui) loads it so too.
+func LoaderFor(ld *lang.Loader, in RunInput) *lang.Loader {
 	if len(in.Files) == 0 {
 		return ld
 	}

@@ -338,15 +338,10 @@ func (e *NotAskedError) Error() string {
 // run has taken the answer, with the index of the run's first event
 // since it was sent: Watch from there to follow the run on.
 func SendAnswer(ctx context.Context, c client.Client, id, key, choice string) (from int, err error) {
-	if err := running(ctx, c, id); err != nil {
+	all, next, err := allAsked(ctx, c, id)
+	if err != nil {
 		return 0, err
 	}
-	p, err := queryEvents(ctx, c, id, math.MaxInt)
-	if err != nil {
-		return 0, fmt.Errorf("run %s on Temporal: %w", id, err)
-	}
-	all := ownQuestions(id, p.Waiting)
-	all = append(all, subQuestions(ctx, c, id, "", p.Children)...)
 	var hit []asked
 	for _, q := range all {
 		if !answers(key, q.Waiting) {
@@ -395,7 +390,7 @@ func SendAnswer(ctx context.Context, c client.Client, id, key, choice string) (f
 			}
 		}
 	}
-	return p.Next, nil
+	return next, nil
 }
 
 // StartedWith is the input run id started with: the playbook it runs,

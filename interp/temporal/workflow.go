@@ -188,7 +188,7 @@ type runner struct{ cfg Config }
 func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	var pb *lang.Playbook
 	var diags hcl.Diagnostics
-	ld := loaderFor(w.cfg.Loader, in)
+	ld := LoaderFor(w.cfg.Loader, in)
 	if len(in.Sources) == 0 {
 		pb, diags = ld.Load(in.Ref)
 	} else {
@@ -325,7 +325,11 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		return RunOutput{}, err
 	}
 	if memo {
-		if err := workflow.UpsertMemo(ctx, map[string]any{memoStatus: res.Status, memoReason: res.Reason}); err != nil {
+		m := map[string]any{memoStatus: res.Status, memoReason: res.Reason, memoTokens: res.Metrics.TotalTokens}
+		if c := res.Metrics.TotalCostUSD; c != nil {
+			m[memoCost] = *c
+		}
+		if err := workflow.UpsertMemo(ctx, m); err != nil {
 			return RunOutput{}, err
 		}
 	}

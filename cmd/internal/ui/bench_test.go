@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/apl-lang/apl/cmd/internal/ui/browsertest"
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/interp/draw"
 	"github.com/apl-lang/apl/lang"
@@ -111,23 +112,23 @@ func BenchmarkBrowserRunPage1000Items(b *testing.B) {
 	s := benchServer(p)
 	ts := httptest.NewServer(s)
 	b.Cleanup(ts.Close) // after the browser's cleanup, which ends its stream
-	br := newBrowser(b)
-	br.open(ts.URL + "/?token=" + s.Token())
-	br.until("the runs page", `document.querySelector('#runs')`)
+	br := browsertest.New(b)
+	br.Open(ts.URL + "/?token=" + s.Token())
+	br.Until("the runs page", `document.querySelector('#runs')`)
 	var load, update float64
 	n := 0
 	for b.Loop() {
-		br.open(ts.URL + "/run/r1")
-		br.until("the page with its first update", `Number(document.body.dataset.updates) >= 1 && document.querySelectorAll('#items tbody tr').length === 1000`)
-		l, _ := strconv.ParseFloat(br.eval(`performance.getEntriesByType('navigation')[0].loadEventEnd`), 64)
-		u, _ := strconv.Unquote(br.eval(`document.body.dataset.updateMs`))
+		br.Open(ts.URL + "/run/r1")
+		br.Until("the page with its first update", `Number(document.body.dataset.updates) >= 1 && document.querySelectorAll('#items tbody tr').length === 1000`)
+		l, _ := strconv.ParseFloat(br.Eval(`performance.getEntriesByType('navigation')[0].loadEventEnd`), 64)
+		u, _ := strconv.Unquote(br.Eval(`document.body.dataset.updateMs`))
 		uf, _ := strconv.ParseFloat(u, 64)
 		load, update, n = load+l, update+uf, n+1
 	}
 	b.ReportMetric(load/float64(n), "load-ms")
 	b.ReportMetric(update/float64(n), "update-ms")
-	br.noErrors()
-	br.open("about:blank") // ends the live stream, so the server can close
+	br.NoErrors()
+	br.Open("about:blank") // ends the live stream, so the server can close
 }
 
 // BenchmarkLiveDelta1000Items is what the live stream sends when 8 items

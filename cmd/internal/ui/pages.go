@@ -132,7 +132,11 @@ type runView struct {
 	// STATUS". The page marks them on the graph it drew once.
 	Edges map[string]int `json:"edges"`
 	Title string         `json:"title"`
-	Steps []stepRow      `json:"steps"`
+	// Badges are the lines of the steps' nodes the run reached, by id:
+	// how often each ran and how ("completed ×2"), as apl graph --path
+	// writes them in the nodes. The drawing keeps a line for them.
+	Badges map[string]string `json:"badges"`
+	Steps  []stepRow         `json:"steps"`
 	// Items are the for_each items' rows; in an update of the live
 	// stream, only those that changed since the last one unless ItemsFull.
 	Items     []itemRow `json:"items"`
@@ -212,7 +216,7 @@ func (s *Server) view(run *Run) *runView {
 	} else {
 		g = draw.New(pb)
 		g.Overlay(drawn)
-		v.Edges = g.Taken()
+		v.Edges, v.Badges = g.Taken(), g.Badges()
 	}
 	if v.Edges == nil {
 		v.Edges = map[string]int{}
@@ -225,17 +229,23 @@ func (s *Server) view(run *Run) *runView {
 		}
 		return "node-" + step
 	}
+	// A sub-run's question (STEP/SUBSTEP) waits in the step that runs
+	// the sub-run, which this run's graph and steps show.
+	var waitStep string
+	if w := v.Waiting; w != nil {
+		waitStep, _, _ = strings.Cut(w.Step, "/")
+	}
 	for _, name := range stepOrder(st) {
 		rec := st.Steps[name]
-		if rec.Status == interp.StepPending && rec.Attempts == 0 && len(st.Items[name]) == 0 {
+		if rec.Status == interp.StepPending && rec.Attempts == 0 && len(st.Items[name]) == 0 && name != waitStep {
 			continue
 		}
 		state := stateOf(rec.Status)
 		if state == "running" && run.Status != interp.StatusRunning {
 			state = "" // the run stopped: the step is not running
 		}
-		if w := v.Waiting; w != nil && w.Item != "" && st.Items[name][w.Item] != nil {
-			state = "waiting" // one of its items waits for an answer
+		if w := v.Waiting; w != nil && (w.Item != "" && st.Items[name][w.Item] != nil || name == waitStep && w.Item == "") {
+			state = "waiting" // it, or one of its items, waits for an answer
 		}
 		v.Nodes[nodeID(name)] = state
 		v.Steps = append(v.Steps, stepRow{Name: name, State: state, Attempts: rec.Attempts, Duration: formatSeconds(rec.DurationS),
@@ -248,13 +258,13 @@ func (s *Server) view(run *Run) *runView {
 		items := st.Items[fe]
 		for _, it := range sortedItems(items) {
 			row := itemRow{I: len(v.Items), Step: fe, Key: it.Key, Status: it.Status, Current: it.Current, Error: s.redact(it.Error)}
-			waiting := v.Waiting != nil && v.Waiting.Item == it.Key && it.Steps[v.Waiting.Step] != nil
+			waiting := v.Waiting != nil && v.Waiting.Item == it.Key && it.Steps[waitStep] != nil
 			if waiting {
 				row.Status = "waiting"
 			}
 			for _, name := range itemStepOrder(pb, it) {
 				state := stateOf(it.Steps[name].Status)
-				if waiting && name == v.Waiting.Step {
+				if waiting && name == waitStep {
 					state = "waiting"
 				}
 				if state == "" {
@@ -277,8 +287,13 @@ func (s *Server) view(run *Run) *runView {
 			}
 		}
 	}
-	if w := v.Waiting; w != nil {
-		v.Nodes[nodeID(w.Step)] = "waiting"
+	if waitStep != "" {
+		id := nodeID(waitStep)
+		v.Nodes[id] = "waiting"
+		// It has not ended: it waits.
+		if b, ok := v.Badges[id]; ok {
+			v.Badges[id] = strings.Replace(b, "running", "waiting", 1)
+		}
 	}
 	return v
 }
@@ -299,6 +314,7 @@ func (s *Server) drawGraph(run *Run, v *runView) {
 	g := draw.New(pb)
 	_, status, _ := strings.Cut(v.Title, ": ")
 	g.Overlay(&draw.Run{ID: run.ID, Status: status, Path: &interp.Path{}})
+	g.RoomForBadges()
 	var dot bytes.Buffer
 	g.WriteDotIDs(&dot)
 	svg, err := s.opts.Render(dot.String(), "svg")

@@ -18,19 +18,42 @@
     return el;
   }
 
+  // The line the server's drawing keeps in each step's node for how
+  // often the run ran it: a no-break space until the run reaches it.
+  const badgeRoom = "\u00a0";
+
+  // badgeText is the text of a step node's badge line, found once.
+  function badgeText(g) {
+    let t = g.querySelector("text[data-badge]");
+    if (t) return t;
+    t = Array.prototype.find.call(g.querySelectorAll("text"), function (x) { return x.textContent === badgeRoom; });
+    if (!t) return null;
+    t.dataset.badge = "";
+    // Graphviz placed the empty line's start at its middle: longer text
+    // is centred there.
+    t.setAttribute("text-anchor", "middle");
+    return t;
+  }
+
   // paint marks the run on the graph, which the server drew once with
-  // nothing reached: each step node gets the class of its state, each
-  // end the run reached "reached", each edge it took "taken" and its
-  // label how often, and the title the run's status. Nothing is drawn
-  // again as the run goes on.
-  function paint(nodes, edges, title) {
+  // nothing reached: each step node gets the class of its state and its
+  // badge line how often it ran ("completed ×2"), each end the run
+  // reached "reached", each edge it took "taken" and its label how
+  // often, and the title the run's status. Nothing is drawn again as the
+  // run goes on.
+  function paint(nodes, edges, title, badges) {
     edges = edges || {};
+    badges = badges || {};
     graph.querySelectorAll("g.node").forEach(function (g) {
       g.classList.remove("st-done", "st-running", "st-failed", "st-skipped", "st-waiting");
       const st = nodes[g.id];
       if (st) g.classList.add("st-" + st);
       g.classList.toggle("reached", (edges[g.id] || 0) > 0);
       g.classList.toggle("selected", selected !== null && g.id === "node-" + selected);
+      if (g.classList.contains("step")) {
+        const b = badgeText(g);
+        if (b) b.textContent = badges[g.id] || badgeRoom;
+      }
     });
     graph.querySelectorAll("g.edge").forEach(function (g) {
       const n = edges[g.id] || 0;
@@ -155,7 +178,7 @@
       // then) takes the one an update brings.
       graph.innerHTML = v.svg;
     }
-    paint(v.nodes || {}, v.edges, v.title);
+    paint(v.nodes || {}, v.edges, v.title, v.badges);
     stepRows(v.steps);
     itemRows(v.items, v.items_full);
     question(v.waiting);
@@ -198,7 +221,7 @@
 
   try {
     const p = JSON.parse(document.getElementById("paint").textContent);
-    paint(p.nodes || {}, p.edges, p.title);
+    paint(p.nodes || {}, p.edges, p.title, p.badges);
   } catch (e) { /* no states yet */ }
   if (window.EventSource) {
     // The stamp says which state the page was drawn from: the stream
