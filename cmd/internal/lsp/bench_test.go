@@ -73,7 +73,7 @@ func BenchmarkOpen100Playbooks(b *testing.B) {
 	}
 	root := copyPhaseRunner(b, n)
 	for b.Loop() {
-		c := newClient(b, Options{Loader: aplLoader(root)})
+		c := newClient(b, Options{Loader: aplLoader(root), HeapHeadroom: HeapHeadroom})
 		c.request("initialize", map[string]any{})
 		var before runtime.MemStats
 		runtime.GC()
@@ -155,7 +155,7 @@ func phaseRunner(b *testing.B, file string) (*client, string, []byte) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := newClient(b, Options{Loader: aplLoader(root)})
+	c := newClient(b, Options{Loader: aplLoader(root), HeapHeadroom: HeapHeadroom})
 	c.request("initialize", map[string]any{})
 	uri := pathURI(path)
 	open(c, uri, string(text))

@@ -27,6 +27,11 @@ type Options struct {
 	// go to definition to open them; empty: apl's directory in the user's
 	// cache directory.
 	StdlibDir string
+	// HeapHeadroom, when positive, is how much the heap may grow by
+	// between garbage collections at least, for as long as Serve runs
+	// (apl lsp: the constant HeapHeadroom); 0 leaves the collector's
+	// pace alone.
+	HeapHeadroom int64
 }
 
 // A Server serves one client. It handles one message at a time, in the
@@ -126,6 +131,10 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	s.out = &writer{w: w}
 	br := bufio.NewReaderSize(r, 64<<10)
 	s.in = br
+	if s.opts.HeapHeadroom > 0 {
+		defer debug.SetGCPercent(debug.SetGCPercent(100)) // as it was once Serve returns
+		s.paceGC()
+	}
 	for {
 		m, err := readMessage(br)
 		var rerr *rpcError
@@ -139,7 +148,9 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 		case err != nil:
 			return err
 		}
-		if err := s.handle(m); err == errExit {
+		err = s.handle(m)
+		s.paceGC()
+		if err == errExit {
 			if s.shutdown {
 				return nil
 			}
