@@ -60,6 +60,25 @@ func BenchmarkDidChangePhaseRunner(b *testing.B) {
 	})
 }
 
+// BenchmarkDidChangeOrchestrator measures an edit of a copy of
+// stdlib:orchestrator, which runs stdlib:phase-runner as a sub-playbook:
+// typing and deleting a letter in a description of its steps.hcl, to its
+// diagnostics published. The sub-playbook's load is kept across edits
+// (Loader.Subs), so an edit decodes the orchestrator alone.
+func BenchmarkDidChangeOrchestrator(b *testing.B) {
+	c, uri, text := openStdlibCopy(b, "orchestrator", "steps.hcl")
+	at := position(text, strings.Index(string(text), `"The spec lock`)+len(`"The`))
+	after := Position{at.Line, at.Character + 1}
+	defer reportCPU(b)()
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			edit(b, c, uri, i+2, Range{at, at}, "s")
+		} else {
+			edit(b, c, uri, i+2, Range{at, after}, "")
+		}
+	}
+}
+
 // BenchmarkOpen100Playbooks opens 100 copies of stdlib:phase-runner, each
 // in its own directory, one file of each, and reports the heap the
 // server holds then (after a collection): with the loaded playbooks
@@ -71,7 +90,7 @@ func BenchmarkOpen100Playbooks(b *testing.B) {
 	if m, err := strconv.Atoi(os.Getenv("APL_BENCH_ITEMS")); err == nil && m > 0 {
 		n = min(n, m)
 	}
-	root := copyPhaseRunner(b, n)
+	root := copyStdlib(b, "phase-runner", n)
 	for b.Loop() {
 		c := newClient(b, Options{Loader: aplLoader(root), HeapHeadroom: HeapHeadroom})
 		c.request("initialize", map[string]any{})
@@ -97,14 +116,14 @@ func BenchmarkOpen100Playbooks(b *testing.B) {
 	}
 }
 
-// copyPhaseRunner copies stdlib:phase-runner into a new project: into
-// phase-runner, or for n > 0 into n directories pb000, pb001, ….
-func copyPhaseRunner(b *testing.B, n int) string {
+// copyStdlib copies the stdlib playbook name into a new project: into a
+// directory of its name, or for n > 0 into n directories pb000, pb001, ….
+func copyStdlib(b *testing.B, name string, n int) string {
 	root, err := filepath.EvalSymlinks(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	dirs := []string{"phase-runner"}
+	dirs := []string{name}
 	if n > 0 {
 		dirs = nil
 		for i := range n {
@@ -112,7 +131,7 @@ func copyPhaseRunner(b *testing.B, n int) string {
 		}
 	}
 	fsys := stdlib.FS()
-	err = fs.WalkDir(fsys, "phase-runner", func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(fsys, name, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -121,7 +140,7 @@ func copyPhaseRunner(b *testing.B, n int) string {
 			return err
 		}
 		for _, dir := range dirs {
-			out := filepath.Join(root, dir, filepath.FromSlash(strings.TrimPrefix(p, "phase-runner/")))
+			out := filepath.Join(root, dir, filepath.FromSlash(strings.TrimPrefix(p, name+"/")))
 			os.MkdirAll(filepath.Dir(out), 0o755)
 			if err := os.WriteFile(out, src, 0o644); err != nil {
 				return err
@@ -149,8 +168,14 @@ func reportCPU(b *testing.B) func() {
 // phaseRunner copies stdlib:phase-runner into a project, starts a server
 // and opens file of it, checking that it has no diagnostics.
 func phaseRunner(b *testing.B, file string) (*client, string, []byte) {
-	root := copyPhaseRunner(b, 0)
-	path := filepath.Join(root, "phase-runner", file)
+	return openStdlibCopy(b, "phase-runner", file)
+}
+
+// openStdlibCopy copies the stdlib playbook name into a project, starts
+// a server and opens file of it, checking that it has no diagnostics.
+func openStdlibCopy(b *testing.B, name, file string) (*client, string, []byte) {
+	root := copyStdlib(b, name, 0)
+	path := filepath.Join(root, name, file)
 	text, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -331,6 +332,7 @@ func (s *Server) load(ref string) *book {
 	ld := s.opts.Loader
 	ld.Cache = nil
 	ld.Parses = s.parses
+	ld.Subs = s.subs
 	// The directories the load reads: the playbook's, and those the last
 	// load of it read. One it reads now that holds an open file and was
 	// not given whole loads it again.
@@ -348,6 +350,7 @@ func (s *Server) load(ref string) *book {
 	deps := map[string]bool{ref: true}
 	for again := true; again; {
 		ld.Files = s.overlay(dirs)
+		s.keptSubs()
 		pb, diags = ld.Load(ref)
 		files, _ := lang.Files(pb)
 		again = false
@@ -384,6 +387,47 @@ func (s *Server) load(ref string) *book {
 		b.testsDue = len(tests) > 0
 	}
 	return b
+}
+
+// maxSubs bounds the sub-playbook loads the server keeps.
+const maxSubs = 32
+
+// keptSubs forgets the kept sub-playbook loads that loading again might
+// change: one with errors (a missing file may since have appeared), one
+// a file of which (its own, its prompt files', its upstreams', its
+// sub-playbooks') now reads otherwise in the editor or on disk, one a
+// directory of which now holds other playbook files; and all of them
+// beyond maxSubs. The stdlib's files never change.
+func (s *Server) keptSubs() {
+	n := 0
+	s.subs.Forget(func(pb *lang.Playbook, diags hcl.Diagnostics) bool {
+		n++
+		return n > maxSubs || diags.HasErrors() || s.changedSince(pb)
+	})
+}
+
+// changedSince reports whether a file pb was loaded from reads otherwise
+// now, or a directory of its playbook files holds others.
+func (s *Server) changedSince(pb *lang.Playbook) bool {
+	files, err := lang.Files(pb)
+	if err != nil {
+		return true
+	}
+	dirs := map[string]int{}
+	for p, src := range files {
+		if now, ok := s.text(p); !ok || !bytes.Equal(now, src) {
+			return true
+		}
+		if isHCL(p) && !isTestFile(p) {
+			dirs[filepath.Dir(p)]++
+		}
+	}
+	for dir, n := range dirs {
+		if len(s.hclFiles(dir)) != n {
+			return true
+		}
+	}
+	return false
 }
 
 // loadTests checks the test files of b against its playbook.

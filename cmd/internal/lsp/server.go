@@ -56,7 +56,11 @@ type Server struct {
 	// parses keeps parsed files across loads: an edit parses the file
 	// edited, not the playbook's others, its upstreams' or its tests.
 	parses *lang.ParseCache
-	tick   uint64 // counts uses of books
+	// subs keeps the loads of sub-playbooks across loads, until a file
+	// they read changes (keptSubs): an edit of a playbook that runs
+	// stdlib:phase-runner decodes the playbook, not phase-runner too.
+	subs *lang.Cache
+	tick uint64 // counts uses of books
 	// projects are the projects of directories (project).
 	projects map[string]*lang.Project
 	// stdlibOut is where the stdlib was written out, once it was
@@ -118,7 +122,7 @@ func NewServer(opts Options) *Server {
 		opts.Log = io.Discard
 	}
 	return &Server{opts: opts, docs: map[string]*document{}, byPath: map[string]*document{}, projects: map[string]*lang.Project{}, books: map[string]*book{}, declares: map[uint64]bool{}, published: map[string]string{},
-		parses: lang.NewParseCache(parseCacheBytes)}
+		parses: lang.NewParseCache(parseCacheBytes), subs: lang.NewCache()}
 }
 
 // errExit ends Serve after the client's exit notification.
