@@ -46,17 +46,7 @@ func BenchmarkDidChangePhaseRunner(b *testing.B) {
 		}
 	})
 	b.Run("steps-1-preflight.hcl", func(b *testing.B) {
-		c, uri, text := phaseRunner(b, "steps-1-preflight.hcl")
-		at := position(text, strings.Index(string(text), `"Find the phase`)+len(`"Find`))
-		after := Position{at.Line, at.Character + 1}
-		defer reportCPU(b)()
-		for i := 0; b.Loop(); i++ {
-			if i%2 == 0 {
-				edit(b, c, uri, i+2, Range{at, at}, "s")
-			} else {
-				edit(b, c, uri, i+2, Range{at, after}, "")
-			}
-		}
+		typeAndDelete(b, "phase-runner", "steps-1-preflight.hcl", `"Find`)
 	})
 }
 
@@ -66,8 +56,15 @@ func BenchmarkDidChangePhaseRunner(b *testing.B) {
 // diagnostics published. The sub-playbook's load is kept across edits
 // (Loader.Subs), so an edit decodes the orchestrator alone.
 func BenchmarkDidChangeOrchestrator(b *testing.B) {
-	c, uri, text := openStdlibCopy(b, "orchestrator", "steps.hcl")
-	at := position(text, strings.Index(string(text), `"The spec lock`)+len(`"The`))
+	typeAndDelete(b, "orchestrator", "steps.hcl", `"The`)
+}
+
+// typeAndDelete opens file of a copy of the stdlib playbook name and, at
+// each edit, types a letter after the first occurrence of word in it or
+// deletes it again.
+func typeAndDelete(b *testing.B, name, file, word string) {
+	c, uri, text := openStdlibCopy(b, name, file)
+	at := position(text, strings.Index(string(text), word)+len(word))
 	after := Position{at.Line, at.Character + 1}
 	defer reportCPU(b)()
 	for i := 0; b.Loop(); i++ {
