@@ -367,24 +367,11 @@ func (s *Server) load(ref string) *book {
 		b.srcs[n] = src
 	}
 	b.diagnostics = s.lspDiagnostics(b, diags)
-	if !diags.HasErrors() {
-		// Test files are checked against a playbook that loads.
-		tests, _ := ld.TestFiles(ref)
-		if tests == nil {
-			tests = map[string][]byte{}
-		}
-		for _, d := range s.docs {
-			if s.testsOf(ref, d.path) {
-				tests[d.path] = d.text
-			}
-		}
-		for n, src := range tests {
-			b.srcs[n] = src
-			b.tests = append(b.tests, n)
-			b.deps[n] = true
-		}
-		slices.Sort(b.tests)
-		b.testsDue = len(tests) > 0
+	// Test files are checked against a playbook that loads; they are
+	// read with their check (loadTests), after the load's diagnostics are
+	// published.
+	if b.testsDue = !diags.HasErrors(); b.testsDue {
+		b.loader = ld
 	}
 	return b
 }
@@ -430,7 +417,8 @@ func (s *Server) changedSince(pb *lang.Playbook) bool {
 	return false
 }
 
-// loadTests checks the test files of b against its playbook.
+// loadTests reads the test files of b, the editor's buffers over the
+// disk, and checks them against its playbook.
 func (s *Server) loadTests(b *book) {
 	if b.pb == nil {
 		return // put away since: its tests are checked when it is loaded again
@@ -440,9 +428,25 @@ func (s *Server) loadTests(b *book) {
 		return
 	}
 	b.testsDue = false
-	tests := map[string][]byte{}
-	for _, n := range b.tests {
-		tests[n] = b.srcs[n]
+	ld := b.loader
+	b.loader = lang.Loader{} // it holds the buffers as they were
+	tests, _ := ld.TestFiles(b.ref)
+	if tests == nil {
+		tests = map[string][]byte{}
+	}
+	for _, d := range s.docs {
+		if s.testsOf(b.ref, d.path) {
+			tests[d.path] = d.text
+		}
+	}
+	for n, src := range tests {
+		b.srcs[n] = src
+		b.tests = append(b.tests, n)
+		b.deps[n] = true
+	}
+	slices.Sort(b.tests)
+	if len(tests) == 0 {
+		return
 	}
 	_, diags := lang.LoadTests(b.pb, tests)
 	b.testDiagnostics = s.lspDiagnostics(b, diags)

@@ -108,8 +108,10 @@ type book struct {
 	// diagnostics are the load's, by URI; testDiagnostics its test
 	// files'.
 	diagnostics, testDiagnostics map[string][]Diagnostic
-	// testsDue says the test files are not checked yet.
+	// testsDue says the test files are not read and checked yet, by
+	// loader, the load's.
 	testsDue bool
+	loader   lang.Loader
 	// deps are the files the load read, by absolute path: a change to
 	// one of them loads the playbook again.
 	deps map[string]bool
