@@ -369,8 +369,9 @@ func (ld *Loader) readFiles(ref string) (map[string][]byte, string, bool) {
 }
 
 // Files are the files of pb and of the playbooks it runs (sub-playbooks,
-// at any depth), by absolute path, as Loader.Files takes them: all that
-// loading pb again reads from the file system. The stdlib's are left out
+// at any depth, those that do not load too), by absolute path, as
+// Loader.Files takes them: all that loading pb again reads from the file
+// system. The stdlib's are left out
 // (apl embeds them).
 func Files(pb *Playbook) (map[string][]byte, error) {
 	files := map[string][]byte{}
@@ -393,7 +394,7 @@ func Files(pb *Playbook) (map[string][]byte, error) {
 		}
 		for _, s := range pb.AllSteps() {
 			if a, ok := s.Action.(*SubPlaybook); ok {
-				if err := add(a.Playbook); err != nil {
+				if err := add(a.read); err != nil {
 					return err
 				}
 			}

@@ -115,7 +115,7 @@ func BenchmarkOpen100Playbooks(b *testing.B) {
 
 // copyStdlib copies the stdlib playbook name into a new project: into a
 // directory of its name, or for n > 0 into n directories pb000, pb001, ….
-func copyStdlib(b *testing.B, name string, n int) string {
+func copyStdlib(b testing.TB, name string, n int) string {
 	root, err := filepath.EvalSymlinks(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
@@ -127,8 +127,15 @@ func copyStdlib(b *testing.B, name string, n int) string {
 			dirs = append(dirs, fmt.Sprintf("pb%03d", i))
 		}
 	}
+	copyStdlibTo(b, root, name, dirs...)
+	return root
+}
+
+// copyStdlibTo copies the files of the stdlib playbook name into each of
+// dirs below root.
+func copyStdlibTo(b testing.TB, root, name string, dirs ...string) {
 	fsys := stdlib.FS()
-	err = fs.WalkDir(fsys, name, func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(fsys, name, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -148,7 +155,6 @@ func copyStdlib(b *testing.B, name string, n int) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return root
 }
 
 // reportCPU, deferred, reports the CPU time the process used per edit,
