@@ -376,8 +376,9 @@ func (s *Server) load(ref string) *book {
 	return b
 }
 
-// maxSubs bounds the sub-playbook loads the server keeps.
-const maxSubs = 32
+// maxSubs bounds the sub-playbook loads the server keeps, as maxBooks
+// bounds the playbooks: a kept stdlib:phase-runner holds about 2 MB.
+const maxSubs = 16
 
 // keptSubs forgets the kept sub-playbook loads that loading again might
 // change: one with errors (a missing file may since have appeared), one
