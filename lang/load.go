@@ -54,6 +54,13 @@ type Loader struct {
 	// it returns are shared and must not be changed.
 	Cache *Cache
 
+	// Subs, when set, keeps the loads of sub-playbooks across loads: the
+	// playbook Load is asked for is decoded every time, the playbooks it
+	// runs once, until the caller forgets them (Cache.Forget) because a
+	// file they read changed (apl lsp). Unlike Cache, it never returns the
+	// playbook asked for as loaded earlier.
+	Subs *Cache
+
 	// Parses, when set, keeps parsed files across loads, so that a load
 	// parses only the files that changed since an earlier one (apl lsp).
 	// Loads with and without it report the same.
@@ -88,6 +95,19 @@ type Cache struct {
 
 // NewCache returns an empty Cache.
 func NewCache() *Cache { return &Cache{subs: subCache{loaded: map[string]subLoad{}}} }
+
+// Forget drops the loads stale says are out of date. A load that ran a
+// sub-playbook holds it, so stale should look at the files of both
+// (Files does).
+func (c *Cache) Forget(stale func(pb *Playbook, diags hcl.Diagnostics) bool) {
+	c.subs.mu.Lock()
+	defer c.subs.mu.Unlock()
+	for key, r := range c.subs.loaded {
+		if stale(r.pb, r.diags) {
+			delete(c.subs.loaded, key)
+		}
+	}
+}
 
 // subCache holds the sub-playbooks one load has loaded, by canonical ref,
 // so that a playbook run by many steps (or by many playbooks) is loaded
@@ -218,8 +238,11 @@ func (ld *Loader) top(ref string) *Loader {
 	top.project = ld.projectOf(ref)
 	top.subs = &subCache{loaded: map[string]subLoad{}}
 	top.task = &loadTask{}
-	if ld.Cache != nil {
+	switch {
+	case ld.Cache != nil:
 		top.subs = &ld.Cache.subs
+	case ld.Subs != nil:
+		top.subs = &ld.Subs.subs
 	}
 	return &top
 }
@@ -346,8 +369,9 @@ func (ld *Loader) readFiles(ref string) (map[string][]byte, string, bool) {
 }
 
 // Files are the files of pb and of the playbooks it runs (sub-playbooks,
-// at any depth), by absolute path, as Loader.Files takes them: all that
-// loading pb again reads from the file system. The stdlib's are left out
+// at any depth, those that do not load too), by absolute path, as
+// Loader.Files takes them: all that loading pb again reads from the file
+// system. The stdlib's are left out
 // (apl embeds them).
 func Files(pb *Playbook) (map[string][]byte, error) {
 	files := map[string][]byte{}
@@ -370,7 +394,7 @@ func Files(pb *Playbook) (map[string][]byte, error) {
 		}
 		for _, s := range pb.AllSteps() {
 			if a, ok := s.Action.(*SubPlaybook); ok {
-				if err := add(a.Playbook); err != nil {
+				if err := add(a.read); err != nil {
 					return err
 				}
 			}

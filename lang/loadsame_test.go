@@ -10,7 +10,8 @@ import (
 // TestLoadsAgree loads every stdlib playbook, every example and every
 // error fixture three ways: with nothing cached and the type checks on
 // one goroutine; with parse and sub-playbook caches and the type checks
-// shared between goroutines; and again with the caches warm. Each way
+// shared between goroutines; again with the caches warm; and with the
+// sub-playbook loads kept from the loads before (Loader.Subs). Each way
 // must report the same diagnostics, in the same order, and the same
 // graph: the caches and the parallel checks only save work.
 func TestLoadsAgree(t *testing.T) {
@@ -41,7 +42,7 @@ func TestLoadsAgree(t *testing.T) {
 		return b.String()
 	}
 	defer func(n int) { minParallelTypeChecks = n }(minParallelTypeChecks)
-	parses, subs := NewParseCache(64<<20), NewCache()
+	parses, subs, kept := NewParseCache(64<<20), NewCache(), NewCache()
 	for _, ref := range refs {
 		minParallelTypeChecks = 1 << 30
 		want := load(&Loader{Stdlib: stdlib}, ref)
@@ -50,6 +51,9 @@ func TestLoadsAgree(t *testing.T) {
 			if got := load(&Loader{Stdlib: stdlib, Parses: parses, Cache: subs}, ref); got != want {
 				t.Errorf("%s, caches %s, checks in parallel: the load reports\n%s\nwithout caches, on one goroutine\n%s", ref, round, got, want)
 			}
+		}
+		if got := load(&Loader{Stdlib: stdlib, Parses: parses, Subs: kept}, ref); got != want {
+			t.Errorf("%s, sub-playbook loads kept from earlier loads: the load reports\n%s\nwithout caches, on one goroutine\n%s", ref, got, want)
 		}
 	}
 }

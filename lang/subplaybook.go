@@ -30,6 +30,11 @@ type SubPlaybook struct {
 	Inputs    hcl.Expression
 	Mode      string
 	DeclRange hcl.Range
+
+	// read is what loading the playbook read, Playbook or, when it does
+	// not load, as much of it as was read: loading the parent again reads
+	// its files all the same (Files).
+	read *Playbook
 }
 
 func (*SubPlaybook) action()            {}
@@ -79,6 +84,7 @@ func (l *loader) decodeSubPlaybookBlock(s *Step, b *hcl.Block) (Action, hcl.Diag
 		}
 	}
 	pb, subDiags := l.loadSub(ref)
+	a.read = pb
 	if subDiags.HasErrors() {
 		detail := fmt.Sprintf("Playbook %q does not load: %s.", src, firstError(subDiags))
 		return a, append(diags, errDiag("Invalid sub-playbook", detail, at.Expr.Range()))

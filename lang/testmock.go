@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
-	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
 var mockSchema = &hcl.BodySchema{
@@ -320,7 +319,7 @@ func checkMockOutput(pb *Playbook, s *Step, v cty.Value, isAgent bool, what stri
 	switch {
 	case isAgent && pb.decodeAnswer != nil:
 		// A mock stands for the answer's JSON: what the agent would print.
-		js, err := ctyjson.Marshal(v, v.Type())
+		js, err := answerJSON(v)
 		if err != nil {
 			problem = err
 		} else {

@@ -46,18 +46,34 @@ func BenchmarkDidChangePhaseRunner(b *testing.B) {
 		}
 	})
 	b.Run("steps-1-preflight.hcl", func(b *testing.B) {
-		c, uri, text := phaseRunner(b, "steps-1-preflight.hcl")
-		at := position(text, strings.Index(string(text), `"Find the phase`)+len(`"Find`))
-		after := Position{at.Line, at.Character + 1}
-		defer reportCPU(b)()
-		for i := 0; b.Loop(); i++ {
-			if i%2 == 0 {
-				edit(b, c, uri, i+2, Range{at, at}, "s")
-			} else {
-				edit(b, c, uri, i+2, Range{at, after}, "")
-			}
-		}
+		typeAndDelete(b, "phase-runner", "steps-1-preflight.hcl", `"Find`)
 	})
+}
+
+// BenchmarkDidChangeOrchestrator measures an edit of a copy of
+// stdlib:orchestrator, which runs stdlib:phase-runner as a sub-playbook:
+// typing and deleting a letter in a description of its steps.hcl, to its
+// diagnostics published. The sub-playbook's load is kept across edits
+// (Loader.Subs), so an edit decodes the orchestrator alone.
+func BenchmarkDidChangeOrchestrator(b *testing.B) {
+	typeAndDelete(b, "orchestrator", "steps.hcl", `"The`)
+}
+
+// typeAndDelete opens file of a copy of the stdlib playbook name and, at
+// each edit, types a letter after the first occurrence of word in it or
+// deletes it again.
+func typeAndDelete(b *testing.B, name, file, word string) {
+	c, uri, text := openStdlibCopy(b, name, file)
+	at := position(text, strings.Index(string(text), word)+len(word))
+	after := Position{at.Line, at.Character + 1}
+	defer reportCPU(b)()
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			edit(b, c, uri, i+2, Range{at, at}, "s")
+		} else {
+			edit(b, c, uri, i+2, Range{at, after}, "")
+		}
+	}
 }
 
 // BenchmarkOpen100Playbooks opens 100 copies of stdlib:phase-runner, each
@@ -71,9 +87,9 @@ func BenchmarkOpen100Playbooks(b *testing.B) {
 	if m, err := strconv.Atoi(os.Getenv("APL_BENCH_ITEMS")); err == nil && m > 0 {
 		n = min(n, m)
 	}
-	root := copyPhaseRunner(b, n)
+	root := copyStdlib(b, "phase-runner", n)
 	for b.Loop() {
-		c := newClient(b, Options{Loader: aplLoader(root)})
+		c := newClient(b, Options{Loader: aplLoader(root), HeapHeadroom: HeapHeadroom})
 		c.request("initialize", map[string]any{})
 		var before runtime.MemStats
 		runtime.GC()
@@ -97,22 +113,29 @@ func BenchmarkOpen100Playbooks(b *testing.B) {
 	}
 }
 
-// copyPhaseRunner copies stdlib:phase-runner into a new project: into
-// phase-runner, or for n > 0 into n directories pb000, pb001, ….
-func copyPhaseRunner(b *testing.B, n int) string {
+// copyStdlib copies the stdlib playbook name into a new project: into a
+// directory of its name, or for n > 0 into n directories pb000, pb001, ….
+func copyStdlib(b testing.TB, name string, n int) string {
 	root, err := filepath.EvalSymlinks(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	dirs := []string{"phase-runner"}
+	dirs := []string{name}
 	if n > 0 {
 		dirs = nil
 		for i := range n {
 			dirs = append(dirs, fmt.Sprintf("pb%03d", i))
 		}
 	}
+	copyStdlibTo(b, root, name, dirs...)
+	return root
+}
+
+// copyStdlibTo copies the files of the stdlib playbook name into each of
+// dirs below root.
+func copyStdlibTo(b testing.TB, root, name string, dirs ...string) {
 	fsys := stdlib.FS()
-	err = fs.WalkDir(fsys, "phase-runner", func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(fsys, name, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -121,7 +144,7 @@ func copyPhaseRunner(b *testing.B, n int) string {
 			return err
 		}
 		for _, dir := range dirs {
-			out := filepath.Join(root, dir, filepath.FromSlash(strings.TrimPrefix(p, "phase-runner/")))
+			out := filepath.Join(root, dir, filepath.FromSlash(strings.TrimPrefix(p, name+"/")))
 			os.MkdirAll(filepath.Dir(out), 0o755)
 			if err := os.WriteFile(out, src, 0o644); err != nil {
 				return err
@@ -132,7 +155,6 @@ func copyPhaseRunner(b *testing.B, n int) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return root
 }
 
 // reportCPU, deferred, reports the CPU time the process used per edit,
@@ -149,13 +171,19 @@ func reportCPU(b *testing.B) func() {
 // phaseRunner copies stdlib:phase-runner into a project, starts a server
 // and opens file of it, checking that it has no diagnostics.
 func phaseRunner(b *testing.B, file string) (*client, string, []byte) {
-	root := copyPhaseRunner(b, 0)
-	path := filepath.Join(root, "phase-runner", file)
+	return openStdlibCopy(b, "phase-runner", file)
+}
+
+// openStdlibCopy copies the stdlib playbook name into a project, starts
+// a server and opens file of it, checking that it has no diagnostics.
+func openStdlibCopy(b *testing.B, name, file string) (*client, string, []byte) {
+	root := copyStdlib(b, name, 0)
+	path := filepath.Join(root, name, file)
 	text, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := newClient(b, Options{Loader: aplLoader(root)})
+	c := newClient(b, Options{Loader: aplLoader(root), HeapHeadroom: HeapHeadroom})
 	c.request("initialize", map[string]any{})
 	uri := pathURI(path)
 	open(c, uri, string(text))

@@ -1,5 +1,7 @@
 package lsp
 
+import "github.com/apl-lang/apl/lang"
+
 // maxBooks is how many playbooks the server keeps loaded. A loaded
 // stdlib:phase-runner holds about 2 MB; the parse cache, bounded apart,
 // keeps the trees of the files of those put away.
@@ -29,7 +31,7 @@ func (s *Server) put(b *book) {
 				oldest = o
 			}
 		}
-		oldest.pb, oldest.srcs = nil, nil
+		oldest.pb, oldest.srcs, oldest.loader = nil, nil, lang.Loader{}
 	}
 }
 

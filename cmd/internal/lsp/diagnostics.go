@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -331,6 +332,7 @@ func (s *Server) load(ref string) *book {
 	ld := s.opts.Loader
 	ld.Cache = nil
 	ld.Parses = s.parses
+	ld.Subs = s.subs
 	// The directories the load reads: the playbook's, and those the last
 	// load of it read. One it reads now that holds an open file and was
 	// not given whole loads it again.
@@ -348,6 +350,7 @@ func (s *Server) load(ref string) *book {
 	deps := map[string]bool{ref: true}
 	for again := true; again; {
 		ld.Files = s.overlay(dirs)
+		s.keptSubs()
 		pb, diags = ld.Load(ref)
 		files, _ := lang.Files(pb)
 		again = false
@@ -364,29 +367,59 @@ func (s *Server) load(ref string) *book {
 		b.srcs[n] = src
 	}
 	b.diagnostics = s.lspDiagnostics(b, diags)
-	if !diags.HasErrors() {
-		// Test files are checked against a playbook that loads.
-		tests, _ := ld.TestFiles(ref)
-		if tests == nil {
-			tests = map[string][]byte{}
-		}
-		for _, d := range s.docs {
-			if s.testsOf(ref, d.path) {
-				tests[d.path] = d.text
-			}
-		}
-		for n, src := range tests {
-			b.srcs[n] = src
-			b.tests = append(b.tests, n)
-			b.deps[n] = true
-		}
-		slices.Sort(b.tests)
-		b.testsDue = len(tests) > 0
+	// Test files are checked against a playbook that loads; they are
+	// read with their check (loadTests), after the load's diagnostics are
+	// published.
+	if b.testsDue = !diags.HasErrors(); b.testsDue {
+		b.loader = ld
 	}
 	return b
 }
 
-// loadTests checks the test files of b against its playbook.
+// maxSubs bounds the sub-playbook loads the server keeps, as maxBooks
+// bounds the playbooks: a kept stdlib:phase-runner holds about 2 MB.
+const maxSubs = 16
+
+// keptSubs forgets the kept sub-playbook loads that loading again might
+// change: one with errors (a missing file may since have appeared), one
+// a file of which (its own, its prompt files', its upstreams', its
+// sub-playbooks') now reads otherwise in the editor or on disk, one a
+// directory of which now holds other playbook files; and all of them
+// beyond maxSubs. The stdlib's files never change.
+func (s *Server) keptSubs() {
+	n := 0
+	s.subs.Forget(func(pb *lang.Playbook, diags hcl.Diagnostics) bool {
+		n++
+		return n > maxSubs || diags.HasErrors() || s.changedSince(pb)
+	})
+}
+
+// changedSince reports whether a file pb was loaded from reads otherwise
+// now, or a directory of its playbook files holds others.
+func (s *Server) changedSince(pb *lang.Playbook) bool {
+	files, err := lang.Files(pb)
+	if err != nil {
+		return true
+	}
+	dirs := map[string]int{}
+	for p, src := range files {
+		if now, ok := s.text(p); !ok || !bytes.Equal(now, src) {
+			return true
+		}
+		if isHCL(p) && !isTestFile(p) {
+			dirs[filepath.Dir(p)]++
+		}
+	}
+	for dir, n := range dirs {
+		if len(s.hclFiles(dir)) != n {
+			return true
+		}
+	}
+	return false
+}
+
+// loadTests reads the test files of b, the editor's buffers over the
+// disk, and checks them against its playbook.
 func (s *Server) loadTests(b *book) {
 	if b.pb == nil {
 		return // put away since: its tests are checked when it is loaded again
@@ -396,9 +429,25 @@ func (s *Server) loadTests(b *book) {
 		return
 	}
 	b.testsDue = false
-	tests := map[string][]byte{}
-	for _, n := range b.tests {
-		tests[n] = b.srcs[n]
+	ld := b.loader
+	b.loader = lang.Loader{} // it holds the buffers as they were
+	tests, _ := ld.TestFiles(b.ref)
+	if tests == nil {
+		tests = map[string][]byte{}
+	}
+	for _, d := range s.docs {
+		if s.testsOf(b.ref, d.path) {
+			tests[d.path] = d.text
+		}
+	}
+	for n, src := range tests {
+		b.srcs[n] = src
+		b.tests = append(b.tests, n)
+		b.deps[n] = true
+	}
+	slices.Sort(b.tests)
+	if len(tests) == 0 {
+		return
 	}
 	_, diags := lang.LoadTests(b.pb, tests)
 	b.testDiagnostics = s.lspDiagnostics(b, diags)

@@ -13,9 +13,10 @@
 // cache directory, so that go to definition can open its files.
 //
 // Loads reuse the parse of every file that did not change (a
-// lang.ParseCache), and at most maxBooks playbooks stay loaded, so that an
-// edit costs one load of one playbook with one file parsed, and memory
-// stays bounded however many playbooks are open.
+// lang.ParseCache) and the load of every sub-playbook none of whose files
+// changed (lang.Loader.Subs), and at most maxBooks playbooks stay loaded,
+// so that an edit costs one decode of one playbook with one file parsed,
+// and memory stays bounded however many playbooks are open.
 //
 // The protocol is written by hand rather than taken from a library: the
 // Go LSP libraries on the module proxy are stale (go.lsp.dev/protocol's

@@ -27,6 +27,11 @@ type Options struct {
 	// go to definition to open them; empty: apl's directory in the user's
 	// cache directory.
 	StdlibDir string
+	// HeapHeadroom, when positive, is how much the heap may grow by
+	// between garbage collections at least, for as long as Serve runs
+	// (apl lsp: the constant HeapHeadroom); 0 leaves the collector's
+	// pace alone.
+	HeapHeadroom int64
 }
 
 // A Server serves one client. It handles one message at a time, in the
@@ -51,7 +56,11 @@ type Server struct {
 	// parses keeps parsed files across loads: an edit parses the file
 	// edited, not the playbook's others, its upstreams' or its tests.
 	parses *lang.ParseCache
-	tick   uint64 // counts uses of books
+	// subs keeps the loads of sub-playbooks across loads, until a file
+	// they read changes (keptSubs): an edit of a playbook that runs
+	// stdlib:phase-runner decodes the playbook, not phase-runner too.
+	subs *lang.Cache
+	tick uint64 // counts uses of books
 	// projects are the projects of directories (project).
 	projects map[string]*lang.Project
 	// stdlibOut is where the stdlib was written out, once it was
@@ -99,8 +108,10 @@ type book struct {
 	// diagnostics are the load's, by URI; testDiagnostics its test
 	// files'.
 	diagnostics, testDiagnostics map[string][]Diagnostic
-	// testsDue says the test files are not checked yet.
+	// testsDue says the test files are not read and checked yet, by
+	// loader, the load's.
 	testsDue bool
+	loader   lang.Loader
 	// deps are the files the load read, by absolute path: a change to
 	// one of them loads the playbook again.
 	deps map[string]bool
@@ -113,7 +124,7 @@ func NewServer(opts Options) *Server {
 		opts.Log = io.Discard
 	}
 	return &Server{opts: opts, docs: map[string]*document{}, byPath: map[string]*document{}, projects: map[string]*lang.Project{}, books: map[string]*book{}, declares: map[uint64]bool{}, published: map[string]string{},
-		parses: lang.NewParseCache(parseCacheBytes)}
+		parses: lang.NewParseCache(parseCacheBytes), subs: lang.NewCache()}
 }
 
 // errExit ends Serve after the client's exit notification.
@@ -126,6 +137,10 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	s.out = &writer{w: w}
 	br := bufio.NewReaderSize(r, 64<<10)
 	s.in = br
+	if s.opts.HeapHeadroom > 0 {
+		defer debug.SetGCPercent(debug.SetGCPercent(100)) // as it was once Serve returns
+		s.paceGC()
+	}
 	for {
 		m, err := readMessage(br)
 		var rerr *rpcError
@@ -139,7 +154,9 @@ func (s *Server) Serve(r io.Reader, w io.Writer) error {
 		case err != nil:
 			return err
 		}
-		if err := s.handle(m); err == errExit {
+		err = s.handle(m)
+		s.paceGC()
+		if err == errExit {
 			if s.shutdown {
 				return nil
 			}
