@@ -291,10 +291,11 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		events.Event(interp.Event{Type: interp.EventLog, Message: fmt.Sprintf(
 			"run %s works in the checkout of %s, %s", in.RunID, in.Home, env)})
 	}
+	re := &runEngine{engine: e, acts: acts, funcs: acts.funcs(), drivers: drivers, events: events, in: in, path: &path, state: state}
 	opts := interp.Options{
 		Workdir: in.Home.Workdir, RunsDir: tmp, RunID: in.RunID, Inputs: inputs, Mode: in.Mode,
 		AgentCommand: in.AgentCommand, NoSync: true,
-		Engine: &runEngine{engine: e, acts: acts, funcs: acts.funcs(), drivers: drivers, events: events, in: in, path: &path, state: state},
+		Engine: re,
 		Observer: interp.ObserverFunc(func(ev interp.Event) {
 			if !k.quiet(ev) {
 				path.Event(ev)
@@ -310,6 +311,9 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	} else {
 		res, err = interp.Start(stop(e), pb, in.Ref, opts)
 	}
+	// A sub-run's trip signalled after the walk's last look is taken: it
+	// changes nothing now (the sub-run's result told it too).
+	re.TrippedBelow()
 	if k != nil && k.interrupted && ctx.Err() == nil && errors.Is(err, interp.ErrInterrupted) {
 		return RunOutput{}, w.continueAsNew(ctx, in, k, path.Ends, events.first+len(events.events), rdir.dir)
 	}

@@ -320,31 +320,10 @@ func InterruptOn(rec *Events, at string, interrupt func()) interp.Observer {
 // on engine.
 func CheckNothingAfter(t *testing.T, engine string, evs []interp.Event, calls []string, e Ending, p Place) {
 	t.Helper()
-	checkNothingAfter(t, engine, evs, calls, e, p, false)
-}
-
-// CheckNothingAfterRemote is CheckNothingAfter for an engine that runs a
-// sub-playbook as a run of its own (Temporal's child workflow), whose
-// events reach the client as they happen. There the parent's walk learns
-// of the sub-run's end from its result, when the step that runs it ends,
-// and decides the run's end then: that step's end, not the trigger's
-// inside the sub-run, is when nothing more may start.
-func CheckNothingAfterRemote(t *testing.T, engine string, evs []interp.Event, calls []string, e Ending, p Place) {
-	t.Helper()
-	checkNothingAfter(t, engine, evs, calls, e, p, true)
-}
-
-func checkNothingAfter(t *testing.T, engine string, evs []interp.Event, calls []string, e Ending, p Place, remote bool) {
-	t.Helper()
 	ended := -1 // the event of the trigger's end
 	for i, ev := range evs {
 		last := ev.Step[strings.LastIndex(ev.Step, "/")+1:]
 		decides := strings.HasSuffix(ev.Step, "trigger")
-		if remote && strings.HasPrefix(p.Name, "sub-playbook") {
-			// The sub-run's own events do not decide; the end of the
-			// parent's step that runs it does.
-			decides = ev.Step == "phase"
-		}
 		if last == "after" && ev.Type == interp.EventStepStarted {
 			t.Errorf("%s: step %s started after the trigger's frame ended (item %q)", engine, ev.Step, ev.Item)
 		}
