@@ -189,16 +189,12 @@ func sameRuns(t *testing.T, ref string, local, remote ran, timed ...string) {
 }
 
 // The examples/ playbooks run on Temporal as they do locally, with their
-// example agents (issue 15), and so does testdata/phase-gates, a short
-// phase runner whose agent script steers it down every branch of its
-// gates without a git repository.
+// example agents (issue 15). The phase-gates fork, which works in a git
+// project, is run through apl processes (cmd/apl's
+// TestTemporalSameAsLocal).
 func TestExamplesSameAsLocal(t *testing.T) {
 	c := server(t)
 	startWorker(t, c, "examples", t.TempDir())
-	phaseGates, err := filepath.Abs("testdata/phase-gates/agent.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
 	type example struct {
 		name, dir, skip string
 		opts            interp.Options
@@ -206,16 +202,6 @@ func TestExamplesSameAsLocal(t *testing.T) {
 		// driver (the claude CLI, an OpenAI-compatible server) does not
 		// run.
 		cassette string
-	}
-	// phase-gates: every scenario of its agent, the quality mode and a
-	// plan that exists already.
-	scenarios, err := filepath.Glob("testdata/phase-gates/scenarios/*")
-	if err != nil || len(scenarios) == 0 {
-		t.Fatalf("no phase-gates scenarios (%v)", err)
-	}
-	gates := func(scenario string) interp.Options {
-		return interp.Options{Inputs: map[string]cty.Value{"phase_id": cty.StringVal("6.3")},
-			AgentCommand: []string{"env", "SCENARIO=" + scenario, "bash", phaseGates}}
 	}
 	conductorAgent, err := filepath.Abs("../../examples/conductor/agent.sh")
 	if err != nil {
@@ -230,36 +216,19 @@ func TestExamplesSameAsLocal(t *testing.T) {
 			Inputs:       map[string]cty.Value{"tasks_file": cty.StringVal(tasks)},
 			AgentCommand: []string{"bash", conductorAgent}, Answers: map[string]string{"escalate[T3]": answer}}}
 	}
-	var tests []example
-	for _, s := range scenarios {
-		sc := filepath.Base(s)
-		if sc == "default" { // the answers the other scenarios fall back to
-			continue
-		}
-		tests = append(tests, example{name: "phase-gates/" + sc, dir: "phase-gates", opts: gates(sc)})
-	}
-	quality := gates("pass")
-	quality.Mode = "quality"
-	existing := gates("pass")
-	existing.Inputs["existing_plan"] = cty.True
-	tests = append(tests,
-		example{name: "phase-gates/pass/quality", dir: "phase-gates", opts: quality},
-		example{name: "phase-gates/pass/existing_plan", dir: "phase-gates", opts: existing},
+	tests := []example{
 		// The conductor escalates T3's high-severity rejection to a
 		// person: skipped, or retried until it is escalated twice.
 		conductor("skip"), conductor("retry"),
-		example{name: "claude-code", dir: "claude-code", cassette: "cassette.jsonl"},
-		example{name: "local-openai", dir: "local-openai", cassette: "cassette.jsonl"},
-	)
+		{name: "claude-code", dir: "claude-code", cassette: "cassette.jsonl"},
+		{name: "local-openai", dir: "local-openai", cassette: "cassette.jsonl"},
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.skip != "" {
 				t.Skip(tt.skip)
 			}
 			ref := filepath.Join("../../examples", tt.dir)
-			if strings.HasPrefix(tt.name, "phase-gates/") {
-				ref = filepath.Join("testdata", tt.dir)
-			}
 			pb, diags := loader().Load(ref)
 			if diags.HasErrors() {
 				t.Fatal(diags)
@@ -316,17 +285,13 @@ func untimed(t *testing.T, out string, timed []string) string {
 }
 
 // gitProject is a project directory that is a git repository with one
-// commit of files (by path), as the phase runner's git calls need.
-func gitProject(t *testing.T, files map[string]string) string {
+// commit of the files of testdata/projects/PROJECT (none for "").
+func gitProject(t *testing.T, project string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for name, src := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
+	if project != "" {
+		if out, err := exec.Command("cp", "-R", filepath.Join("testdata", "projects", project)+"/.", dir).CombinedOutput(); err != nil {
+			t.Fatalf("cp: %v\n%s", err, out)
 		}
 	}
 	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=apl", "-c", "user.email=apl@example.com", "commit", "-q", "--allow-empty", "-m", "start"}} {
@@ -362,22 +327,14 @@ func TestStdlibSameAsLocal(t *testing.T) {
 	}
 	riskTimed := []string{"total_time_seconds", "run_id", "report", "started_at", "ended_at"}
 	phase := map[string]cty.Value{"phase_id": cty.StringVal("6.3"), "phase_name": cty.StringVal("config loader")}
-	roadmap := map[string]string{".planning/ROADMAP.md": "# Roadmap\n\n## Phase 1: setup\n**Goal:** set up the project\n- README exists -- verified by: `test -f README.md`\n\n" +
-		"## Phase 2: build\n**Depends on:** Phase 1\n\n## Phase 3: docs\n**Depends on:** Phase 2\n"}
-	// stdlib/playbooks/conductor/tests/approval.hcl's tasks.
-	conductorTasks := map[string]string{"docs/tasks.json": `{"tasks": [
-  {"id": "T1", "title": "Create user model", "status": "pending", "model": "haiku", "blocked_by": [], "test_file": "tests/user.test.ts", "acceptance_criteria": [{"id": "AC-1", "criterion": "a user has an email"}]},
-  {"id": "T2", "title": "Auth service", "status": "pending", "model": "sonnet", "blocked_by": ["T1"], "acceptance_criteria": [{"id": "AC-2", "criterion": "login works"}]},
-  {"id": "T3", "title": "Login endpoint", "status": "pending", "model": "opus", "blocked_by": ["T2"], "acceptance_criteria": [{"id": "AC-3", "criterion": "POST /login"}]}
-]}`}
 	tests := []struct {
 		name, ref, skip string
 		opts            interp.Options
 		timed           []string
-		// files are the project's files, in both projects; docs is the
-		// directory of the documents, compared after the runs.
-		files map[string]string
-		docs  string
+		// project is the project's files, in both projects (a directory
+		// of testdata/projects); docs is the directory of the documents,
+		// compared after the runs.
+		project, docs string
 	}{
 		{name: "phase-runner", ref: "stdlib:phase-runner", timed: []string{"verification_duration_seconds"},
 			opts: interp.Options{Inputs: phase, AgentCommand: agent("phase-runner")}},
@@ -396,12 +353,12 @@ func TestStdlibSameAsLocal(t *testing.T) {
 				"task": cty.StringVal("Fix typo in README.md"), "gate_commands": cty.ListVal([]cty.Value{cty.StringVal("exit 3")})}}},
 		// Three tasks in a row, every review approves (no ask step is
 		// reached); state.json on the worker.
-		{name: "conductor", ref: "stdlib:conductor", files: conductorTasks, docs: "state.json", timed: []string{"completed_at"},
+		{name: "conductor", ref: "stdlib:conductor", project: "conductor", docs: "state.json", timed: []string{"completed_at"},
 			opts: interp.Options{AgentCommand: agent("conductor")}},
 		// Three phases in a row, each a child workflow running
 		// stdlib:phase-runner; .autopilot/state.json and its archive on
 		// the worker.
-		{name: "orchestrator", ref: "stdlib:orchestrator", files: roadmap, docs: ".autopilot",
+		{name: "orchestrator", ref: "stdlib:orchestrator", project: "orchestrator", docs: ".autopilot",
 			timed: []string{"run_id", "timestamp", "duration_minutes"},
 			opts:  interp.Options{AgentCommand: agent("phase-runner")}},
 	}
@@ -411,13 +368,13 @@ func TestStdlibSameAsLocal(t *testing.T) {
 				t.Skip(tt.skip)
 			}
 			queue := fmt.Sprintf("stdlib-%d", i)
-			worker := gitProject(t, tt.files)
+			worker := gitProject(t, tt.project)
 			startWorker(t, c, queue, worker)
 			pb, diags := loader().Load(tt.ref)
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			tt.opts.Workdir = gitProject(t, tt.files)
+			tt.opts.Workdir = gitProject(t, tt.project)
 			tt.opts.RunID = fmt.Sprintf("stdlib-%d-%d", i, time.Now().UnixNano())
 			sameAsLocal(t, c, queue, pb, tt.ref, tt.opts, tt.timed...)
 			if tt.docs != "" {
