@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -42,7 +43,8 @@ type sameCase struct {
 // --json on the local engine, then with --engine temporal against an apl
 // worker process in a checkout of its own, on the real server in its own
 // process, and compares what a user sees: the output, the exit code, the
-// status and the path (apl show --json), and the project's commits.
+// status and the path (apl show --json), and the project's commits and
+// files.
 // Commit dates are fixed, so the same work gives the same commit ids.
 func TestTemporalSameAsLocal(t *testing.T) {
 	if testing.Short() {
@@ -229,6 +231,11 @@ func (h *sameHarness) compare(t *testing.T, c sameCase) {
 		if lg != rg {
 			t.Errorf("commits:\nlocal\n%s\nworker\n%s", lg, rg)
 		}
+		// The documents, post-mortems and logs the run wrote, by name:
+		// in the worker's checkout, all of them.
+		if lf, rf := checkoutFiles(t, local), checkoutFiles(t, checkout); !slices.Equal(lf, rf) {
+			t.Errorf("files:\nlocal  %q\nworker %q", lf, rf)
+		}
 	}
 	t.Logf("exit %d, %s, %d steps", r.code, r.status, len(r.path))
 }
@@ -397,6 +404,32 @@ func itemsInOrder(path []string) []string {
 	}
 	slices.Sort(items)
 	return append(top, items...)
+}
+
+// checkoutFiles are the files in a project, by path (a fresh id in one
+// as "ID"), but for git's and apl's own.
+var freshID = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+func checkoutFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == ".apl") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, freshID.ReplaceAllString(rel, "ID"))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // firstVisits is path with each step once, where it came first.
