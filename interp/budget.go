@@ -47,8 +47,10 @@ type budget struct {
 	// outerTrip is, on a run's own level, the first trip of a cap of a
 	// run above it that it met (Result.CapTrip).
 	outerTrip *trip
-	outer     *budget
-	l         *ledger
+	// relayed is set once outerTrip was told to the run above (CapRelay).
+	relayed bool
+	outer   *budget
+	l       *ledger
 }
 
 // ledger is what the budgets of one tree of runs in this process share:
@@ -261,10 +263,65 @@ func (r *run) stopped() *trip {
 	if t := r.budget().stopped(); t != nil {
 		return t
 	}
+	if t := r.trippedBelow(); t != nil {
+		return t
+	}
 	if b := r.st.Breaker; b.State == BreakerOpen {
 		return breakerTrip(b.Reason)
 	}
 	return nil
+}
+
+// CapRelay is an Engine whose sub-runs run apart from the run that runs
+// them (a child workflow), each held to a copy of what that run leaves it
+// of its caps (SubRun.Caps), where a local sub-run spends from its
+// parent's budget as it goes. A sub-run that trips one of those caps
+// tells the run above at once (TripAbove), before the end of the step
+// that tripped is told; that run reads what its sub-runs told
+// (TrippedBelow) whenever it decides whether anything may start
+// (run.stopped). So, as locally, nothing starts anywhere in the run after
+// the trip, before the sub-run's result arrives.
+type CapRelay interface {
+	// TripAbove tells the run above of trip msg (Result.CapTrip); it
+	// returns once that run has it.
+	TripAbove(msg string)
+	// TrippedBelow is the first trip a sub-run told; "" for none.
+	TrippedBelow() string
+}
+
+// trippedBelow closes the run's budget for a cap a sub-run on the engine
+// tripped and told (CapRelay), and returns the trip.
+func (r *run) trippedBelow() *trip {
+	rl, ok := r.opts.Engine.(CapRelay)
+	if !ok {
+		return nil
+	}
+	msg := rl.TrippedBelow()
+	if msg == "" {
+		return nil
+	}
+	r.budget().close(&trip{msg, agent.KindBudget})
+	return r.budget().stopped()
+}
+
+// relayTrip tells the run above, once, of a cap of its that this run
+// tripped (CapRelay).
+func (r *run) relayTrip() {
+	rl, ok := r.opts.Engine.(CapRelay)
+	if !ok {
+		return
+	}
+	b := r.budget()
+	b.l.mu.Lock()
+	t := b.outerTrip
+	if b.relayed {
+		t = nil
+	}
+	b.relayed = b.relayed || t != nil
+	b.l.mu.Unlock()
+	if t != nil {
+		r.host.block(func() { rl.TripAbove(t.msg) })
+	}
 }
 
 // admit decides whether a call of step s that may spend est starts (a

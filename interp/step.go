@@ -137,6 +137,7 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 		if o.reason == "" {
 			o = r.tripped(f, s, o.trip, s.Name)
 		}
+		r.relayTrip()
 		o.next = s.Name
 		rec.Status = StepFailed
 		rec.Error, rec.ErrorKind = o.reason, o.errorKind

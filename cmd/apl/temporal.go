@@ -260,7 +260,14 @@ func (c *workerCmd) Run(e *env) error {
 	if c.MaxSteps < 0 {
 		return exitWith(exitUsage, fmt.Errorf("--max-steps %d: want a number of steps, 1 or more", c.MaxSteps))
 	}
-	cfg := temporal.Config{Loader: e.loader, Workdir: c.Workdir, BlobDir: c.BlobDir, Name: c.Name,
+	if c.ContinueAfter < 0 {
+		return exitWith(exitUsage, fmt.Errorf("--continue-after %d: want a number of events, or 0 for never", c.ContinueAfter))
+	}
+	continueAfter := c.ContinueAfter
+	if continueAfter == 0 {
+		continueAfter = -1 // never
+	}
+	cfg := temporal.Config{Loader: e.loader, Workdir: c.Workdir, BlobDir: c.BlobDir, Name: c.Name, ContinueAfter: continueAfter,
 		Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, "apl worker: "+format+"\n", args...) }}
 	// Refused before connecting: a worker in a checkout that is not there
 	// would take runs and fail them.

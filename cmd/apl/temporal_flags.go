@@ -39,6 +39,7 @@ type workerCmd struct {
 	StopTimeout     time.Duration `name:"stop-timeout" placeholder:"DURATION" default:"30s" help:"On SIGTERM or Ctrl-C, how long the steps in flight may take to finish before they are stopped and handed back, to run again when this worker serves again (default: ${default})."`
 	BlobDir         string        `name:"blob-dir" placeholder:"DIR" help:"The blob store the workers share, for step results too large for the history (default: WORKDIR/.apl/blobs)."`
 	MaxSteps        int           `name:"max-steps" placeholder:"N" help:"At most N steps (commands, agent calls, builtin calls) at once on this worker; the others wait for this or another worker (default: Temporal's, 1000)."`
+	ContinueAfter   int           `name:"continue-after" placeholder:"N" default:"10000" env:"APL_CONTINUE_AFTER" help:"A run's workflow that this worker walks continues as new once its history holds N events: it lets the steps under way land, and the next execution resumes the run from its state, which goes through --blob-dir (share it between the workers). Temporal ends a workflow at 51,200 events. Lower it to see a run continue; 0: never (default: ${default})."`
 }
 
 // cancelCmd stops a run on Temporal.

@@ -115,3 +115,90 @@ output { tokens = run.tokens }
 		}
 	}
 }
+
+// A sub-run on Temporal that trips a cap of its parent's stops the
+// parent at once, as a local sub-run does: no item of the parent's
+// for_each starts after the trip, though the sub-run's result comes a
+// second later (its finally step lingers). Before, the parent learned of
+// the trip from that result, and went on starting items until it came.
+func TestSubRunTripStopsParentAtOnce(t *testing.T) {
+	c := server(t)
+	startWorker(t, c, "trip", t.TempDir())
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log")
+	os.MkdirAll(filepath.Join(dir, "child"), 0o755)
+	// The second call does not fit in what the parent leaves: the trip.
+	os.WriteFile(filepath.Join(dir, "child", "main.hcl"), []byte(`playbook "child" {}
+`+priced+`
+step "spend" {
+  for_each    = "[1, 2]"
+  concurrency = 1
+  step "call" { agent "a" { prompt = "Spend." } }
+}
+finally {
+  step "linger" { shell { command = ["sh", "-c", "echo tripped >> `+log+`; sleep 1"] } }
+}
+`), 0o644)
+	items := make([]string, 40)
+	for i := range items {
+		items[i] = fmt.Sprint(i)
+	}
+	ref := filepath.Join(dir, "parent.hcl")
+	os.WriteFile(ref, []byte(`playbook "p" {}
+`+priced+`
+limits { max_tokens = 1500 }
+step "items" {
+  for_each    = "[`+strings.Join(items, ", ")+`]"
+  concurrency = 2
+  step "phase" {
+    when = "item == 1"
+    playbook { source = "child" }
+  }
+  step "work" {
+    when = "item != 1"
+    shell { command = ["sh", "-c", "echo item >> `+log+`"] }
+  }
+}
+`), 0o644)
+	pb, diags := loader().Load(ref)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	// after is how many items started after the trip, by the log.
+	after := func() int {
+		data, err := os.ReadFile(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(log)
+		_, rest, ok := strings.Cut(string(data), "tripped\n")
+		if !ok {
+			t.Fatalf("the sub-run did not trip: %s", data)
+		}
+		return strings.Count(rest, "item")
+	}
+	local, err := interp.Start(context.Background(), pb, ref, interp.Options{Workdir: t.TempDir(), NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := after(); n != 0 {
+		t.Errorf("local: %d item(s) started after the trip", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	remote, _, err := Run(ctx, c, "trip", pb, ref, interp.Options{RunID: "trip-at-once"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := after(); n != 0 {
+		t.Errorf("Temporal: %d item(s) started after the trip", n)
+	}
+	for engine, res := range map[string]*interp.Result{"local": local, "Temporal": remote} {
+		if res.Status != interp.StatusFailed || res.Recommendation != "halt" || !strings.Contains(res.Reason, "limits.max_tokens") {
+			t.Errorf("%s: ended %s (%q): %s", engine, res.Status, res.Recommendation, res.Reason)
+		}
+	}
+	if local.Reason != remote.Reason {
+		t.Errorf("reason: local %q, Temporal %q", local.Reason, remote.Reason)
+	}
+}

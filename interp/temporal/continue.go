@@ -33,8 +33,25 @@ import (
 // before it read; the last one's stays, for the replays that answer
 // queries of the run once it ended.
 
-// continueVersion marks the workflows that continue as new.
-const continueVersion = "apl.continue"
+// continueVersion marks the workflows that continue as new;
+// continueAfterVersion those that keep, in their history, how many events
+// their worker let them hold (Config.ContinueAfter, apl worker
+// --continue-after): a replay on a worker set otherwise takes the same
+// path.
+const (
+	continueVersion      = "apl.continue"
+	continueAfterVersion = "apl.continue-after"
+)
+
+// continueAfter is how many events this execution's history may hold
+// before it continues as new; 0: it never does.
+func continueAfter(ctx workflow.Context, cfg Config) int {
+	after := max(cfg.ContinueAfter, 0)
+	if workflow.GetVersion(ctx, continueAfterVersion, workflow.DefaultVersion, 1) == 1 {
+		workflow.SideEffect(ctx, func(workflow.Context) any { return after }).Get(&after)
+	}
+	return after
+}
 
 // defaultMaxPending is Config.MaxPending's default: Temporal refuses a
 // workflow more than 2,000 pending activities, and as many child
@@ -66,11 +83,19 @@ type continuation struct {
 	// Path is the run's path so far (RunOutput.Path).
 	Path []string
 	// Outputs are the run directory's files the state names
-	// (interp.OutputFiles).
+	// (interp.OutputFiles), and its artifacts.
 	Outputs map[string][]byte
-	// Current is the main step under way when the run was interrupted:
-	// the new execution does not report its start again.
-	Current string
+	// Current is the main step under way when the run was interrupted
+	// (a continuation of an apl before Open).
+	Current string `json:",omitempty"`
+	// Open are the steps and items whose start the run's client was told
+	// and whose end not (openKey): the new execution starts them again,
+	// and does not report those starts.
+	Open []string `json:",omitempty"`
+	// Events are the last events of the run's event log (eventsKept at
+	// most), which a client may not have read yet: the new execution's
+	// log goes on from them.
+	Events []interp.Event `json:",omitempty"`
 }
 
 // continuing is a workflow's way to its next execution.
@@ -86,12 +111,17 @@ type continuing struct {
 	inflight                        int
 	st                              *interp.State
 	interrupt                       func()
-	// resumed: this execution resumes a run that continued as new;
-	// restarted is the main step it restarts, whose start its client saw
-	// already.
-	resumed   bool
-	restarted string
+	// resumed: this execution resumes a run that continued as new.
+	resumed bool
+	// open are the steps and items started and not ended (openKey);
+	// restarted those of the execution before, which this one starts
+	// again without reporting it.
+	open, restarted map[string]bool
 }
+
+// openKey names the start of a step (or of an item, with kind
+// EventItemStarted), as continuing.open holds it.
+func openKey(kind, step, item string) string { return kind + "\x00" + step + "\x00" + item }
 
 // admit waits, before an action or sub-run starts, while the workflow
 // drains or Config.MaxPending others are under way, and counts it under
@@ -147,7 +177,7 @@ func (e *runEngine) KeepState(st *interp.State) {
 
 // continueAsNew is the error that ends this execution and starts the
 // next with in, the run's state in the blob store.
-func (w *runner) continueAsNew(ctx workflow.Context, in RunInput, k *continuing, path []string, events int, rundir string) error {
+func (w *runner) continueAsNew(ctx workflow.Context, in RunInput, k *continuing, path []string, log *eventLog, rundir string) error {
 	if k.st == nil {
 		return errors.New("internal error: continuing a run whose state was not kept")
 	}
@@ -160,9 +190,18 @@ func (w *runner) continueAsNew(ctx workflow.Context, in RunInput, k *continuing,
 		return err
 	}
 	cn := continuation{State: data, Path: path}
-	if rec := st.Steps[st.Meta.CurrentStep]; rec != nil && rec.Status == interp.StepRunning {
-		cn.Current = st.Meta.CurrentStep
+	// Those this execution was to start again and did not are open
+	// still.
+	for key := range k.open {
+		cn.Open = append(cn.Open, key)
 	}
+	for key := range k.restarted {
+		if !k.open[key] {
+			cn.Open = append(cn.Open, key)
+		}
+	}
+	slices.Sort(cn.Open)
+	cn.Events = log.events
 	for _, name := range interp.OutputFiles(&st) {
 		b, err := os.ReadFile(filepath.Join(rundir, name))
 		if err != nil {
@@ -173,17 +212,32 @@ func (w *runner) continueAsNew(ctx workflow.Context, in RunInput, k *continuing,
 		}
 		cn.Outputs[name] = b
 	}
+	// The artifacts of the executions so far go on with the run, up to
+	// runDirMax in all: apl logs finds them in the last one's directory.
+	if rd, err := readRunDir(rundir, true); err == nil {
+		for name, b := range rd.Files {
+			if isArtifact(name) && b != nil && cn.Outputs[name] == nil {
+				if cn.Outputs == nil {
+					cn.Outputs = map[string][]byte{}
+				}
+				cn.Outputs[name] = b
+			}
+		}
+	}
 	// The blob's name is its content's hash: writing it again on a
 	// replay writes the same file.
 	p, err := blobs(w.cfg.BlobDir).wrap(cn)
 	if err != nil {
 		return err
 	}
-	next := &Continued{State: p, Events: events}
+	next := &Continued{State: p, Events: log.first + len(log.events)}
 	if in.Continued != nil {
 		next.Read = in.Continued.State
 	}
 	in.Continued = next
+	if w.cfg.Logf != nil && !workflow.IsReplaying(ctx) {
+		w.cfg.Logf("run %s continues as new: its history holds %d events (--continue-after %d)", in.RunID, workflow.GetInfo(ctx).GetCurrentHistoryLength(), k.after)
+	}
 	return workflow.NewContinueAsNewError(ctx, WorkflowName, in)
 }
 
@@ -205,7 +259,7 @@ func (w *runner) resumed(c *Continued) (continuation, *interp.State, error) {
 }
 
 // quiet says whether the run's event e is one of its continuation's,
-// which a client does not see.
+// which a client does not see, and keeps the steps and items open.
 func (k *continuing) quiet(e interp.Event) bool {
 	if k == nil {
 		return false
@@ -215,11 +269,20 @@ func (k *continuing) quiet(e interp.Event) bool {
 		return k.interrupted
 	case interp.EventRunResumed, interp.EventStepReused:
 		return k.resumed
-	case interp.EventStepStarted:
-		if k.restarted != "" && e.Step == k.restarted && e.Item == "" {
-			k.restarted = ""
+	case interp.EventStepStarted, interp.EventItemStarted:
+		key := openKey(e.Type, e.Step, e.Item)
+		if k.open == nil {
+			k.open = map[string]bool{}
+		}
+		k.open[key] = true
+		if k.restarted[key] {
+			delete(k.restarted, key)
 			return true
 		}
+	case interp.EventStepCompleted, interp.EventStepFailed, interp.EventStepSkipped:
+		delete(k.open, openKey(interp.EventStepStarted, e.Step, e.Item))
+	case interp.EventItemCompleted, interp.EventItemFailed, interp.EventItemBlocked, interp.EventItemRequeued:
+		delete(k.open, openKey(interp.EventItemStarted, e.Step, e.Item))
 	}
 	return false
 }

@@ -18,7 +18,8 @@
 // (STEP-ATTEMPT, STEP-ITEMKEY-ATTEMPT), so each phase of an orchestrator
 // has a history of its own. Its result carries its metrics, which count
 // toward the parent's caps as a local sub-run's do, and the decision it
-// waits for. A playbook's documents are projected by the walk and, when
+// waits for. A cap of the parent's that it trips reaches the parent at
+// once, by a signal (captrip.go), so the parent starts nothing after it. A playbook's documents are projected by the walk and, when
 // one changed, written by a worker in its project directory (the Document
 // and ArchiveDocument activities, through runEngine.WriteDocument), one
 // write at a time in the walk's order.

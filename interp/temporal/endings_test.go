@@ -133,7 +133,7 @@ func TestEveryEndingEverywhereOnTemporal(t *testing.T) {
 							remote.Status, remote.Recommendation, remote.ErrorKind, remote.Reason)
 					}
 					endingstest.CheckNothingAfter(t, "local", lrec.List(), lcalls, e, p)
-					endingstest.CheckNothingAfterRemote(t, "Temporal", rrec.List(), rcalls, e, p)
+					endingstest.CheckNothingAfter(t, "Temporal", rrec.List(), rcalls, e, p)
 					if _, err := os.Stat(mark); err == nil {
 						// Only the Temporal run can have left it: the local
 						// one ended, its command stopped, before it began.

@@ -76,3 +76,17 @@ func TestFromWire(t *testing.T) {
 		t.Errorf("mixed: %#v", e.Details["mixed"])
 	}
 }
+
+// A run's output JSON reads as a local run's: <, > and & as they are,
+// other escapes kept.
+func TestOutputAsLocal(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":"x -\u003e y \u0026 \u003cz\u003e"}`: `{"a":"x -> y & <z>"}`,
+		`{"a":"\\u003e","b":"\"\u00e9\n"}`:         `{"a":"\\u003e","b":"\"\u00e9\n"}`,
+		`{"a":1}`:                                  `{"a":1}`,
+	} {
+		if got := string(asLocal([]byte(in))); got != want {
+			t.Errorf("asLocal(%s) = %s; want %s", in, got, want)
+		}
+	}
+}

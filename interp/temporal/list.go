@@ -176,7 +176,7 @@ func Show(ctx context.Context, c client.Client, id string) (Shown, error) {
 			return s, fmt.Errorf("run %s on Temporal: %w", id, err)
 		}
 		h := out.Home
-		s.Status, s.Reason, s.Home, s.Path, s.Output = out.Status, out.Reason, &h, out.Path, out.OutputJSON
+		s.Status, s.Reason, s.Home, s.Path, s.Output = out.Status, out.Reason, &h, out.Path, asLocal(out.OutputJSON)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 		s.Status = interp.StatusRunning
 		evs, err := AllEvents(ctx, c, id)

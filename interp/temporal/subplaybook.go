@@ -36,6 +36,9 @@ type runEngine struct {
 	docs docWriter
 	// state is the run's state, for QueryOutputs.
 	state *runState
+	// tripBelow is the first cap of this run a sub-run tripped and
+	// signalled (captrip.go).
+	tripBelow string
 }
 
 var _ interp.Engine = (*runEngine)(nil)

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -163,15 +164,46 @@ type follower struct {
 	// step that runs them, as a local sub-run's. sub is set for one.
 	subs map[string]*follower
 	sub  bool
+	// held are the sub-runs' events of a poll, given after the run's own.
+	held heldEvents
 }
 
 // poll gets the events since the last poll, page by page, and the
-// questions the run waits on.
+// questions the run waits on. Its sub-runs' events are held back until
+// this run's events since are read again: an event of this run that came
+// before a sub-run's is given before it (an item the parent started
+// before a sub-run tripped a cap is not told after the trip).
 func (f *follower) poll(ctx context.Context) error {
+	p, err := f.read(ctx)
+	if err != nil {
+		return err
+	}
+	if f.followSubs(ctx, p.Children) {
+		if again, err := f.read(ctx); err == nil {
+			p = again
+		}
+		for _, e := range f.held {
+			f.obs.Event(e)
+		}
+		f.held = f.held[:0]
+	}
+	if f.sub {
+		return nil
+	}
+	if len(f.waiting) == 0 && len(p.Children) > 0 {
+		// A sub-run may wait on a person.
+		f.waiting = questionsOf(subQuestions(ctx, f.c, f.id, "", p.Children))
+	}
+	return nil
+}
+
+// read gives the run's own events since the last read, page by page, and
+// returns the last page.
+func (f *follower) read(ctx context.Context) (Events, error) {
 	for {
 		p, err := queryEvents(ctx, f.c, f.id, f.next)
 		if err != nil {
-			return err
+			return p, err
 		}
 		if p.Lost > 0 && f.obs != nil {
 			f.obs.Event(interp.Event{Type: interp.EventLog, Message: fmt.Sprintf("(%d events not shown: the workflow keeps the last %d)", p.Lost, eventsKept)})
@@ -185,25 +217,18 @@ func (f *follower) poll(ctx context.Context) error {
 		}
 		f.next, f.waiting = p.Next, p.Waiting
 		if len(p.Events) < eventsPage {
-			f.followSubs(ctx, p.Children)
-			if f.sub {
-				return nil
-			}
-			if len(f.waiting) == 0 && len(p.Children) > 0 {
-				// A sub-run may wait on a person.
-				f.waiting = questionsOf(subQuestions(ctx, f.c, f.id, "", p.Children))
-			}
-			return nil
+			return p, nil
 		}
 	}
 }
 
-// followSubs passes on the events of the run's sub-runs: those that run
-// now (children), and, once more, those that ended since the last poll.
-// A sub-run that starts and ends between two polls is not seen.
-func (f *follower) followSubs(ctx context.Context, children []string) {
-	if f.obs == nil {
-		return
+// followSubs holds the events of the run's sub-runs (held): those that
+// run now (children), and, once more, those that ended since the last
+// poll. A sub-run that starts and ends between two polls is not seen. It
+// reports whether it followed any.
+func (f *follower) followSubs(ctx context.Context, children []string) bool {
+	if f.obs == nil || len(children) == 0 && len(f.subs) == 0 {
+		return false
 	}
 	running := map[string]bool{}
 	for _, child := range children {
@@ -220,7 +245,7 @@ func (f *follower) followSubs(ctx context.Context, children []string) {
 		if f.subs == nil {
 			f.subs = map[string]*follower{}
 		}
-		f.subs[child] = &follower{c: f.c, id: child, obs: stepPrefix{f.obs, step}, sub: true}
+		f.subs[child] = &follower{c: f.c, id: child, obs: stepPrefix{&f.held, step}, sub: true}
 	}
 	for _, id := range slices.Sorted(maps.Keys(f.subs)) {
 		f.subs[id].poll(ctx)
@@ -228,7 +253,13 @@ func (f *follower) followSubs(ctx context.Context, children []string) {
 			delete(f.subs, id)
 		}
 	}
+	return true
 }
+
+// heldEvents keeps events to give later.
+type heldEvents []interp.Event
+
+func (h *heldEvents) Event(e interp.Event) { *h = append(*h, e) }
 
 // stepPrefix passes a sub-run's events on, naming the step that runs
 // it, as a local run's observer gets them.
@@ -260,12 +291,45 @@ func queryEvents(ctx context.Context, c client.Client, id string, from int) (Eve
 // result is the run's interp.Result, as a local run's.
 func (out RunOutput) result() (*interp.Result, error) {
 	res := &interp.Result{RunID: out.RunID, Status: out.Status, Recommendation: out.Recommendation, Reason: out.Reason,
-		ErrorKind: out.ErrorKind, OutputJSON: out.OutputJSON, Waiting: out.Waiting, Metrics: out.Metrics, CapTrip: out.CapTrip, Spent: out.Spent}
+		ErrorKind: out.ErrorKind, OutputJSON: asLocal(out.OutputJSON), Waiting: out.Waiting, Metrics: out.Metrics, CapTrip: out.CapTrip, Spent: out.Spent}
 	var err error
 	if res.Output, err = out.Output.decode(); err != nil {
 		return nil, fmt.Errorf("run %s: output: %w", out.RunID, err)
 	}
 	return res, nil
+}
+
+// asLocal is a run's output JSON as the local engine writes it: the
+// workflow's result went through encoding/json, which writes <, > and &
+// in strings as \u003c, \u003e and \u0026, and apl writes them as they
+// are.
+func asLocal(out json.RawMessage) json.RawMessage {
+	if !bytes.Contains(out, []byte(`\u00`)) {
+		return out
+	}
+	b := make([]byte, 0, len(out))
+	for i := 0; i < len(out); i++ {
+		c := out[i]
+		if c != '\\' || i+1 >= len(out) {
+			b = append(b, c)
+			continue
+		}
+		switch string(out[i+1 : min(i+6, len(out))]) {
+		case "u003c":
+			b, i = append(b, '<'), i+5
+			continue
+		case "u003e":
+			b, i = append(b, '>'), i+5
+			continue
+		case "u0026":
+			b, i = append(b, '&'), i+5
+			continue
+		}
+		// Another escape, \\ among them: kept whole.
+		b = append(b, c, out[i+1])
+		i++
+	}
+	return b
 }
 
 // Waiting is the questions run id waits on, in the order asked. A run

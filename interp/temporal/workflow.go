@@ -248,7 +248,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	e := &engine{cur: wctx}
 	var k *continuing
 	if workflow.GetVersion(ctx, continueVersion, workflow.DefaultVersion, 1) == 1 {
-		k = &continuing{after: max(w.cfg.ContinueAfter, 0), pending: w.cfg.MaxPending, interrupt: func() { e.interrupt() }}
+		k = &continuing{after: continueAfter(ctx, w.cfg), pending: w.cfg.MaxPending, interrupt: func() { e.interrupt() }}
 		if k.pending <= 0 {
 			k.pending = defaultMaxPending
 		}
@@ -263,7 +263,13 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		if cn, resumeFrom, err = w.resumed(in.Continued); err != nil {
 			return RunOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), "continue", nil)
 		}
-		k.resumed, k.restarted = true, cn.Current
+		k.resumed, k.restarted = true, map[string]bool{}
+		for _, key := range cn.Open {
+			k.restarted[key] = true
+		}
+		if cn.Current != "" {
+			k.restarted[openKey(interp.EventStepStarted, cn.Current, "")] = true
+		}
 	}
 	acts := &actions{e: e, cfg: w.cfg, agentCmd: in.AgentCommand, queue: in.Home.Queue, env: in.Env}
 	path := interp.Path{Ends: cn.Path}
@@ -277,7 +283,8 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	}
 	events, asker := &eventLog{}, newSignalAsker(ctx, e)
 	if in.Continued != nil {
-		events.first = in.Continued.Events
+		events.first = in.Continued.Events - len(cn.Events)
+		events.events = cn.Events
 	}
 	asker.memo = memo
 	if err := setQueries(ctx, events, asker); err != nil {
@@ -291,10 +298,11 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		events.Event(interp.Event{Type: interp.EventLog, Message: fmt.Sprintf(
 			"run %s works in the checkout of %s, %s", in.RunID, in.Home, env)})
 	}
+	re := &runEngine{engine: e, acts: acts, funcs: acts.funcs(), drivers: drivers, events: events, in: in, path: &path, state: state}
 	opts := interp.Options{
 		Workdir: in.Home.Workdir, RunsDir: tmp, RunID: in.RunID, Inputs: inputs, Mode: in.Mode,
 		AgentCommand: in.AgentCommand, NoSync: true,
-		Engine: &runEngine{engine: e, acts: acts, funcs: acts.funcs(), drivers: drivers, events: events, in: in, path: &path, state: state},
+		Engine: re,
 		Observer: interp.ObserverFunc(func(ev interp.Event) {
 			if !k.quiet(ev) {
 				path.Event(ev)
@@ -310,8 +318,11 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	} else {
 		res, err = interp.Start(stop(e), pb, in.Ref, opts)
 	}
+	// A sub-run's trip signalled after the walk's last look is taken: it
+	// changes nothing now (the sub-run's result told it too).
+	re.TrippedBelow()
 	if k != nil && k.interrupted && ctx.Err() == nil && errors.Is(err, interp.ErrInterrupted) {
-		return RunOutput{}, w.continueAsNew(ctx, in, k, path.Ends, events.first+len(events.events), rdir.dir)
+		return RunOutput{}, w.continueAsNew(ctx, in, k, path.Ends, events, rdir.dir)
 	}
 	rdir.keep()
 	if errors.Is(err, interp.ErrInterrupted) {
