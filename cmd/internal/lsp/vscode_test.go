@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apl-lang/apl/cmd/internal/cdp"
+	"github.com/apl-lang/apl/cmd/internal/ui/browsertest"
 )
 
 var updateScreenshot = flag.Bool("update", false, "write vscode/hover.png, the README's screenshot of a hover in VS Code")
@@ -32,7 +32,7 @@ func TestVSCode(t *testing.T) {
 	if os.Getenv("APL_VSCODE") == "" {
 		t.Skip("set APL_VSCODE=1 (make vscode) to run the extension in VS Code (code-server)")
 	}
-	cdp.Chromium(t)
+	browsertest.Chromium(t)
 	ctx := context.Background()
 	cache, err := vscodeCache()
 	if err != nil {
@@ -55,16 +55,9 @@ func TestVSCode(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 
-	// The project: examples/claude-code's playbook, with a typo.
+	// The project: a review playbook with a typo on line 39.
 	ws := filepath.Join(tmp, "project")
-	src, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "claude-code", "playbook.hcl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Replace(string(src), "issues   = length(steps.review.output.issues)", "issues   = length(steps.review.output.isues)", 1)
-	if text == string(src) {
-		t.Fatal("examples/claude-code/playbook.hcl changed: put the typo elsewhere")
-	}
+	text := vscodePlaybook
 	writeFile(t, filepath.Join(ws, "review.hcl"), text)
 
 	home := filepath.Join(tmp, "home")
@@ -97,18 +90,18 @@ func TestVSCode(t *testing.T) {
 			logExtension(t, userData)
 		}
 	})
-	b := cdp.New(t, 1400, 900)
+	b := browsertest.New(t)
 	open := func() {
 		b.Open(url + "/?folder=" + ws)
 		row := `[...document.querySelectorAll('.explorer-folders-view .monaco-list-row')].find(r => r.innerText.trim() == 'review.hcl')`
-		b.Until("review.hcl in the explorer", row, 2*time.Minute)
+		b.UntilWithin("review.hcl in the explorer", row, 2*time.Minute)
 		b.Click(b.Center(row))
-		b.Until("review.hcl open", word("isues")+` !== null`, time.Minute)
+		b.UntilWithin("review.hcl open", word("isues")+` !== null`, time.Minute)
 	}
 	open()
 
 	// apl is not where apl.path says: the user is told, and how to mend it.
-	b.Until("the message that apl lsp did not start",
+	b.UntilWithin("the message that apl lsp did not start",
 		`[...document.querySelectorAll('.notification-list-item-message')].some(m => m.innerText.includes('apl lsp did not start') && m.innerText.includes('apl.path'))`, time.Minute)
 	if got := b.Eval(`document.querySelector('.statusbar').innerText`); !strings.Contains(got, "apl playbook") {
 		t.Errorf("review.hcl is not in the language apl playbook: the status bar says %s", got)
@@ -116,18 +109,19 @@ func TestVSCode(t *testing.T) {
 	// The path set, and the window reloaded (code-server does not see a
 	// settings file written behind its back), the server starts.
 	setPath(apl)
+	seen := len(b.Errors()) // the expected ones: the server did not start
 	open()
 
 	// The diagnostic of apl validate, on the typo.
-	b.Until("the typo underlined", `document.querySelector('.squiggly-error')`, time.Minute)
+	b.UntilWithin("the typo underlined", `document.querySelector('.squiggly-error')`, time.Minute)
 	if got := b.Eval(word("isues") + `.startContainer.parentElement.closest('.view-line').innerText`); !strings.Contains(got, "isues") {
 		t.Errorf("the line under the cursor: %s", got)
 	}
 
 	// A hover over a step shows its contract.
-	b.Hover(b.Center(word(`"review"`)))
+	b.Hover(b.Center(part(`step "review"`, "review")))
 	hover := `[...document.querySelectorAll('.monaco-hover')].find(h => h.offsetParent !== null && h.innerText.includes('returns'))`
-	b.Until("the hover over step review", hover, time.Minute)
+	b.UntilWithin("the hover over step review", hover, time.Minute)
 	got := b.Eval(hover + `.innerText`)
 	for _, want := range []string{"review", "reviewer", "verdict", "issues", "severity"} {
 		if !strings.Contains(got, want) {
@@ -136,26 +130,28 @@ func TestVSCode(t *testing.T) {
 	}
 	if *updateScreenshot {
 		time.Sleep(300 * time.Millisecond) // the hover's fade-in
-		b.Screenshot(filepath.Join("vscode", "hover.png"), false)
+		if err := os.WriteFile(filepath.Join("vscode", "hover.png"), b.Screenshot(false), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	b.Key("Escape", 0)
 
 	// The quick fix of "Did you mean".
 	b.Click(b.Center(word("isues")))
 	b.Key(".", 2) // Ctrl+.
-	b.Until("the quick fix", `document.querySelector('.action-widget') && document.querySelector('.action-widget').innerText.includes('issues')`, time.Minute)
+	b.UntilWithin("the quick fix", `document.querySelector('.action-widget') && document.querySelector('.action-widget').innerText.includes('issues')`, time.Minute)
 	b.Key("Enter", 0)
-	b.Until("the typo mended and its diagnostic gone", `!document.querySelector('.squiggly-error') && `+word("output.issues)")+` !== null`, time.Minute)
+	b.UntilWithin("the typo mended and its diagnostic gone", `!document.querySelector('.squiggly-error') && `+word("review.output.issues)")+` !== null`, time.Minute)
 
-	// F12 on steps.triage jumps to step "triage".
-	line := lineOf(t, text, `step "triage" {`)
-	b.Click(b.Center(word("triage.output.must_fix")))
+	// F12 on steps.review jumps to step "review".
+	line := lineOf(t, text, `step "review" {`)
+	b.Click(b.Center(part("steps.review.output.issues)", "review")))
 	b.Key("F12", 0)
-	b.Until("the jump to step triage", fmt.Sprintf(`document.querySelector('.statusbar').innerText.includes('Ln %d,')`, line), time.Minute)
+	b.UntilWithin("the jump to step review", fmt.Sprintf(`document.querySelector('.statusbar').innerText.includes('Ln %d,')`, line), time.Minute)
 
 	// code-server's own pages log errors of their own (no network, no
 	// marketplace); the extension's must not be among them.
-	for _, e := range b.Errors() {
+	for _, e := range b.Errors()[seen:] {
 		if strings.Contains(e, "apl") {
 			t.Errorf("the page's console: %.500s", e)
 		}
@@ -185,25 +181,88 @@ func logExtension(t *testing.T, userData string) {
 	}
 }
 
+// vscodePlaybook is the playbook TestVSCode opens, short enough that
+// every line shows in the window (an editor draws only those), with a
+// typo in triage's prompt.
+const vscodePlaybook = `playbook "review" {
+  description = "Review a path with Claude Code, then triage the issues."
+}
+
+input "path" {
+  type    = string
+  default = "."
+}
+
+driver "claude" {
+  type  = "claude-code"
+  model = "sonnet"
+}
+
+agent "reviewer" {
+  type   = "code-reviewer"
+  driver = "claude"
+  system = "You review code. You read files; you never change them."
+}
+
+step "review" {
+  returns = object({
+    verdict = string
+    issues = list(object({
+      file     = string
+      line     = number
+      severity = string
+      problem  = string
+    }))
+  })
+  agent "reviewer" {
+    prompt = "Review the code under ${inputs.path}: a verdict, and every issue."
+  }
+}
+
+step "triage" {
+  returns = object({ must_fix = list(string) })
+  agent "reviewer" {
+    prompt = "Which must be fixed? ${jsonencode(steps.review.output.isues)}"
+  }
+}
+
+output {
+  verdict  = steps.review.output.verdict
+  issues   = length(steps.review.output.issues)
+  must_fix = steps.triage.output.must_fix
+}
+`
+
 // word is a DOM Range over the first occurrence of w in the editor's
 // visible lines, for Center.
-func word(w string) string {
-	return `(function (word) {
+func word(w string) string { return part(w, w) }
+
+// part is a DOM Range over sub in the first occurrence of w in the
+// editor's visible lines.
+func part(w, sub string) string {
+	// A line is drawn as one span per token: the text is searched in the
+	// line's whole text, and the range spans the tokens it covers.
+	return fmt.Sprintf(`(function (word, sub) {
   for (const line of document.querySelectorAll('.monaco-editor .view-lines .view-line')) {
+    const nodes = [];
     const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
     let n;
-    while ((n = walker.nextNode())) {
-      const i = n.textContent.indexOf(word);
-      if (i >= 0) {
-        const r = document.createRange();
-        r.setStart(n, i);
-        r.setEnd(n, i + word.length);
-        return r;
-      }
+    while ((n = walker.nextNode())) nodes.push(n);
+    const text = nodes.map(n => n.textContent).join('').replace(/\u00a0/g, ' ');
+    const i = text.indexOf(word);
+    if (i < 0) continue;
+    const start = i + word.indexOf(sub), end = start + sub.length;
+    const r = document.createRange();
+    let at = 0;
+    for (const n of nodes) {
+      const len = n.textContent.length;
+      if (start >= at && start <= at + len) r.setStart(n, start - at);
+      if (end >= at && end <= at + len) { r.setEnd(n, end - at); return r; }
+      at += len;
     }
   }
   return null;
-})(` + fmt.Sprintf("%q", w) + `)`
+})(%q, %q)`, w, sub)
 }
 
 // lineOf is the 1-based line of text that holds s.

@@ -1,4 +1,5 @@
-// Package browsertest drives a headless Chromium for apl ui's tests: over
+// Package browsertest drives a headless Chromium for apl ui's tests and
+// the VS Code extension's (in code-server): over
 // the DevTools protocol on a pipe (--remote-debugging-pipe: commands on
 // fd 3, replies on fd 4, each message ending in a NUL), which needs
 // nothing beyond the standard library. A test fails on any error the
@@ -200,7 +201,14 @@ func (b *Browser) Eval(expr string) string {
 // only ends a test that would otherwise hang; nothing is timed.
 func (b *Browser) Until(what, expr string) {
 	b.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	b.UntilWithin(what, expr, 20*time.Second)
+}
+
+// UntilWithin is Until with a limit of its own, for a page slower to
+// answer than apl ui's (an editor starting its extensions).
+func (b *Browser) UntilWithin(what, expr string, limit time.Duration) {
+	b.t.Helper()
+	deadline := time.Now().Add(limit)
 	// A page being replaced has no body for a moment, and a page being
 	// navigated away from cannot evaluate at all: both are "not yet".
 	holds := func() bool {
@@ -225,6 +233,71 @@ func (b *Browser) Until(what, expr string) {
 func (b *Browser) Open(url string) {
 	b.t.Helper()
 	b.call(b.session, "Page.navigate", map[string]any{"url": url}, nil)
+}
+
+// Key presses and releases one key, such as "Enter", "F12" or "s", with
+// modifiers (1 Alt, 2 Ctrl, 4 Meta, 8 Shift).
+func (b *Browser) Key(key string, modifiers int) {
+	b.t.Helper()
+	code, vk, text := keyCode(key)
+	down := map[string]any{"type": "keyDown", "key": key, "code": code, "windowsVirtualKeyCode": vk, "modifiers": modifiers}
+	if text != "" && modifiers&^8 == 0 {
+		down["text"] = text
+	}
+	b.call(b.session, "Input.dispatchKeyEvent", down, nil)
+	b.call(b.session, "Input.dispatchKeyEvent", map[string]any{"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": vk, "modifiers": modifiers}, nil)
+}
+
+// keyCode is the DOM code, the virtual key code and the text of a key.
+func keyCode(key string) (code string, vk int, text string) {
+	switch key {
+	case "Enter":
+		return "Enter", 13, "\r"
+	case "Escape":
+		return "Escape", 27, ""
+	case "F12":
+		return "F12", 123, ""
+	case ".":
+		return "Period", 190, "."
+	}
+	if len(key) == 1 && key[0] >= 'a' && key[0] <= 'z' {
+		return "Key" + strings.ToUpper(key), int(key[0] - 'a' + 'A'), key
+	}
+	return key, 0, key
+}
+
+// Hover moves the mouse to (x, y) in the page's CSS pixels.
+func (b *Browser) Hover(x, y float64) {
+	b.t.Helper()
+	b.call(b.session, "Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": x, "y": y}, nil)
+}
+
+// Click clicks the left mouse button at (x, y) in the page's CSS pixels.
+func (b *Browser) Click(x, y float64) {
+	b.t.Helper()
+	for _, typ := range []string{"mouseMoved", "mousePressed", "mouseReleased"} {
+		b.call(b.session, "Input.dispatchMouseEvent", map[string]any{"type": typ, "x": x, "y": y, "button": "left", "clickCount": 1}, nil)
+	}
+}
+
+// Center is the centre of what a JavaScript expression returns (an
+// element or a Range), in the page's CSS pixels, for Click and Hover.
+func (b *Browser) Center(expr string) (x, y float64) {
+	b.t.Helper()
+	var p struct{ X, Y float64 }
+	out := b.Eval(`(function () { const r = (` + expr + `).getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()`)
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		b.t.Fatalf("%s: %v: %s", expr, err, out)
+	}
+	return p.X, p.Y
+}
+
+// Errors are the console errors and exceptions the page reported so far,
+// for a page whose own errors the test does not own (an editor's).
+func (b *Browser) Errors() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.errors...)
 }
 
 // NoErrors fails the test on any console error the page reported.
