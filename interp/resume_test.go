@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,6 +51,21 @@ func TestHelperChild(t *testing.T) {
 	if os.Getenv("APL_TEST_SELFKILL") != "" {
 		src = selfKillPlaybook
 	}
+	if n, _ := strconv.Atoi(os.Getenv("APL_TEST_QUICK")); n > 0 {
+		src = quickChainPlaybook(n)
+	}
+	if at := os.Getenv("APL_TEST_KILL_AT"); at != "" {
+		where, nth, _ := strings.Cut(at, "#")
+		n, _ := strconv.Atoi(nth)
+		killPoint = func(w string) {
+			if w == where {
+				if n--; n == 0 {
+					syscall.Kill(os.Getpid(), syscall.SIGKILL)
+					select {}
+				}
+			}
+		}
+	}
 	pb := load(t, src)
 	_, err := Start(context.Background(), pb, "chain", Options{Workdir: work, RunID: "killed"})
 	if err != nil {
@@ -72,14 +88,15 @@ func killAndResume(t *testing.T, pb *lang.Playbook, window time.Duration, env ..
 	return string(log)
 }
 
-// killAndResumeWith is killAndResume that calls between, if not nil,
-// after the kill and before the resume, and returns the project
-// directory.
-func killAndResumeWith(t *testing.T, pb *lang.Playbook, window time.Duration, between func(work string), env ...string) string {
+// killRun starts the run of TestHelperChild in work, kills it with
+// SIGKILL up to window after its first step began, and says whether the
+// kill ended it (else the run had completed on its own).
+func killRun(t *testing.T, work string, window time.Duration, env ...string) bool {
 	t.Helper()
-	work := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
 	cmd.Env = append(append(os.Environ(), "APL_TEST_CHILD="+work), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -94,6 +111,33 @@ func killAndResumeWith(t *testing.T, pb *lang.Playbook, window time.Duration, be
 	time.Sleep(time.Duration(rand.Int64N(int64(window))))
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return true
+	}
+	if !cmd.ProcessState.Success() {
+		t.Fatalf("the run failed before the kill: %v\n%s", cmd.ProcessState, stderr.String())
+	}
+	return false
+}
+
+// killAndResumeWith is killAndResume that calls between, if not nil,
+// after the kill and before the resume, and returns the project
+// directory.
+func killAndResumeWith(t *testing.T, pb *lang.Playbook, window time.Duration, between func(work string), env ...string) string {
+	t.Helper()
+	var work string
+	for try := 0; ; try++ {
+		work = t.TempDir()
+		if killRun(t, work, window, env...) {
+			break
+		}
+		// The run ended before the kill landed: this sample tested
+		// nothing, so take another, killing sooner.
+		if try == 10 {
+			t.Fatal("the run ended before the kill every time")
+		}
+		window = window * 2 / 3
+	}
 	if between != nil {
 		between(work)
 	}
@@ -146,6 +190,66 @@ func TestResumeAfterKill(t *testing.T) {
 	for i := range 6 {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			ranOnce(t, killAndResume(t, pb, 400*time.Millisecond), names, 1)
+		})
+	}
+}
+
+// quickChainPlaybook is n quick shell steps, each appending its name to
+// log.txt: enough transitions for the journal to be compacted.
+func quickChainPlaybook(n int) string {
+	var b strings.Builder
+	b.WriteString("playbook \"chain\" {}\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "step \"s%03d\" {\n  shell { command = [\"sh\", \"-c\", \"echo s%03d >> log.txt\"] }\n}\n", i, i)
+	}
+	return b.String()
+}
+
+// TestResumeAfterKillInCompaction kills a run with SIGKILL at each point
+// of writing a compaction's snapshot (the run's first snapshot is call 1,
+// its compactions 2 and 3), resumes it, and checks every step ran exactly
+// once: the kill lands between two steps, so none was in flight.
+func TestResumeAfterKillInCompaction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	const n = 200
+	pb := load(t, quickChainPlaybook(n))
+	var names []string
+	for i := 1; i <= n; i++ {
+		names = append(names, fmt.Sprintf("s%03d", i))
+	}
+	for _, at := range []string{"written#2", "state renamed#2", "journal renamed#2", "snapshot renamed#2", "journal opened#2", "journal renamed#3", "snapshot renamed#3"} {
+		t.Run(at, func(t *testing.T) {
+			work := t.TempDir()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
+			cmd.Env = append(os.Environ(), "APL_TEST_CHILD="+work, fmt.Sprint("APL_TEST_QUICK=", n), "APL_TEST_KILL_AT="+at)
+			if err := cmd.Run(); err == nil {
+				t.Fatal("the run was not killed")
+			} else if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+				t.Fatalf("the run ended with %v, not SIGKILL", err)
+			}
+			dir := filepath.Join(work, ".apl", "runs", "killed")
+			before, err := os.ReadFile(filepath.Join(work, "log.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, _, err := ReadRun(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ran := len(strings.Fields(string(before))); st.Metrics.StepsRun != ran {
+				t.Errorf("the state read after the kill has %d steps run, the log %d", st.Metrics.StepsRun, ran)
+			}
+			res, err := Resume(context.Background(), pb, dir, Options{NoSync: true})
+			if err != nil || res.Status != StatusCompleted {
+				t.Fatalf("resume: %v %+v", err, res)
+			}
+			log, err := os.ReadFile(filepath.Join(work, "log.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ranOnce(t, string(log), names, 0)
 		})
 	}
 }

@@ -38,6 +38,16 @@ const compactEvery = 64
 // a resume replays at most four snapshots' worth of lines, milliseconds.
 const snapRatio = 4
 
+// killPoint, set only by tests, is called at each point of writing a
+// snapshot where a SIGKILL must lose nothing (TestResumeAfterKillInCompaction).
+var killPoint func(where string)
+
+func atKillPoint(where string) {
+	if killPoint != nil {
+		killPoint(where)
+	}
+}
+
 // statePointer, in a run directory, holds the path of a state file that a
 // playbook's state block put elsewhere.
 const statePointer = "state.path"
@@ -167,7 +177,7 @@ func (s *store) commit(st *State, ch *changes, durable bool) error {
 	// Compact after journaling, so that the journal that becomes the
 	// backup holds every transition up to the new snapshot.
 	if s.sinceSnap >= compactEvery && s.journalBytes >= snapRatio*s.snapBytes {
-		return s.writeSnapshot(st, ch)
+		return s.writeSnapshot(st, ch, true)
 	}
 	return nil
 }
@@ -238,12 +248,38 @@ func (s *store) snapshot(st *State, ch *changes) error {
 			return err
 		}
 	}
-	return s.writeSnapshot(st, ch)
+	return s.writeSnapshot(st, ch, false)
 }
 
 // writeSnapshot writes the whole state as the new snapshot, keeps the old
 // one and its journal as the backup pair, and starts a new journal.
-func (s *store) writeSnapshot(st *State, ch *changes) error {
+//
+// A compaction (grouped set, the group syncer in use) leaves its fsyncs
+// to the syncer: the snapshot file, the directory and the journal it
+// replaced are synced with the next group, before any line of the new
+// journal. Where a kill (SIGKILL of apl) or a machine crash lands, and
+// what it loses:
+//
+//   - The temporary file written: state.json and the journal are whole; a
+//     crash loses the journal lines not yet synced.
+//   - Before the renames the last snapshot, which becomes the backup, is
+//     synced if its group has not run yet (settle): the backup is always
+//     on disk before recovery can need it.
+//   - state.json renamed to its backup, the journal to its backup, the
+//     temporary file to state.json, each in turn: a kill leaves, at each
+//     of these points, a snapshot and journal that readState puts
+//     together (state.json, else the backup with both journals), and so
+//     loses nothing. A crash before the group's fsyncs may leave any of
+//     the renames undone or the new state.json empty or torn: readState
+//     then takes the backup (on disk) with what of the journals reached
+//     the disk, and stops at the first gap.
+//
+// So a crash still loses at most what was written after the last group's
+// fsync, as for the journal alone; a kill loses nothing. Without grouped
+// (a run's first snapshot and every stop: a pause, an interruption, the
+// end) and with --sync=always, the snapshot and directory are fsynced
+// before this returns.
+func (s *store) writeSnapshot(st *State, ch *changes, grouped bool) error {
 	if err := s.archiveEvents(st); err != nil {
 		return err
 	}
@@ -256,42 +292,65 @@ func (s *store) writeSnapshot(st *State, ch *changes) error {
 		return fmt.Errorf("encode state: %w", enc.err)
 	}
 	data := s.redact.Bytes(enc.b)
+	grouped = grouped && s.sync && s.group != nil
 	tmp, err := os.CreateTemp(s.dir, ".state-*.tmp")
 	if err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
 	defer os.Remove(tmp.Name())
 	_, err = tmp.Write(data)
-	if err == nil && s.sync {
+	if err == nil && s.sync && !grouped {
 		err = tmp.Sync()
 	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
+	if err != nil || !grouped {
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
+	atKillPoint("written")
+	if s.group != nil {
+		if err := s.group.settle(); err != nil {
+			if grouped {
+				tmp.Close()
+			}
+			return fmt.Errorf("sync %s: %w", s.f.state, err)
+		}
+	}
 	if s.journal != nil {
 		if s.group != nil {
-			s.group.setFile(nil)
+			s.group.retire(s.journal, grouped)
+		} else {
+			s.journal.Close()
 		}
-		s.journal.Close()
 		s.journal = nil
+	}
+	if grouped {
+		s.group.hold(tmp)
 	}
 	cur := s.f.state
 	if err := os.Rename(cur, s.f.backup); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("keep state backup: %w", err)
 	}
+	atKillPoint("state renamed")
 	if err := os.Rename(s.f.journal, s.f.journalBackup); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("keep journal backup: %w", err)
 	}
+	atKillPoint("journal renamed")
 	if err := os.Rename(tmp.Name(), cur); err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
+	atKillPoint("snapshot renamed")
 	if s.sync {
 		if d, err := os.Open(s.dir); err == nil {
-			d.Sync()
-			d.Close()
+			if grouped {
+				s.group.hold(d)
+			} else {
+				d.Sync()
+				d.Close()
+			}
 		}
 	}
 	j, err := os.OpenFile(s.f.journal, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o644)
@@ -302,6 +361,7 @@ func (s *store) writeSnapshot(st *State, ch *changes) error {
 	if s.group != nil {
 		s.group.setFile(j)
 	}
+	atKillPoint("journal opened")
 	s.sinceSnap = 0
 	s.snapBytes, s.journalBytes = len(data), 0
 	s.events = len(st.Events)
