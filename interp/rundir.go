@@ -374,6 +374,9 @@ func (s *Span) appendJSON(b []byte) []byte {
 // summarize cuts s to 200 characters on one line, as the orchestrator
 // asks of trace summaries.
 func summarize(s string) string {
+	if plainSummary(s) {
+		return s // what a quick command's span mostly holds: no copy
+	}
 	// Only the head can show: a long answer is cut before it is split,
 	// not turned into words and runes whole.
 	if len(s) > 4096 {
@@ -385,6 +388,23 @@ func summarize(s string) string {
 	}
 	r := []rune(s)
 	return string(r[:197]) + "..."
+}
+
+// plainSummary says whether s is its own summary: at most 200 bytes of
+// ASCII on one line, words parted by single spaces.
+func plainSummary(s string) bool {
+	if len(s) > 200 {
+		return false
+	}
+	prev := byte(' ') // a leading space is not plain
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf || c < ' ' || c == ' ' && prev == ' ' {
+			return false
+		}
+		prev = c
+	}
+	return prev != ' '
 }
 
 // sourcesFile holds, in the run directory, the text of every file the

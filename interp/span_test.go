@@ -2,9 +2,11 @@ package interp
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/apl-lang/apl/builtins"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -36,5 +38,33 @@ func TestSpanJSON(t *testing.T) {
 		if diff := cmp.Diff(b, a); diff != "" {
 			t.Errorf("fields differ (-encoding/json +appendJSON):\n%s", diff)
 		}
+	}
+}
+
+// A summary that needs no change is kept as it is; every other is put on
+// one line with single spaces and cut to 200 characters, as before.
+func TestSummarize(t *testing.T) {
+	long := strings.Repeat("abc ", 60) // 240 bytes
+	for in, want := range map[string]string{
+		"":                       "",
+		"exit 0:":                "exit 0:",
+		"exit 0: ":               "exit 0:",
+		" exit 0":                "exit 0",
+		"a  b":                   "a b",
+		"a\tb\nc":                "a b c",
+		"a\x01b":                 "a\x01b",
+		"ünï  cødé":              "ünï cødé",
+		"a\u00a0b":               "a b",
+		long[:200]:               long[:199],
+		long[:201]:               long[:197] + "...",
+		strings.Repeat("x", 200): strings.Repeat("x", 200),
+		strings.Repeat("é", 201): strings.Repeat("é", 197) + "...",
+	} {
+		if got := summarize(in); got != want {
+			t.Errorf("summarize(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := exitSummary(builtins.ShellResult{ExitCode: 2, Stdout: "out\n"}); summarize(got) != "exit 2: out" {
+		t.Errorf("exit summary %q", got)
 	}
 }

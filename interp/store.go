@@ -109,7 +109,10 @@ type store struct {
 	// itemsWritten are the items whose value the snapshot or journal
 	// already holds.
 	itemsWritten map[[2]string]bool
-	buf          []byte // the journal line being written
+	buf          []byte   // the journal line being written
+	keys         []string // the encoder's scratch, kept between lines
+	// steps holds the step records a line writes, kept between lines.
+	steps map[string]*StepRecord
 	// redact removes secrets from everything written.
 	redact *builtins.Redactor
 	// archiveChecked is set once the events archive is known to hold
@@ -202,21 +205,25 @@ func (s *store) appendEntry(st *State, ch *changes, durable bool) error {
 		e.Items[k[0]][k[1]] = st.Items[k[0]][k[1]]
 	}
 	if len(ch.steps) > 0 {
-		e.Steps = make(map[string]*StepRecord, len(ch.steps))
-		for name := range ch.steps {
-			e.Steps[name] = st.Steps[name]
+		if s.steps == nil {
+			s.steps = map[string]*StepRecord{}
 		}
+		clear(s.steps)
+		for name := range ch.steps {
+			s.steps[name] = st.Steps[name]
+		}
+		e.Steps = s.steps
 	}
 	if len(st.Vars) > 0 {
 		e.Vars = st.Vars
 	}
 	e.Events = st.Events[s.events:]
-	enc := stateEncoder{b: s.buf[:0]}
+	enc := stateEncoder{b: s.buf[:0], keys: s.keys[:0]}
 	enc.entry(&e, s.itemsWritten)
 	if enc.err != nil {
 		return fmt.Errorf("encode state: %w", enc.err)
 	}
-	s.buf = append(enc.b, '\n')
+	s.buf, s.keys = append(enc.b, '\n'), enc.keys
 	line := s.redact.Bytes(s.buf)
 	s.journalBytes += len(line)
 	if _, err := s.journal.Write(line); err != nil {
@@ -286,8 +293,9 @@ func (s *store) writeSnapshot(st *State, ch *changes, grouped bool) error {
 	st.Meta.Seq++
 	// Compact, not indented: the state of a large task graph is rewritten
 	// often enough for indenting to show in profiles.
-	enc := stateEncoder{b: make([]byte, 0, s.snapBytes+s.snapBytes/4+4096)}
+	enc := stateEncoder{b: make([]byte, 0, s.snapBytes+s.snapBytes/4+4096), keys: s.keys[:0]}
 	enc.state(st)
+	s.keys = enc.keys
 	if enc.err != nil {
 		return fmt.Errorf("encode state: %w", enc.err)
 	}
