@@ -98,7 +98,7 @@ func (r *run) shellAction(ctx context.Context, f *frame, s *lang.Step, a *lang.S
 	if err == nil && res.ExitCode != 0 {
 		err = withKind(agent.KindExitStatus, fmt.Errorf("exit status %d%s", res.ExitCode, stderrExcerpt(res.Stderr)))
 	}
-	r.trace(Span{Step: s.Name, Item: f.key(), Action: "command_run", Attempt: rec.Runs, Artifact: artifact,
+	r.traceLater(s, Span{Step: s.Name, Item: f.key(), Action: "command_run", Attempt: rec.Runs, Artifact: artifact,
 		InputSummary: input, OutputSummary: exitSummary(res)}, start, err)
 	out := res.Output
 	if out == cty.NilVal {

@@ -90,7 +90,7 @@ func killAndResume(t *testing.T, pb *lang.Playbook, window time.Duration, env ..
 
 // killRun starts the run of TestHelperChild in work, kills it with
 // SIGKILL up to window after its first step began, and says whether the
-// kill ended it (else the run had completed on its own).
+// kill cut the run short (else the run had completed before it landed).
 func killRun(t *testing.T, work string, window time.Duration, env ...string) bool {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
@@ -111,13 +111,16 @@ func killRun(t *testing.T, work string, window time.Duration, env ...string) boo
 	time.Sleep(time.Duration(rand.Int64N(int64(window))))
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return true
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+		if !cmd.ProcessState.Success() {
+			t.Fatalf("the run failed before the kill: %v\n%s", cmd.ProcessState, stderr.String())
+		}
+		return false
 	}
-	if !cmd.ProcessState.Success() {
-		t.Fatalf("the run failed before the kill: %v\n%s", cmd.ProcessState, stderr.String())
-	}
-	return false
+	// Killed, but perhaps after the run had ended (its last state
+	// written, apl on its way out).
+	st, _, err := ReadRun(filepath.Join(work, ".apl", "runs", "killed"))
+	return err != nil || st.Meta.Status != StatusCompleted
 }
 
 // killAndResumeWith is killAndResume that calls between, if not nil,
