@@ -19,11 +19,20 @@ import (
 
 // chainPlaybook is n shell steps; each appends its name to log.txt and
 // takes a little while, so that a kill lands inside some step.
-func chainPlaybook(n int) string {
+func chainPlaybook(n int) string { return logChain(n, "; sleep 0.02") }
+
+// logChain is n shell steps, s01 to sNN (s001 from 100 on), each
+// appending its name to log.txt, then running then.
+func logChain(n int, then string) string {
+	name := "s%02d"
+	if n >= 100 {
+		name = "s%03d"
+	}
 	var b strings.Builder
 	b.WriteString("playbook \"chain\" {}\n")
 	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&b, "step \"s%02d\" {\n  shell { script = \"echo s%02d >> log.txt; sleep 0.02\" }\n}\n", i, i)
+		step := fmt.Sprintf(name, i)
+		fmt.Fprintf(&b, "step %q {\n  shell { script = \"echo %s >> log.txt%s\" }\n}\n", step, step, then)
 	}
 	return b.String()
 }
@@ -52,7 +61,7 @@ func TestHelperChild(t *testing.T) {
 		src = selfKillPlaybook
 	}
 	if n, _ := strconv.Atoi(os.Getenv("APL_TEST_QUICK")); n > 0 {
-		src = quickChainPlaybook(n)
+		src = logChain(n, "")
 	}
 	if at := os.Getenv("APL_TEST_KILL_AT"); at != "" {
 		where, nth, _ := strings.Cut(at, "#")
@@ -197,17 +206,6 @@ func TestResumeAfterKill(t *testing.T) {
 	}
 }
 
-// quickChainPlaybook is n quick shell steps, each appending its name to
-// log.txt: enough transitions for the journal to be compacted.
-func quickChainPlaybook(n int) string {
-	var b strings.Builder
-	b.WriteString("playbook \"chain\" {}\n")
-	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&b, "step \"s%03d\" {\n  shell { command = [\"sh\", \"-c\", \"echo s%03d >> log.txt\"] }\n}\n", i, i)
-	}
-	return b.String()
-}
-
 // TestResumeAfterKillInCompaction kills a run with SIGKILL at each point
 // of writing a compaction's snapshot (the run's first snapshot is call 1,
 // its compactions 2 and 3), resumes it, and checks every step ran exactly
@@ -217,7 +215,7 @@ func TestResumeAfterKillInCompaction(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	const n = 200
-	pb := load(t, quickChainPlaybook(n))
+	pb := load(t, logChain(n, ""))
 	var names []string
 	for i := 1; i <= n; i++ {
 		names = append(names, fmt.Sprintf("s%03d", i))
