@@ -209,7 +209,8 @@ func TestResumeAfterKill(t *testing.T) {
 // TestResumeAfterKillInCompaction kills a run with SIGKILL at each point
 // of writing a compaction's snapshot (the run's first snapshot is call 1,
 // its compactions 2 and 3), resumes it, and checks every step ran exactly
-// once: the kill lands between two steps, so none was in flight.
+// once: the kill lands between two steps, so none was in flight, unless
+// the compaction came with a step's start.
 func TestResumeAfterKillInCompaction(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
@@ -239,7 +240,17 @@ func TestResumeAfterKillInCompaction(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ran := len(strings.Fields(string(before))); st.Metrics.StepsRun != ran {
+			// A step that ran past its start window (a loaded machine) had
+			// its start committed, which may have been the compaction's
+			// commit: then it was in flight, and its process, left behind
+			// by the kill, may append to the log yet.
+			inFlight := 0
+			for _, rec := range st.Steps {
+				if rec.Status == StepRunning {
+					inFlight = 1
+				}
+			}
+			if ran := len(strings.Fields(string(before))); inFlight == 0 && st.Metrics.StepsRun != ran {
 				t.Errorf("the state read after the kill has %d steps run, the log %d", st.Metrics.StepsRun, ran)
 			}
 			res, err := Resume(context.Background(), pb, dir, Options{NoSync: true})
@@ -250,7 +261,7 @@ func TestResumeAfterKillInCompaction(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ranOnce(t, string(log), names, 0)
+			ranOnce(t, string(log), names, inFlight)
 		})
 	}
 }
