@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/apl-lang/apl/builtins"
@@ -97,8 +98,8 @@ func (r *run) shellAction(ctx context.Context, f *frame, s *lang.Step, a *lang.S
 	if err == nil && res.ExitCode != 0 {
 		err = withKind(agent.KindExitStatus, fmt.Errorf("exit status %d%s", res.ExitCode, stderrExcerpt(res.Stderr)))
 	}
-	r.trace(Span{Step: s.Name, Item: f.key(), Action: "command_run", Attempt: rec.Runs, Artifact: artifact,
-		InputSummary: input, OutputSummary: fmt.Sprintf("exit %d: %s", res.ExitCode, res.Stdout)}, start, err)
+	r.traceLater(s, Span{Step: s.Name, Item: f.key(), Action: "command_run", Attempt: rec.Runs, Artifact: artifact,
+		InputSummary: input, OutputSummary: exitSummary(res)}, start, err)
 	out := res.Output
 	if out == cty.NilVal {
 		out = cty.NullVal(cty.DynamicPseudoType)
@@ -106,13 +107,24 @@ func (r *run) shellAction(ctx context.Context, f *frame, s *lang.Step, a *lang.S
 	return out, err
 }
 
+// exitSummary is what a command's span says of its result before it is
+// summarized: "exit N:" and the head of its output.
+func exitSummary(res builtins.ShellResult) string {
+	out := "exit " + strconv.Itoa(res.ExitCode) + ":"
+	if res.Stdout == "" {
+		return out
+	}
+	// summarize reads no further than this.
+	return out + " " + res.Stdout[:min(len(res.Stdout), 4096)]
+}
+
 // artifactBase names a step attempt's artifacts: STEP-N, or
 // STEP.ITEM-N inside a for_each.
 func artifactBase(f *frame, s *lang.Step, n int) string {
 	if k := f.key(); k != "" {
-		return fmt.Sprintf("%s.%s-%d", s.Name, safeName(k), n)
+		return s.Name + "." + safeName(k) + "-" + strconv.Itoa(n)
 	}
-	return fmt.Sprintf("%s-%d", s.Name, n)
+	return s.Name + "-" + strconv.Itoa(n)
 }
 
 // stderrExcerpt is the first 500 characters of stderr (the sandbox

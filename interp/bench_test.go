@@ -2,6 +2,7 @@ package interp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -107,6 +108,48 @@ func BenchmarkCheckpoint(b *testing.B) {
 			s.close()
 		})
 	}
+}
+
+// BenchmarkStoreChain500 is what the store costs a 500-step chain (as
+// BenchmarkChain500 runs it, without the processes): one journal line a
+// step, the compactions, the final snapshot; not synced.
+func BenchmarkStoreChain500(b *testing.B) {
+	b.ReportAllocs()
+	done := reportCPU(b)
+	for b.Loop() {
+		s := newStore(filesFor(filepath.Join(b.TempDir(), stateFile)), false, false)
+		st := newTestState()
+		st.Meta.Playbook, st.Meta.PlaybookRef, st.Meta.Workdir = "chain", "chain.hcl", "/tmp/work"
+		st.Meta.PlaybookHash = strings.Repeat("d3", 32)
+		start := time.Date(2026, 11, 27, 5, 0, 0, 0, time.UTC)
+		st.Meta.StartedAt = start
+		if err := s.snapshot(st, &changes{}); err != nil {
+			b.Fatal(err)
+		}
+		for i := range 500 {
+			name := fmt.Sprintf("s%d", i)
+			t0, t1 := start.Add(time.Duration(i)*time.Millisecond), start.Add(time.Duration(i)*time.Millisecond+800*time.Microsecond)
+			code := 0
+			st.Steps[name] = &StepRecord{Status: StepCompleted, Attempts: 1, Runs: 1, Output: json.RawMessage(`""`), ExitCode: &code,
+				StartedAt: &t0, CompletedAt: &t1, DurationS: t1.Sub(t0).Seconds()}
+			st.Events = append(st.Events, Event{Time: t0, Type: EventStepStarted, Step: name, Attempt: 1},
+				Event{Time: t1, Type: EventStepCompleted, Step: name, Attempt: 1, Details: map[string]any{"agent_calls": 0, "duration_s": t1.Sub(t0).Seconds()}})
+			st.Meta.CurrentStep, st.Meta.LastCheckpoint = fmt.Sprintf("s%d", i+1), t1
+			st.Metrics.StepsRun++
+			st.Metrics.DurationS = t1.Sub(start).Seconds()
+			var ch changes
+			ch.step(name)
+			if err := s.commit(st, &ch, true); err != nil {
+				b.Fatal(err)
+			}
+		}
+		st.Meta.Status = StatusCompleted
+		if err := s.snapshot(st, &changes{}); err != nil {
+			b.Fatal(err)
+		}
+		s.close()
+	}
+	done()
 }
 
 // BenchmarkForEach1000 schedules 1,000 items with random dependencies

@@ -18,6 +18,12 @@ const syncWindow = 10 * time.Millisecond
 // crashing or losing power within the window (and the fsync after it)
 // can lose the last transitions, which resume then runs again. A failed
 // fsync is reported by the next commit.
+//
+// A compaction's snapshot is synced the same way: the snapshot file, its
+// directory (the renames) and the journal it replaced are held here and
+// fsynced with the next group, before the new journal's lines. What a
+// machine crash can then lose is still the last window: see
+// store.writeSnapshot for each point.
 type groupSyncer struct {
 	// fileMu is held across an fsync, so that the file stays open for it;
 	// mu guards the rest, and is never held across an fsync: a commit
@@ -25,9 +31,12 @@ type groupSyncer struct {
 	fileMu  sync.Mutex
 	f       *os.File // the journal; nil between snapshots' journals
 	mu      sync.Mutex
-	pending bool  // a commit was written since the last fsync
-	err     error // the first fsync failure, not yet reported
-	fsync   func(*os.File) error
+	pending bool // a commit was written since the last fsync
+	// held are files a compaction left to be fsynced with the next
+	// group, then closed: its snapshot, the directory, the old journal.
+	held  []*os.File
+	err   error // the first fsync failure, not yet reported
+	fsync func(*os.File) error
 
 	wake chan struct{}
 	stop chan struct{}
@@ -61,25 +70,49 @@ func (g *groupSyncer) loop() {
 	}
 }
 
-// sync fsyncs the journal if a commit waits for it. What is written
-// while it runs waits for the next.
+// sync fsyncs the held files, then the journal if a commit waits for it.
+// What is written while it runs waits for the next.
 func (g *groupSyncer) sync() {
 	g.fileMu.Lock()
 	defer g.fileMu.Unlock()
 	g.mu.Lock()
 	pending := g.pending && g.f != nil
-	g.pending = false
+	held := g.held
+	g.pending, g.held = false, nil
 	g.mu.Unlock()
-	if !pending {
+	g.syncHeld(held)
+	if pending {
+		g.failed(g.fsync(g.f))
+	}
+}
+
+// syncHeld fsyncs and closes held files, with fileMu held, and returns
+// the first failure.
+func (g *groupSyncer) syncHeld(held []*os.File) error {
+	var first error
+	for _, f := range held {
+		err := g.fsync(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	g.failed(first)
+	return first
+}
+
+// failed keeps err, if any, for the next commit to report.
+func (g *groupSyncer) failed(err error) {
+	if err == nil {
 		return
 	}
-	if err := g.fsync(g.f); err != nil {
-		g.mu.Lock()
-		if g.err == nil {
-			g.err = err
-		}
-		g.mu.Unlock()
+	g.mu.Lock()
+	if g.err == nil {
+		g.err = err
 	}
+	g.mu.Unlock()
 }
 
 // request asks for an fsync of what the journal holds now, within the
@@ -90,16 +123,60 @@ func (g *groupSyncer) request() error {
 	err := g.err
 	g.err = nil
 	g.mu.Unlock()
+	g.nudge()
+	return err
+}
+
+func (g *groupSyncer) nudge() {
 	select {
 	case g.wake <- struct{}{}:
 	default:
 	}
-	return err
 }
 
-// setFile makes f the journal to sync. What waited for the journal it
-// replaces needs no fsync: a snapshot replaces a journal, and holds all
-// of it, synced.
+// hold hands files to the next group: each is fsynced, then closed.
+func (g *groupSyncer) hold(files ...*os.File) {
+	g.mu.Lock()
+	g.held = append(g.held, files...)
+	g.mu.Unlock()
+	g.nudge()
+}
+
+// settle fsyncs the held files now, waiting for a group under way to
+// end first: a compaction calls it before its snapshot makes the last
+// one the backup, which must be on disk by then. It returns their
+// fsync's failure.
+func (g *groupSyncer) settle() error {
+	g.fileMu.Lock()
+	defer g.fileMu.Unlock()
+	g.mu.Lock()
+	held := g.held
+	g.held = nil
+	g.mu.Unlock()
+	return g.syncHeld(held)
+}
+
+// retire ends f's turn as the journal to sync. If keep is set and a
+// commit waits for its fsync, f is held for the next group; otherwise
+// (a synced snapshot holds all of it) it is closed now.
+func (g *groupSyncer) retire(f *os.File, keep bool) {
+	g.fileMu.Lock()
+	g.mu.Lock()
+	wait := g.pending && g.f == f
+	if g.f == f {
+		g.f, g.pending = nil, false
+	}
+	if keep && wait {
+		g.held = append(g.held, f)
+	}
+	g.mu.Unlock()
+	g.fileMu.Unlock()
+	if !(keep && wait) {
+		f.Close()
+	}
+}
+
+// setFile makes f the journal to sync.
 func (g *groupSyncer) setFile(f *os.File) {
 	g.fileMu.Lock()
 	g.mu.Lock()

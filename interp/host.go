@@ -79,6 +79,9 @@ type localHost struct {
 	observer Observer
 
 	baton sync.Mutex
+	// idle are after's timers that were stopped before they fired, to be
+	// armed again; used only in the walk's turn.
+	idle []*afterTimer
 }
 
 func newLocalHost(opts Options) *localHost {
@@ -148,19 +151,47 @@ func (h *localHost) block(fn func()) {
 func (h *localHost) channel(n int) Channel { return make(goChannel, n) }
 
 func (h *localHost) after(d time.Duration, fn func()) func() {
-	// stop is called in the walk's turn, and fn runs in it: the baton
-	// orders them.
-	stopped := false
-	t := time.AfterFunc(d, func() {
-		h.baton.Lock()
-		defer h.baton.Unlock()
-		if !stopped {
-			fn()
-		}
-	})
-	return func() {
-		stopped = true
-		t.Stop()
+	// Every quick step arms one and stops it: a timer that never fired
+	// is armed again rather than made anew.
+	var a *afterTimer
+	if n := len(h.idle); n > 0 {
+		a, h.idle = h.idle[n-1], h.idle[:n-1]
+		a.fn, a.stopped = fn, false
+		a.t.Reset(d)
+	} else {
+		a = &afterTimer{h: h, fn: fn}
+		a.stopFn = a.stop
+		a.t = time.AfterFunc(d, a.fire)
+	}
+	return a.stopFn
+}
+
+// An afterTimer calls fn in the walk's turn once its time has passed,
+// unless stopped first. stop is called in the walk's turn, once per
+// after, and fire runs in it: the baton orders them.
+type afterTimer struct {
+	h       *localHost
+	t       *time.Timer
+	fn      func()
+	stopped bool
+	stopFn  func()
+}
+
+func (a *afterTimer) fire() {
+	a.h.baton.Lock()
+	defer a.h.baton.Unlock()
+	if !a.stopped {
+		a.fn()
+	}
+}
+
+func (a *afterTimer) stop() {
+	a.stopped = true
+	if a.t.Stop() {
+		// It never fired and never will: free to arm again. One that
+		// fired (fire waits for the baton, or ran) is left alone.
+		a.fn = nil
+		a.h.idle = append(a.h.idle, a)
 	}
 }
 

@@ -195,3 +195,49 @@ step "a" {
 		})
 	}
 }
+
+// after's timers are armed again once stopped before they fired: a
+// stopped one never calls its old function, a re-armed one calls only
+// its new one, and one that fired is not handed out again.
+func TestAfterTimersArmedAgain(t *testing.T) {
+	h := newLocalHost(Options{})
+	var mu sync.Mutex
+	calls := map[string]int{}
+	call := func(name string) func() {
+		return func() {
+			mu.Lock()
+			calls[name]++
+			mu.Unlock()
+		}
+	}
+	h.walk(func() {
+		stop := h.after(time.Hour, call("stopped"))
+		stop()
+		if len(h.idle) != 1 {
+			t.Fatalf("%d idle timers after a stop, want 1", len(h.idle))
+		}
+		stop = h.after(5*time.Millisecond, call("again"))
+		if len(h.idle) != 0 {
+			t.Fatal("the stopped timer was not armed again")
+		}
+		h.block(func() {
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				mu.Lock()
+				n := calls["again"]
+				mu.Unlock()
+				if n > 0 {
+					return
+				}
+			}
+		})
+		stop() // after it fired: not reused
+		if len(h.idle) != 0 {
+			t.Fatal("a timer that fired was kept to be armed again")
+		}
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if calls["stopped"] != 0 || calls["again"] != 1 {
+		t.Errorf("calls %v, want again once and stopped never", calls)
+	}
+}

@@ -45,6 +45,12 @@ func (d *runDir) procStarted(name string, pid int, before string) {
 		start = procStartTime(pid)
 	}
 	d.procLine("start " + name + " " + strconv.Itoa(pid) + " " + start + "\n")
+	// While the process runs, the spans held back are written.
+	if err := d.flushSpans(); err != nil {
+		d.mu.Lock()
+		d.spanErr = err
+		d.mu.Unlock()
+	}
 }
 
 // procEnded records that a step's process ended and its group was

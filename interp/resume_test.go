@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,11 +19,20 @@ import (
 
 // chainPlaybook is n shell steps; each appends its name to log.txt and
 // takes a little while, so that a kill lands inside some step.
-func chainPlaybook(n int) string {
+func chainPlaybook(n int) string { return logChain(n, "; sleep 0.02") }
+
+// logChain is n shell steps, s01 to sNN (s001 from 100 on), each
+// appending its name to log.txt, then running then.
+func logChain(n int, then string) string {
+	name := "s%02d"
+	if n >= 100 {
+		name = "s%03d"
+	}
 	var b strings.Builder
 	b.WriteString("playbook \"chain\" {}\n")
 	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&b, "step \"s%02d\" {\n  shell { script = \"echo s%02d >> log.txt; sleep 0.02\" }\n}\n", i, i)
+		step := fmt.Sprintf(name, i)
+		fmt.Fprintf(&b, "step %q {\n  shell { script = \"echo %s >> log.txt%s\" }\n}\n", step, step, then)
 	}
 	return b.String()
 }
@@ -50,6 +60,21 @@ func TestHelperChild(t *testing.T) {
 	if os.Getenv("APL_TEST_SELFKILL") != "" {
 		src = selfKillPlaybook
 	}
+	if n, _ := strconv.Atoi(os.Getenv("APL_TEST_QUICK")); n > 0 {
+		src = logChain(n, "")
+	}
+	if at := os.Getenv("APL_TEST_KILL_AT"); at != "" {
+		where, nth, _ := strings.Cut(at, "#")
+		n, _ := strconv.Atoi(nth)
+		killPoint = func(w string) {
+			if w == where {
+				if n--; n == 0 {
+					syscall.Kill(os.Getpid(), syscall.SIGKILL)
+					select {}
+				}
+			}
+		}
+	}
 	pb := load(t, src)
 	_, err := Start(context.Background(), pb, "chain", Options{Workdir: work, RunID: "killed"})
 	if err != nil {
@@ -72,14 +97,15 @@ func killAndResume(t *testing.T, pb *lang.Playbook, window time.Duration, env ..
 	return string(log)
 }
 
-// killAndResumeWith is killAndResume that calls between, if not nil,
-// after the kill and before the resume, and returns the project
-// directory.
-func killAndResumeWith(t *testing.T, pb *lang.Playbook, window time.Duration, between func(work string), env ...string) string {
+// killRun starts the run of TestHelperChild in work, kills it with
+// SIGKILL up to window after its first step began, and says whether the
+// kill cut the run short (else the run had completed before it landed).
+func killRun(t *testing.T, work string, window time.Duration, env ...string) bool {
 	t.Helper()
-	work := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
 	cmd.Env = append(append(os.Environ(), "APL_TEST_CHILD="+work), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -94,6 +120,36 @@ func killAndResumeWith(t *testing.T, pb *lang.Playbook, window time.Duration, be
 	time.Sleep(time.Duration(rand.Int64N(int64(window))))
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+		if !cmd.ProcessState.Success() {
+			t.Fatalf("the run failed before the kill: %v\n%s", cmd.ProcessState, stderr.String())
+		}
+		return false
+	}
+	// Killed, but perhaps after the run had ended (its last state
+	// written, apl on its way out).
+	st, _, err := ReadRun(filepath.Join(work, ".apl", "runs", "killed"))
+	return err != nil || st.Meta.Status != StatusCompleted
+}
+
+// killAndResumeWith is killAndResume that calls between, if not nil,
+// after the kill and before the resume, and returns the project
+// directory.
+func killAndResumeWith(t *testing.T, pb *lang.Playbook, window time.Duration, between func(work string), env ...string) string {
+	t.Helper()
+	var work string
+	for try := 0; ; try++ {
+		work = t.TempDir()
+		if killRun(t, work, window, env...) {
+			break
+		}
+		// The run ended before the kill landed: this sample tested
+		// nothing, so take another, killing sooner.
+		if try == 10 {
+			t.Fatal("the run ended before the kill every time")
+		}
+		window = window * 2 / 3
+	}
 	if between != nil {
 		between(work)
 	}
@@ -146,6 +202,66 @@ func TestResumeAfterKill(t *testing.T) {
 	for i := range 6 {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			ranOnce(t, killAndResume(t, pb, 400*time.Millisecond), names, 1)
+		})
+	}
+}
+
+// TestResumeAfterKillInCompaction kills a run with SIGKILL at each point
+// of writing a compaction's snapshot (the run's first snapshot is call 1,
+// its compactions 2 and 3), resumes it, and checks every step ran exactly
+// once: the kill lands between two steps, so none was in flight, unless
+// the compaction came with a step's start.
+func TestResumeAfterKillInCompaction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	const n = 200
+	pb := load(t, logChain(n, ""))
+	var names []string
+	for i := 1; i <= n; i++ {
+		names = append(names, fmt.Sprintf("s%03d", i))
+	}
+	for _, at := range []string{"written#2", "state renamed#2", "journal renamed#2", "snapshot renamed#2", "journal opened#2", "journal renamed#3", "snapshot renamed#3"} {
+		t.Run(at, func(t *testing.T) {
+			work := t.TempDir()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
+			cmd.Env = append(os.Environ(), "APL_TEST_CHILD="+work, fmt.Sprint("APL_TEST_QUICK=", n), "APL_TEST_KILL_AT="+at)
+			if err := cmd.Run(); err == nil {
+				t.Fatal("the run was not killed")
+			} else if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+				t.Fatalf("the run ended with %v, not SIGKILL", err)
+			}
+			dir := filepath.Join(work, ".apl", "runs", "killed")
+			before, err := os.ReadFile(filepath.Join(work, "log.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, _, err := ReadRun(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A step that ran past its start window (a loaded machine) had
+			// its start committed, which may have been the compaction's
+			// commit: then it was in flight, and its process, left behind
+			// by the kill, may append to the log yet.
+			inFlight := 0
+			for _, rec := range st.Steps {
+				if rec.Status == StepRunning {
+					inFlight = 1
+				}
+			}
+			if ran := len(strings.Fields(string(before))); inFlight == 0 && st.Metrics.StepsRun != ran {
+				t.Errorf("the state read after the kill has %d steps run, the log %d", st.Metrics.StepsRun, ran)
+			}
+			res, err := Resume(context.Background(), pb, dir, Options{NoSync: true})
+			if err != nil || res.Status != StatusCompleted {
+				t.Fatalf("resume: %v %+v", err, res)
+			}
+			log, err := os.ReadFile(filepath.Join(work, "log.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ranOnce(t, string(log), names, inFlight)
 		})
 	}
 }

@@ -53,15 +53,18 @@ type Result struct {
 
 // run is one execution of a playbook: all the mutable data lives here.
 type run struct {
-	pb      *lang.Playbook
-	opts    Options
-	host    host
-	dir     *runDir
-	st      *State
-	workdir string
-	shell   ShellRunner
-	funcs   builtins.Registry
-	drivers DriverFactory
+	// spanHeld is the step whose command's span the run directory holds
+	// back (traceLater), nil when none is.
+	spanHeld *lang.Step
+	pb       *lang.Playbook
+	opts     Options
+	host     host
+	dir      *runDir
+	st       *State
+	workdir  string
+	shell    ShellRunner
+	funcs    builtins.Registry
+	drivers  DriverFactory
 	// playbooks, when set, may answer playbook steps (Options.Playbooks).
 	playbooks PlaybookStub
 
@@ -347,6 +350,7 @@ func failMessage(m Meta) string {
 // (nil for the run's own), which the caller names: whatever else changed
 // in between is run-wide and always written. durable asks for an fsync.
 func (r *run) commit(f *frame, s *lang.Step, durable bool) error {
+	r.flushSpans(s)
 	r.touch(f, s)
 	r.st.Meta.LastCheckpoint = r.now()
 	r.st.Metrics.DurationS = r.elapsed().Seconds()

@@ -30,7 +30,13 @@ type runDir struct {
 
 	mu    sync.Mutex
 	trace *os.File
-	lock  *os.File
+	// held are spans not yet written (holdSpan); spanBuf is the buffer
+	// they are encoded in; spanErr is a failure to write them outside
+	// the walk's turn, not yet logged. mu guards them.
+	held    []Span
+	spanBuf []byte
+	spanErr error
+	lock    *os.File
 	// redact removes secrets from traces and artifacts.
 	redact *builtins.Redactor
 	// attrs is the playbook's trace attributes, a JSON object whose
@@ -132,6 +138,7 @@ func (d *runDir) close() error {
 	if d.trace == nil {
 		return nil
 	}
+	d.writeHeld()
 	err := d.trace.Close()
 	d.trace = nil
 	if d.procs != nil {
@@ -318,22 +325,62 @@ type Span struct {
 	SessionID string `json:"session_id,omitempty"`
 }
 
+// span writes s to the trace, after the spans held back.
 func (d *runDir) span(s Span) error {
-	s.InputSummary = summarize(s.InputSummary)
-	s.OutputSummary = summarize(s.OutputSummary)
-	b := s.appendJSON(make([]byte, 0, 256+len(s.InputSummary)+len(s.OutputSummary)+len(d.attrs)))
-	if len(d.attrs) > 2 {
-		// The playbook's attributes join apl's own fields, whose names
-		// lang keeps them from taking.
-		b = append(append(b[:len(b)-1], ','), d.attrs[1:]...)
-	}
-	b = d.redact.Bytes(b)
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.held = append(d.held, s)
+	return d.writeHeld()
+}
+
+// holdSpan keeps s back, to be written with the next span, by
+// flushSpans or when the directory closes: a quick command's span is
+// written while the next command runs (procStarted), off the path
+// between one step and the next. A SIGKILL in between loses it; the
+// trace is not the run's state, which the journal keeps.
+func (d *runDir) holdSpan(s Span) {
+	d.mu.Lock()
+	d.held = append(d.held, s)
+	d.mu.Unlock()
+}
+
+// flushSpans writes the spans held back. A failure outside the walk's
+// turn (procStarted) waits in spanErr for the walk to log it.
+func (d *runDir) flushSpans() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.writeHeld()
+}
+
+// writeHeld writes the held spans in one write, with mu held.
+func (d *runDir) writeHeld() error {
+	if len(d.held) == 0 {
+		return nil
+	}
 	if d.trace == nil {
+		d.held = d.held[:0]
 		return errors.New("trace closed")
 	}
-	_, err := d.trace.Write(append(b, '\n'))
+	b := d.spanBuf[:0]
+	for _, s := range d.held {
+		s.InputSummary = summarize(s.InputSummary)
+		s.OutputSummary = summarize(s.OutputSummary)
+		from := len(b)
+		b = s.appendJSON(b)
+		if len(d.attrs) > 2 {
+			// The playbook's attributes join apl's own fields, whose names
+			// lang keeps them from taking.
+			b = append(append(b[:len(b)-1], ','), d.attrs[1:]...)
+		}
+		if d.redact.Active() {
+			b = append(b[:from], d.redact.Bytes(b[from:])...)
+		}
+		b = append(b, '\n')
+	}
+	clear(d.held)
+	d.held = d.held[:0]
+	d.spanBuf = b
+	_, err := d.trace.Write(b)
 	return err
 }
 
@@ -374,6 +421,9 @@ func (s *Span) appendJSON(b []byte) []byte {
 // summarize cuts s to 200 characters on one line, as the orchestrator
 // asks of trace summaries.
 func summarize(s string) string {
+	if plainSummary(s) {
+		return s // what a quick command's span mostly holds: no copy
+	}
 	// Only the head can show: a long answer is cut before it is split,
 	// not turned into words and runes whole.
 	if len(s) > 4096 {
@@ -385,6 +435,23 @@ func summarize(s string) string {
 	}
 	r := []rune(s)
 	return string(r[:197]) + "..."
+}
+
+// plainSummary says whether s is its own summary: at most 200 bytes of
+// ASCII on one line, words parted by single spaces.
+func plainSummary(s string) bool {
+	if len(s) > 200 {
+		return false
+	}
+	prev := byte(' ') // a leading space is not plain
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf || c < ' ' || c == ' ' && prev == ' ' {
+			return false
+		}
+		prev = c
+	}
+	return prev != ' '
 }
 
 // sourcesFile holds, in the run directory, the text of every file the

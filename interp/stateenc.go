@@ -25,6 +25,10 @@ import (
 type stateEncoder struct {
 	b   []byte
 	err error
+	// keys is scratch space for the sorted keys of the maps being
+	// encoded, used as a stack (keysOf, drop): a line's maps are small,
+	// and a slice each was most of what encoding one allocated.
+	keys []string
 }
 
 // str appends s as encoding/json does: as builtins.AppendJSONString, and
@@ -145,15 +149,20 @@ func (e *stateEncoder) fail(err error) {
 	}
 }
 
-// sortedKeys is the keys of m in the order encoding/json writes them.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
+// keysOf pushes the keys of m onto e's scratch, sorted in the order
+// encoding/json writes them, and returns them; drop pops them once the
+// map is written.
+func keysOf[V any](e *stateEncoder, m map[string]V) []string {
+	from := len(e.keys)
 	for k := range m {
-		keys = append(keys, k)
+		e.keys = append(e.keys, k)
 	}
+	keys := e.keys[from:len(e.keys):len(e.keys)]
 	slices.Sort(keys)
 	return keys
 }
+
+func (e *stateEncoder) drop(keys []string) { e.keys = e.keys[:len(e.keys)-len(keys)] }
 
 func (e *stateEncoder) intMap(m map[string]int) {
 	if m == nil {
@@ -161,7 +170,8 @@ func (e *stateEncoder) intMap(m map[string]int) {
 		return
 	}
 	e.b = append(e.b, '{')
-	for i, k := range sortedKeys(m) {
+	ks := keysOf(e, m)
+	for i, k := range ks {
 		if i > 0 {
 			e.b = append(e.b, ',')
 		}
@@ -169,6 +179,7 @@ func (e *stateEncoder) intMap(m map[string]int) {
 		e.b = append(e.b, ':')
 		e.int(m[k])
 	}
+	e.drop(ks)
 	e.b = append(e.b, '}')
 }
 
@@ -178,7 +189,8 @@ func (e *stateEncoder) rawMap(m map[string]json.RawMessage) {
 		return
 	}
 	e.b = append(e.b, '{')
-	for i, k := range sortedKeys(m) {
+	ks := keysOf(e, m)
+	for i, k := range ks {
 		if i > 0 {
 			e.b = append(e.b, ',')
 		}
@@ -186,6 +198,7 @@ func (e *stateEncoder) rawMap(m map[string]json.RawMessage) {
 		e.b = append(e.b, ':')
 		e.raw(m[k])
 	}
+	e.drop(ks)
 	e.b = append(e.b, '}')
 }
 
@@ -304,7 +317,8 @@ func (e *stateEncoder) meta(m *Meta) {
 	if len(m.Timeouts) > 0 {
 		e.key("timeouts")
 		e.b = append(e.b, '{')
-		for i, k := range sortedKeys(m.Timeouts) {
+		ks := keysOf(e, m.Timeouts)
+		for i, k := range ks {
 			if i > 0 {
 				e.b = append(e.b, ',')
 			}
@@ -312,6 +326,7 @@ func (e *stateEncoder) meta(m *Meta) {
 			e.b = append(e.b, ':')
 			e.str(m.Timeouts[k])
 		}
+		e.drop(ks)
 		e.b = append(e.b, '}')
 	}
 	if m.AgentTimeout != "" {
@@ -353,7 +368,8 @@ func (e *stateEncoder) meta(m *Meta) {
 	if len(m.Documents) > 0 {
 		e.key("documents")
 		e.b = append(e.b, '{')
-		for i, k := range sortedKeys(m.Documents) {
+		ks := keysOf(e, m.Documents)
+		for i, k := range ks {
 			if i > 0 {
 				e.b = append(e.b, ',')
 			}
@@ -366,6 +382,7 @@ func (e *stateEncoder) meta(m *Meta) {
 			}
 			e.b = append(e.b, '}')
 		}
+		e.drop(ks)
 		e.b = append(e.b, '}')
 	}
 	if len(m.Settings) > 0 {
@@ -385,7 +402,8 @@ func (e *stateEncoder) steps(m map[string]*StepRecord) {
 		return
 	}
 	e.b = append(e.b, '{')
-	for i, k := range sortedKeys(m) {
+	ks := keysOf(e, m)
+	for i, k := range ks {
 		if i > 0 {
 			e.b = append(e.b, ',')
 		}
@@ -393,6 +411,7 @@ func (e *stateEncoder) steps(m map[string]*StepRecord) {
 		e.b = append(e.b, ':')
 		e.step(m[k])
 	}
+	e.drop(ks)
 	e.b = append(e.b, '}')
 }
 
@@ -466,7 +485,8 @@ func (e *stateEncoder) step(r *StepRecord) {
 
 func (e *stateEncoder) items(m map[string]map[string]*ItemRecord, noValue map[[2]string]bool) {
 	e.b = append(e.b, '{')
-	for i, step := range sortedKeys(m) {
+	ks := keysOf(e, m)
+	for i, step := range ks {
 		if i > 0 {
 			e.b = append(e.b, ',')
 		}
@@ -478,7 +498,8 @@ func (e *stateEncoder) items(m map[string]map[string]*ItemRecord, noValue map[[2
 			continue
 		}
 		e.b = append(e.b, '{')
-		for j, k := range sortedKeys(recs) {
+		rks := keysOf(e, recs)
+		for j, k := range rks {
 			if j > 0 {
 				e.b = append(e.b, ',')
 			}
@@ -486,8 +507,10 @@ func (e *stateEncoder) items(m map[string]map[string]*ItemRecord, noValue map[[2
 			e.b = append(e.b, ':')
 			e.item(recs[k], noValue[[2]string{step, k}])
 		}
+		e.drop(rks)
 		e.b = append(e.b, '}')
 	}
+	e.drop(ks)
 	e.b = append(e.b, '}')
 }
 
@@ -508,7 +531,8 @@ func (e *stateEncoder) item(r *ItemRecord, noValue bool) {
 	if len(r.Limits) > 0 {
 		e.key("limits")
 		e.b = append(e.b, '{')
-		for i, k := range sortedKeys(r.Limits) {
+		ks := keysOf(e, r.Limits)
+		for i, k := range ks {
 			if i > 0 {
 				e.b = append(e.b, ',')
 			}
@@ -516,6 +540,7 @@ func (e *stateEncoder) item(r *ItemRecord, noValue bool) {
 			e.b = append(e.b, ':')
 			e.str(r.Limits[k])
 		}
+		e.drop(ks)
 		e.b = append(e.b, '}')
 	}
 	e.strField("status", r.Status)
@@ -628,7 +653,8 @@ func (e *stateEncoder) event(ev *Event) {
 	if len(ev.Details) > 0 {
 		e.key("details")
 		e.b = append(e.b, '{')
-		for i, k := range sortedKeys(ev.Details) {
+		ks := keysOf(e, ev.Details)
+		for i, k := range ks {
 			if i > 0 {
 				e.b = append(e.b, ',')
 			}
@@ -636,6 +662,7 @@ func (e *stateEncoder) event(ev *Event) {
 			e.b = append(e.b, ':')
 			e.detail(ev.Details[k])
 		}
+		e.drop(ks)
 		e.b = append(e.b, '}')
 	}
 	e.b = append(e.b, '}')

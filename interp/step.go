@@ -261,6 +261,7 @@ func (r *run) attempt(ctx context.Context, f *frame, s *lang.Step, rec *StepReco
 				return tripWith(t)
 			}
 			wait := s.Retry.Backoff << (retries - 1)
+			r.flushSpans(nil) // the failed attempt's span, before the wait
 			if werr := r.host.sleep(ctx, wait); werr != nil {
 				return interrupted
 			}
@@ -511,6 +512,30 @@ func (r *run) serialTurn(s *lang.Step) Channel {
 // trace records a span; trace failures never stop a run (a trace failure
 // must not block execution), but they are logged.
 func (r *run) trace(sp Span, start time.Time, err error) {
+	r.spanOf(&sp, start, err)
+	r.traceFailed(sp.Step, r.dir.span(sp))
+}
+
+// traceLater is trace for step s's command: its span is held back until
+// the next span, the next process's start, a commit other than s's own
+// end, or the run directory's close.
+func (r *run) traceLater(s *lang.Step, sp Span, start time.Time, err error) {
+	r.spanOf(&sp, start, err)
+	r.dir.holdSpan(sp)
+	r.spanHeld = s
+}
+
+// flushSpans writes the spans held back, unless the commit they wait for
+// is that of s, the step whose command they trace.
+func (r *run) flushSpans(s *lang.Step) {
+	if r.spanHeld == nil || r.spanHeld == s {
+		return
+	}
+	r.spanHeld = nil
+	r.traceFailed("", r.dir.flushSpans())
+}
+
+func (r *run) spanOf(sp *Span, start time.Time, err error) {
 	sp.Timestamp = start
 	sp.RunID = r.st.Meta.RunID
 	sp.DurationMS = r.now().Sub(start).Milliseconds()
@@ -518,8 +543,19 @@ func (r *run) trace(sp Span, start time.Time, err error) {
 	if err != nil {
 		sp.Status = "failure"
 	}
-	if terr := r.dir.span(sp); terr != nil {
-		r.event(Event{Type: EventLog, Step: sp.Step, Message: "trace not written: " + terr.Error()})
+}
+
+// traceFailed logs err, and a failure to write held spans outside the
+// walk's turn.
+func (r *run) traceFailed(step string, err error) {
+	r.dir.mu.Lock()
+	late := r.dir.spanErr
+	r.dir.spanErr = nil
+	r.dir.mu.Unlock()
+	for _, e := range []error{late, err} {
+		if e != nil {
+			r.event(Event{Type: EventLog, Step: step, Message: "trace not written: " + e.Error()})
+		}
 	}
 }
 

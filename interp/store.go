@@ -38,6 +38,16 @@ const compactEvery = 64
 // a resume replays at most four snapshots' worth of lines, milliseconds.
 const snapRatio = 4
 
+// killPoint, set only by tests, is called at each point of writing a
+// snapshot where a SIGKILL must lose nothing (TestResumeAfterKillInCompaction).
+var killPoint func(where string)
+
+func atKillPoint(where string) {
+	if killPoint != nil {
+		killPoint(where)
+	}
+}
+
 // statePointer, in a run directory, holds the path of a state file that a
 // playbook's state block put elsewhere.
 const statePointer = "state.path"
@@ -99,7 +109,10 @@ type store struct {
 	// itemsWritten are the items whose value the snapshot or journal
 	// already holds.
 	itemsWritten map[[2]string]bool
-	buf          []byte // the journal line being written
+	buf          []byte   // the journal line being written
+	keys         []string // the encoder's scratch, kept between lines
+	// steps holds the step records a line writes, kept between lines.
+	steps map[string]*StepRecord
 	// redact removes secrets from everything written.
 	redact *builtins.Redactor
 	// archiveChecked is set once the events archive is known to hold
@@ -167,7 +180,7 @@ func (s *store) commit(st *State, ch *changes, durable bool) error {
 	// Compact after journaling, so that the journal that becomes the
 	// backup holds every transition up to the new snapshot.
 	if s.sinceSnap >= compactEvery && s.journalBytes >= snapRatio*s.snapBytes {
-		return s.writeSnapshot(st, ch)
+		return s.writeSnapshot(st, ch, true)
 	}
 	return nil
 }
@@ -192,21 +205,25 @@ func (s *store) appendEntry(st *State, ch *changes, durable bool) error {
 		e.Items[k[0]][k[1]] = st.Items[k[0]][k[1]]
 	}
 	if len(ch.steps) > 0 {
-		e.Steps = make(map[string]*StepRecord, len(ch.steps))
-		for name := range ch.steps {
-			e.Steps[name] = st.Steps[name]
+		if s.steps == nil {
+			s.steps = map[string]*StepRecord{}
 		}
+		clear(s.steps)
+		for name := range ch.steps {
+			s.steps[name] = st.Steps[name]
+		}
+		e.Steps = s.steps
 	}
 	if len(st.Vars) > 0 {
 		e.Vars = st.Vars
 	}
 	e.Events = st.Events[s.events:]
-	enc := stateEncoder{b: s.buf[:0]}
+	enc := stateEncoder{b: s.buf[:0], keys: s.keys[:0]}
 	enc.entry(&e, s.itemsWritten)
 	if enc.err != nil {
 		return fmt.Errorf("encode state: %w", enc.err)
 	}
-	s.buf = append(enc.b, '\n')
+	s.buf, s.keys = append(enc.b, '\n'), enc.keys
 	line := s.redact.Bytes(s.buf)
 	s.journalBytes += len(line)
 	if _, err := s.journal.Write(line); err != nil {
@@ -238,60 +255,110 @@ func (s *store) snapshot(st *State, ch *changes) error {
 			return err
 		}
 	}
-	return s.writeSnapshot(st, ch)
+	return s.writeSnapshot(st, ch, false)
 }
 
 // writeSnapshot writes the whole state as the new snapshot, keeps the old
 // one and its journal as the backup pair, and starts a new journal.
-func (s *store) writeSnapshot(st *State, ch *changes) error {
+//
+// A compaction (grouped set, the group syncer in use) leaves its fsyncs
+// to the syncer: the snapshot file, the directory and the journal it
+// replaced are synced with the next group, before any line of the new
+// journal. Where a kill (SIGKILL of apl) or a machine crash lands, and
+// what it loses:
+//
+//   - The temporary file written: state.json and the journal are whole; a
+//     crash loses the journal lines not yet synced.
+//   - Before the renames the last snapshot, which becomes the backup, is
+//     synced if its group has not run yet (settle): the backup is always
+//     on disk before recovery can need it.
+//   - state.json renamed to its backup, the journal to its backup, the
+//     temporary file to state.json, each in turn: a kill leaves, at each
+//     of these points, a snapshot and journal that readState puts
+//     together (state.json, else the backup with both journals), and so
+//     loses nothing. A crash before the group's fsyncs may leave any of
+//     the renames undone or the new state.json empty or torn: readState
+//     then takes the backup (on disk) with what of the journals reached
+//     the disk, and stops at the first gap.
+//
+// So a crash still loses at most what was written after the last group's
+// fsync, as for the journal alone; a kill loses nothing. Without grouped
+// (a run's first snapshot and every stop: a pause, an interruption, the
+// end) and with --sync=always, the snapshot and directory are fsynced
+// before this returns.
+func (s *store) writeSnapshot(st *State, ch *changes, grouped bool) error {
 	if err := s.archiveEvents(st); err != nil {
 		return err
 	}
 	st.Meta.Seq++
 	// Compact, not indented: the state of a large task graph is rewritten
 	// often enough for indenting to show in profiles.
-	enc := stateEncoder{b: make([]byte, 0, s.snapBytes+s.snapBytes/4+4096)}
+	enc := stateEncoder{b: make([]byte, 0, s.snapBytes+s.snapBytes/4+4096), keys: s.keys[:0]}
 	enc.state(st)
+	s.keys = enc.keys
 	if enc.err != nil {
 		return fmt.Errorf("encode state: %w", enc.err)
 	}
 	data := s.redact.Bytes(enc.b)
+	grouped = grouped && s.sync && s.group != nil
 	tmp, err := os.CreateTemp(s.dir, ".state-*.tmp")
 	if err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
 	defer os.Remove(tmp.Name())
 	_, err = tmp.Write(data)
-	if err == nil && s.sync {
+	if err == nil && s.sync && !grouped {
 		err = tmp.Sync()
 	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
+	if err != nil || !grouped {
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
+	atKillPoint("written")
+	if s.group != nil {
+		if err := s.group.settle(); err != nil {
+			if grouped {
+				tmp.Close()
+			}
+			return fmt.Errorf("sync %s: %w", s.f.state, err)
+		}
+	}
 	if s.journal != nil {
 		if s.group != nil {
-			s.group.setFile(nil)
+			s.group.retire(s.journal, grouped)
+		} else {
+			s.journal.Close()
 		}
-		s.journal.Close()
 		s.journal = nil
+	}
+	if grouped {
+		s.group.hold(tmp)
 	}
 	cur := s.f.state
 	if err := os.Rename(cur, s.f.backup); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("keep state backup: %w", err)
 	}
+	atKillPoint("state renamed")
 	if err := os.Rename(s.f.journal, s.f.journalBackup); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("keep journal backup: %w", err)
 	}
+	atKillPoint("journal renamed")
 	if err := os.Rename(tmp.Name(), cur); err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
+	atKillPoint("snapshot renamed")
 	if s.sync {
 		if d, err := os.Open(s.dir); err == nil {
-			d.Sync()
-			d.Close()
+			if grouped {
+				s.group.hold(d)
+			} else {
+				d.Sync()
+				d.Close()
+			}
 		}
 	}
 	j, err := os.OpenFile(s.f.journal, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o644)
@@ -302,6 +369,7 @@ func (s *store) writeSnapshot(st *State, ch *changes) error {
 	if s.group != nil {
 		s.group.setFile(j)
 	}
+	atKillPoint("journal opened")
 	s.sinceSnap = 0
 	s.snapBytes, s.journalBytes = len(data), 0
 	s.events = len(st.Events)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -259,5 +260,80 @@ func TestGroupCommit(t *testing.T) {
 				t.Errorf("last fsync covered %d bytes of the journal's %d", syncedSize, fi.Size())
 			}
 		})
+	}
+}
+
+// A compaction's snapshot is fsynced by the group syncer, with its
+// directory and the journal it replaced, not before the next step starts;
+// and no snapshot becomes the backup before it is on disk, since a crash
+// that tears the new state.json falls back to it.
+func TestCompactionSyncedInTheGroup(t *testing.T) {
+	dir := t.TempDir()
+	s := newStore(filesFor(filepath.Join(dir, stateFile)), true, false)
+	inode := func(path string) uint64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return 0
+		}
+		return fi.Sys().(*syscall.Stat_t).Ino
+	}
+	var mu sync.Mutex
+	synced := map[uint64]int{}
+	s.group.fsync = func(f *os.File) error {
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		synced[fi.Sys().(*syscall.Stat_t).Ino]++
+		mu.Unlock()
+		return nil
+	}
+	isSynced := func(ino uint64) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return synced[ino] > 0
+	}
+	st := newTestState()
+	if err := s.snapshot(st, &changes{}); err != nil {
+		t.Fatal(err)
+	}
+	first := inode(s.f.state) // fsynced before snapshot returned
+	compactions := 0
+	for i := 0; compactions < 4; i++ {
+		prev := inode(s.f.state)
+		transition(t, s, st, i)
+		if s.sinceSnap != 0 {
+			continue
+		}
+		compactions++
+		if bak := inode(s.f.backup); bak != prev {
+			t.Fatalf("compaction %d: the backup is not the last snapshot", compactions)
+		} else if bak != first && !isSynced(bak) {
+			t.Fatalf("compaction %d: the last snapshot became the backup before it was synced", compactions)
+		}
+		if i > 10000 {
+			t.Fatal("no compaction")
+		}
+	}
+	snap, jbak := inode(s.f.state), inode(s.f.journalBackup)
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	if !isSynced(snap) {
+		t.Error("the last compaction's snapshot was never synced")
+	}
+	if !isSynced(jbak) {
+		t.Error("the journal the last compaction replaced was never synced")
+	}
+	if !isSynced(inode(dir)) {
+		t.Error("the directory was never synced after a compaction's renames")
+	}
+	got, _, err := readState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(st, got, cmp.AllowUnexported(StepRecord{})); diff != "" {
+		t.Errorf("state read back differs (-want +got):\n%s", diff)
 	}
 }
