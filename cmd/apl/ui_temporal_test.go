@@ -360,9 +360,20 @@ step "say" {
 }
 `
 
+// spendThenAskPlaybook spends as spendPlaybook does, then waits for an
+// answer.
+const spendThenAskPlaybook = spendPlaybook + `
+step "confirm" {
+  ask {
+    question = "Keep it?"
+    options  = ["yes", "no"]
+  }
+}
+`
+
 // TestUITemporalSubRunAndSpend: on Temporal, the runs list gives a
-// run's tokens and cost once it ended (from its workflow's memo, in the
-// list's one call), and a run whose sub-run asks (a sub-playbook step's
+// run's tokens and cost, once it ended and while it goes on (from its
+// workflow's memo, in the list's one call), and a run whose sub-run asks (a sub-playbook step's
 // ask, in a child workflow) is listed waiting with that question; its
 // page shows it at the step that runs the sub-run and answers it, as
 // apl resume --answer review/approve=CHOICE --engine temporal does.
@@ -374,6 +385,8 @@ func TestUITemporalSubRunAndSpend(t *testing.T) {
 	}
 	u.start("s1", interp.Options{}, "main.hcl", subAskPlaybook, "sub.hcl", subAskSub)
 	u.waitAsked("s1")
+	u.start("w1", interp.Options{}, "spend.hcl", spendThenAskPlaybook)
+	u.waitAsked("w1")
 	u.serve(t.TempDir(), dotAsSVG)
 
 	list := u.get("/")
@@ -387,6 +400,7 @@ func TestUITemporalSubRunAndSpend(t *testing.T) {
 	}
 	contains(t, "run c1's row", row("c1"), `class="status s-completed"`, `<td class="num">1234</td>`, `<td class="num">$0.0020</td>`)
 	contains(t, "run s1's row", row("s1"), `class="status s-waiting"`, "review/approve: Ship it?")
+	contains(t, "run w1's row, waiting", row("w1"), `class="status s-waiting"`, `<td class="num">1234</td>`, `<td class="num">$0.0020</td>`)
 
 	page := u.get("/run/s1")
 	if strings.Contains(page, "does not load") {

@@ -164,7 +164,12 @@ step "items" {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	// after is how many items started after the trip, by the log.
+	// after is how many items logged after the trip. With concurrency 2,
+	// one item may run beside the sub-run: started before the trip, it
+	// can still write its line after the sub-run's finally wrote its
+	// own (seen on a loaded machine), so one such line is allowed. Any
+	// more started after the trip (9 did on Temporal before the fix).
+	const inFlight = 1
 	after := func() int {
 		data, err := os.ReadFile(log)
 		if err != nil {
@@ -181,8 +186,8 @@ step "items" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := after(); n != 0 {
-		t.Errorf("local: %d item(s) started after the trip", n)
+	if n := after(); n > inFlight {
+		t.Errorf("local: %d item(s) started after the trip", n-inFlight)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -190,8 +195,8 @@ step "items" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := after(); n != 0 {
-		t.Errorf("Temporal: %d item(s) started after the trip", n)
+	if n := after(); n > inFlight {
+		t.Errorf("Temporal: %d item(s) started after the trip", n-inFlight)
 	}
 	for engine, res := range map[string]*interp.Result{"local": local, "Temporal": remote} {
 		if res.Status != interp.StatusFailed || res.Recommendation != "halt" || !strings.Contains(res.Reason, "limits.max_tokens") {

@@ -24,9 +24,8 @@ const QueryHome = "apl.home"
 
 // The memo fields of a run's workflow, for lists: the playbook as the
 // command line named it and its name, set when it starts; the worker
-// whose checkout it works in, once one took it; and its status, reason,
-// tokens and cost, once it ended. They go in the memo updates the
-// workflow makes anyway, so they add no event to its history.
+// whose checkout it works in, once one took it; its tokens and cost, as
+// they change (spendMemo); and its status and reason, once it ended.
 const (
 	memoPlaybook = "playbook"
 	memoName     = "name"
@@ -40,6 +39,40 @@ const (
 // memoVersion marks the workflows that keep their worker and their
 // ending in their memo: a workflow started before replays without.
 const memoVersion = "apl.memo"
+
+// spendVersion marks the runs that keep what they spent so far in their
+// memo while they go on (spendMemo), not only once they ended.
+const spendVersion = "apl.memo-spend"
+
+// spendMemo keeps a run's tokens and cost so far in its workflow's memo,
+// for lists of runs that go on: an update each time a step's end changes
+// them, so an agent step's end adds one event to the history and a
+// command's none.
+type spendMemo struct {
+	ctx    workflow.Context
+	tokens int
+	cost   float64
+}
+
+// note updates the memo from the run's totals so far that a step's end
+// event carries (on a nil spendMemo, nothing).
+func (m *spendMemo) note(ev interp.Event) {
+	if m == nil {
+		return
+	}
+	tokens, hasTokens := ev.Details[interp.DetailRunTokens].(int)
+	cost, hasCost := ev.Details[interp.DetailRunCost].(float64)
+	if !hasTokens && !hasCost || tokens == m.tokens && cost == m.cost {
+		// Not a step's end, or one that spent nothing.
+		return
+	}
+	m.tokens, m.cost = tokens, cost
+	memo := map[string]any{memoTokens: tokens}
+	if hasCost {
+		memo[memoCost] = cost
+	}
+	workflow.UpsertMemo(m.ctx, memo)
+}
 
 // Summary is a run on the cluster as apl runs lists it.
 type Summary struct {
@@ -55,8 +88,9 @@ type Summary struct {
 	StartedAt time.Time `json:"started_at"`
 	// DurationS is how long the run took, or has taken so far.
 	DurationS float64 `json:"duration_s"`
-	// Tokens and CostUSD are what the run spent, known once it ended
-	// (runs that ended before apl kept them in the memo: none).
+	// Tokens and CostUSD are what the run spent so far (a run started
+	// before apl kept them as it goes: once it ended; one that ended
+	// before apl kept them at all: none).
 	Tokens  int      `json:"tokens,omitempty"`
 	CostUSD *float64 `json:"cost_usd,omitempty"`
 }

@@ -298,6 +298,11 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		events.Event(interp.Event{Type: interp.EventLog, Message: fmt.Sprintf(
 			"run %s works in the checkout of %s, %s", in.RunID, in.Home, env)})
 	}
+	var sp *spendMemo
+	if memo && workflow.GetInfo(ctx).ParentWorkflowExecution == nil &&
+		workflow.GetVersion(ctx, spendVersion, workflow.DefaultVersion, 1) == 1 {
+		sp = &spendMemo{ctx: ctx}
+	}
 	re := &runEngine{engine: e, acts: acts, funcs: acts.funcs(), drivers: drivers, events: events, in: in, path: &path, state: state}
 	opts := interp.Options{
 		Workdir: in.Home.Workdir, RunsDir: tmp, RunID: in.RunID, Inputs: inputs, Mode: in.Mode,
@@ -307,6 +312,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 			if !k.quiet(ev) {
 				path.Event(ev)
 				events.Event(ev)
+				sp.note(ev)
 			}
 		}),
 		Asker: asker, Answers: in.Answers,
