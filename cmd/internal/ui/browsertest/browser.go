@@ -208,6 +208,16 @@ func (b *Browser) Until(what, expr string) {
 // answer than apl ui's (an editor starting its extensions).
 func (b *Browser) UntilWithin(what, expr string, limit time.Duration) {
 	b.t.Helper()
+	if !b.Within(expr, limit) {
+		b.t.Fatalf("%s: %s never held; the page (%s) says:\n%.3000s", what, expr, b.Eval("location.href"), b.Eval("document.documentElement ? document.documentElement.outerHTML : ''"))
+	}
+}
+
+// Within waits up to limit for a JavaScript condition to hold in the
+// page, and says whether it did, for a test that acts again when it did
+// not.
+func (b *Browser) Within(expr string, limit time.Duration) bool {
+	b.t.Helper()
 	deadline := time.Now().Add(limit)
 	// A page being replaced has no body for a moment, and a page being
 	// navigated away from cannot evaluate at all: both are "not yet".
@@ -223,10 +233,11 @@ func (b *Browser) UntilWithin(what, expr string, limit time.Duration) {
 	}
 	for !holds() {
 		if time.Now().After(deadline) {
-			b.t.Fatalf("%s: %s never held; the page (%s) says:\n%.3000s", what, expr, b.Eval("location.href"), b.Eval("document.documentElement ? document.documentElement.outerHTML : ''"))
+			return false
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	return true
 }
 
 // Open navigates the page to url.
