@@ -180,18 +180,7 @@ func TestGrammarColoursPlaybookLines(t *testing.T) {
 // Oniguruma), the injection included, when the extension's packages are
 // installed.
 func TestGrammarTokenizesAsVSCode(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not on PATH: the grammars are not tokenized as VS Code does")
-	}
-	if _, err := os.Stat(filepath.Join("vscode", "node_modules", "vscode-textmate")); err != nil {
-		t.Skip("vscode/node_modules is not installed (npm install in cmd/internal/lsp/vscode): the grammars are not tokenized as VS Code does")
-	}
-	cmd := exec.Command(node, filepath.Join("test", "grammar.test.js"))
-	cmd.Dir = "vscode"
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Errorf("vscode/test/grammar.test.js: %v\n%s", err, out)
-	}
+	nodeTest(t, "grammar.test.js", "vscode-textmate")
 }
 
 // TestExtensionClaimsOnlyPlaybooks checks which .hcl files the VS Code
@@ -199,16 +188,24 @@ func TestGrammarTokenizesAsVSCode(t *testing.T) {
 // playbooks, forks and test files, not Terraform, Packer or Nomad files.
 // It needs the extension's packages installed, as the grammar test does.
 func TestExtensionClaimsOnlyPlaybooks(t *testing.T) {
+	nodeTest(t, "detect.test.js", "typescript")
+}
+
+// nodeTest runs the extension's test script vscode/test/NAME under node,
+// or skips when node or the extension's package pkg is not installed
+// (make vscode runs them all, with npm test, wherever npm is).
+func nodeTest(t *testing.T, name, pkg string) {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not on PATH")
+		t.Skip("node is not on PATH: vscode/test/" + name + " not run")
 	}
-	if _, err := os.Stat(filepath.Join("vscode", "node_modules", "typescript")); err != nil {
-		t.Skip("vscode/node_modules is not installed (npm install in cmd/internal/lsp/vscode)")
+	if _, err := os.Stat(filepath.Join("vscode", "node_modules", pkg)); err != nil {
+		t.Skip("vscode/node_modules is not installed (npm install in cmd/internal/lsp/vscode): vscode/test/" + name + " not run")
 	}
-	cmd := exec.Command(node, filepath.Join("test", "detect.test.js"))
+	cmd := exec.Command(node, filepath.Join("test", name))
 	cmd.Dir = "vscode"
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Errorf("vscode/test/detect.test.js: %v\n%s", err, out)
+		t.Errorf("vscode/test/%s: %v\n%s", name, err, out)
 	}
 }
