@@ -16,6 +16,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/cmd/apl/internal/shortlived"
 	"github.com/apl-lang/apl/lang"
 	"github.com/apl-lang/apl/stdlib"
 	"github.com/hashicorp/hcl/v2"
@@ -168,37 +169,33 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	return exitCode(stderr, kctx.Run(e))
 }
 
-// shortLived are the commands that load playbooks, check or print them,
-// and exit: most of their memory is garbage only at exit.
-var shortLived = map[string]bool{"validate": true, "fmt": true, "plan": true, "graph": true, "explain": true, "diff": true}
-
-// shortLivedGCLimit is the heap a short-lived command grows to before it
-// collects garbage at all.
-const shortLivedGCLimit = 128 << 20
-
 // shortLivedGC turns the garbage collector's pacing off for a short-lived
-// command, under a soft limit of shortLivedGCLimit, and returns what puts
-// it back. With Go's default (a collection each time the heap doubles,
-// from 4 MB) validating the four stdlib playbooks collected eleven times
-// for about 55 MB allocated, a fifth of its CPU, on the other core and in
-// stops; under the limit it collects none, and a playbook large enough to
-// pass it (10,000 steps) collects only as it nears it. A GOGC the user set
-// is left alone, and so are the commands that run playbooks, whose memory
-// is bounded by collecting. Calls of Main at once (in one test process)
-// share the setting: the last to return puts it back.
+// command (shortlived.Commands), under a soft limit of shortlived.Limit,
+// and returns what puts it back. With Go's default (a collection each time
+// the heap doubles, from 4 MB) validating the four stdlib playbooks
+// collected eleven times for about 55 MB allocated, a fifth of its CPU, on
+// the other core and in stops; under the limit it collects none, and a
+// playbook large enough to pass it (10,000 steps) collects only as it
+// nears it. A GOGC the user set is left alone, and so are the commands
+// that run playbooks, whose memory is bounded by collecting. Calls of Main
+// at once (in one test process) share the setting: the last to return puts
+// it back. In an apl process, package shortlived's init has already
+// backed the heap with huge pages; it cannot turn the pacing off as well,
+// since importing runtime/debug would put its init after the packages it
+// must come before.
 func shortLivedGC(cmd, gogc string) (restore func()) {
-	if !shortLived[cmd] || gogc != "" {
+	if !shortlived.Commands[cmd] || gogc != "" {
 		return func() {}
 	}
 	gcTuning.Lock()
 	defer gcTuning.Unlock()
 	if gcTuning.users == 0 {
 		limit := debug.SetMemoryLimit(-1)
-		if limit < shortLivedGCLimit {
+		if limit < shortlived.Limit {
 			return func() {} // GOMEMLIMIT asks for less
 		}
 		gcTuning.percent, gcTuning.limit = debug.SetGCPercent(-1), limit
-		debug.SetMemoryLimit(shortLivedGCLimit)
+		debug.SetMemoryLimit(shortlived.Limit)
 	}
 	gcTuning.users++
 	return func() {
