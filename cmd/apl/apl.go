@@ -179,12 +179,12 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 // nears it. A GOGC the user set is left alone, and so are the commands
 // that run playbooks, whose memory is bounded by collecting. Calls of Main
 // at once (in one test process) share the setting: the last to return puts
-// it back. In an apl process, package shortlived's init has already
-// backed the heap with huge pages; it cannot turn the pacing off as well,
-// since importing runtime/debug would put its init after the packages it
-// must come before.
+// it back. An apl process that runs such a command has its heap prepared
+// by package shortlived's init instead (a ballast, which keeps Go's pacing
+// once a large playbook passes 100 MB, and huge pages), and this does
+// nothing.
 func shortLivedGC(cmd, gogc string) (restore func()) {
-	if !shortlived.Commands[cmd] || gogc != "" {
+	if !shortlived.Commands[cmd] || gogc != "" || shortlived.Prepared {
 		return func() {}
 	}
 	gcTuning.Lock()

@@ -31,33 +31,20 @@ const heapChunk = 4 << 20
 // kernel, and collects: the span goes back to the heap as free pages,
 // keeping the advice, and the allocations that follow are carved from
 // it, lowest address first. The collection comes while the heap holds
-// almost nothing. Where the kernel gives huge pages always, or never, it
-// does nothing.
+// almost nothing but the ballast. Where the kernel gives huge pages
+// always, or never, it does nothing.
 func hugePages() bool {
 	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
 	if err != nil || !bytes.Contains(mode, []byte("[madvise]")) {
 		return false
 	}
-	b := make([]byte, hugeBytes) // starts a collection, which keeps b
+	b := make([]byte, hugeBytes)
 	// Go maps its heap in chunks of 4 MiB, so the chunk b starts in is
 	// heap from its start: pages free there before b come first.
 	start := uintptr(unsafe.Pointer(&b[0]))
 	from := start &^ (heapChunk - 1)
 	_, _, errno := syscall.Syscall(syscall.SYS_MADVISE, from, start-from+hugeBytes, syscall.MADV_HUGEPAGE)
-	ballast = make([]byte, ballastBytes)
-	// With b live until the ballast is allocated, that collection sets
-	// the next goal above the ballast: only the one below follows.
 	runtime.KeepAlive(b)
 	runtime.GC()
 	return errno == 0
 }
-
-// ballastBytes is the live heap hugePages's collection leaves, never
-// touched, so never in memory: Go sets the next collection's goal to twice
-// the live heap, 4 MB at least, and the packages initialized after this
-// one, with apl's start until it turns the collector's pacing off, would
-// reach 4 MB and start a collection.
-const ballastBytes = 8 << 20
-
-// ballast holds ballastBytes.
-var ballast []byte
