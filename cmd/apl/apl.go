@@ -38,19 +38,19 @@ const (
 var version = "dev"
 
 type cli struct {
-	Run        runCmd        `cmd:"" help:"Run a playbook. Its inputs are flags: apl run PLAYBOOK --phase 6.3 --pass-threshold 7."`
-	Resume     resumeCmd     `cmd:"" help:"Continue a run that was interrupted, killed or failed in a step; with --engine temporal, answer a run on Temporal and follow it."`
-	Validate   validateCmd   `cmd:"" help:"Check playbooks and report every problem with its location."`
-	Runs       runsCmd       `cmd:"" help:"List past runs: id, playbook, status, start, duration and cost."`
-	Show       showCmd       `cmd:"" help:"Show a run: the path it took, each step's status, time, attempts, output and error, and its artifacts."`
-	Logs       logsCmd       `cmd:"" help:"Print what a run's steps printed and its agents answered, from its artifacts."`
-	Test       testCmd       `cmd:"" help:"Run the tests in *_test.hcl files beside playbooks, with mocked agents."`
-	Graph      graphCmd      `cmd:"" help:"Show a playbook's step graph as text, DOT or Mermaid."`
-	Fmt        fmtCmd        `cmd:"" help:"Format playbook files in the canonical HCL style."`
-	Diff       diffCmd       `cmd:"" help:"Compare two playbooks block by block: blocks added, removed and changed, prompts as unified diffs; exit 1 if they differ."`
-	Fork       forkCmd       `cmd:"" help:"Copy a stdlib playbook into a directory of your own, recording where it came from."`
-	Plan       planCmd       `cmd:"" help:"Show the worst case of a run before it runs: agent calls, tokens, cost and time, per step and in total."`
-	Explain    explainCmd    `cmd:"" help:"Say where an attribute of a playbook comes from: its file and line and, for a playbook that extends another, what it overrides."`
+	Run    runCmd    `cmd:"" help:"Run a playbook. Its inputs are flags: apl run PLAYBOOK --phase 6.3 --pass-threshold 7."`
+	Resume resumeCmd `cmd:"" help:"Continue a run that was interrupted, killed or failed in a step; with --engine temporal, answer a run on Temporal and follow it."`
+	validateCLI
+	Runs runsCmd `cmd:"" help:"List past runs: id, playbook, status, start, duration and cost."`
+	Show showCmd `cmd:"" help:"Show a run: the path it took, each step's status, time, attempts, output and error, and its artifacts."`
+	Logs logsCmd `cmd:"" help:"Print what a run's steps printed and its agents answered, from its artifacts."`
+	Test testCmd `cmd:"" help:"Run the tests in *_test.hcl files beside playbooks, with mocked agents."`
+	graphCLI
+	fmtCLI
+	diffCLI
+	Fork forkCmd `cmd:"" help:"Copy a stdlib playbook into a directory of your own, recording where it came from."`
+	planCLI
+	explainCLI
 	Init       initCmd       `cmd:"" help:"Start a playbook: write main.hcl, an example agent and a test file into a directory."`
 	Stdlib     stdlibCmd     `cmd:"" help:"List or show the playbooks built into apl."`
 	Doctor     doctorCmd     `cmd:"" help:"Check the agent drivers a playbook uses (default: every preset): installed, version, key or login; --call tries one."`
@@ -62,8 +62,39 @@ type cli struct {
 	Version    versionCmd    `cmd:"" help:"Print apl's version."`
 	Help       helpCmd       `cmd:"" help:"Show the help of apl or of a command: apl help run PLAYBOOK lists a playbook's inputs."`
 
+	globals
+}
+
+// globals are the flags of apl itself, which every command takes.
+type globals struct {
 	VersionFlag kong.VersionFlag `name:"version" help:"Print apl's version and exit."`
 	allowFlag
+}
+
+// The short-lived commands are each in a struct of their own, which cli
+// embeds, so that parseShort can build a parser of one of them alone.
+type validateCLI struct {
+	Validate validateCmd `cmd:"" help:"Check playbooks and report every problem with its location."`
+}
+
+type graphCLI struct {
+	Graph graphCmd `cmd:"" help:"Show a playbook's step graph as text, DOT or Mermaid."`
+}
+
+type fmtCLI struct {
+	Fmt fmtCmd `cmd:"" help:"Format playbook files in the canonical HCL style."`
+}
+
+type diffCLI struct {
+	Diff diffCmd `cmd:"" help:"Compare two playbooks block by block: blocks added, removed and changed, prompts as unified diffs; exit 1 if they differ."`
+}
+
+type planCLI struct {
+	Plan planCmd `cmd:"" help:"Show the worst case of a run before it runs: agent calls, tokens, cost and time, per step and in total."`
+}
+
+type explainCLI struct {
+	Explain explainCmd `cmd:"" help:"Say where an attribute of a playbook comes from: its file and line and, for a playbook that extends another, what it overrides."`
 }
 
 // env is what every command gets: where to print, and how to load.
@@ -113,6 +144,11 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	if args[0] == completeCommand {
 		complete(stdout, e, args[1:])
 		return exitOK
+	}
+	if kctx, g := parseShort(args); kctx != nil {
+		defer shortLivedGC(args[0], os.Getenv("GOGC"))()
+		e.loader.Allow = g.allowed(os.Getenv)
+		return exitCode(stderr, kctx.Run(e))
 	}
 	var c cli
 	exited := false
@@ -216,22 +252,73 @@ var gcTuning struct {
 	limit   int64
 }
 
+// parseShort parses the command line of a short-lived command with a
+// parser of that command alone, and returns its context and apl's flags,
+// or nil where it cannot stand for apl's whole parser: building that
+// parser (kong reads the tags of every command's every flag) took 3-5 ms
+// at each start, before anything else could run. Help, --version and
+// every error fall through to the whole parser, so what apl prints then
+// is the same.
+func parseShort(args []string) (*kong.Context, *globals) {
+	model := shortModels[args[0]]
+	if model == nil {
+		return nil, nil
+	}
+	m, g := model()
+	exited := false
+	parser, err := kong.New(m, parserOptions(io.Discard, io.Discard, func(int) { exited = true })...)
+	if err != nil {
+		return nil, nil
+	}
+	kctx, err := parser.Parse(args)
+	if err != nil || exited {
+		return nil, nil
+	}
+	return kctx, g
+}
+
+// shortModels make the model of parseShort's parser for each short-lived
+// command, and say where in it apl's flags are.
+var shortModels = map[string]func() (any, *globals){
+	"validate": shortModel[validateCLI],
+	"fmt":      shortModel[fmtCLI],
+	"plan":     shortModel[planCLI],
+	"graph":    shortModel[graphCLI],
+	"explain":  shortModel[explainCLI],
+	"diff":     shortModel[diffCLI],
+}
+
+// shortCLI is apl's command line with only the command in C.
+type shortCLI[C any] struct {
+	Cmd C `embed:""`
+	globals
+}
+
+func shortModel[C any]() (any, *globals) {
+	m := &shortCLI[C]{}
+	return m, &m.globals
+}
+
 // newParser builds apl's kong parser over c. With c.Run given a playbook,
 // apl run has a flag for each of its inputs.
 func newParser(c *cli, stdout, stderr io.Writer, exit func(int)) (*kong.Kong, error) {
-	return kong.New(c,
+	return kong.New(c, append(parserOptions(stdout, stderr, exit), kong.Help(helpPrinter(c)))...)
+}
+
+// parserOptions are the options of apl's kong parsers.
+func parserOptions(stdout, stderr io.Writer, exit func(int)) []kong.Option {
+	return []kong.Option{
 		kong.Name("apl"),
 		kong.Description("apl runs playbooks: protocols for AI coding agents written as checked HCL.\n\nExit codes: 0 ok, 1 run failed or problems found, 2 usage error or invalid playbook, 3 internal error, 4 waiting for a human decision, 130 interrupted. A playbook may map its final statuses to other codes with exit_codes."),
 		kong.Writers(stdout, stderr),
 		kong.Exit(exit),
 		kong.Vars{"version": "apl " + buildVersion()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Help(helpPrinter(c)),
 		kong.ExplicitGroups([]kong.Group{
 			{Key: "inputs", Title: "Inputs:"},
 			{Key: "run", Title: "Run options:"},
 		}),
-	)
+	}
 }
 
 // helpPrinter is kong's help, with apl run's usage line naming the
