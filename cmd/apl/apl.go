@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -38,19 +39,19 @@ const (
 var version = "dev"
 
 type cli struct {
-	Run    runCmd    `cmd:"" help:"Run a playbook. Its inputs are flags: apl run PLAYBOOK --phase 6.3 --pass-threshold 7."`
-	Resume resumeCmd `cmd:"" help:"Continue a run that was interrupted, killed or failed in a step; with --engine temporal, answer a run on Temporal and follow it."`
-	validateCLI
-	Runs runsCmd `cmd:"" help:"List past runs: id, playbook, status, start, duration and cost."`
-	Show showCmd `cmd:"" help:"Show a run: the path it took, each step's status, time, attempts, output and error, and its artifacts."`
-	Logs logsCmd `cmd:"" help:"Print what a run's steps printed and its agents answered, from its artifacts."`
-	Test testCmd `cmd:"" help:"Run the tests in *_test.hcl files beside playbooks, with mocked agents."`
-	graphCLI
-	fmtCLI
-	diffCLI
-	Fork forkCmd `cmd:"" help:"Copy a stdlib playbook into a directory of your own, recording where it came from."`
-	planCLI
-	explainCLI
+	Run        runCmd        `cmd:"" help:"Run a playbook. Its inputs are flags: apl run PLAYBOOK --phase 6.3 --pass-threshold 7."`
+	Resume     resumeCmd     `cmd:"" help:"Continue a run that was interrupted, killed or failed in a step; with --engine temporal, answer a run on Temporal and follow it."`
+	Validate   validateCmd   `cmd:"" help:"Check playbooks and report every problem with its location."`
+	Runs       runsCmd       `cmd:"" help:"List past runs: id, playbook, status, start, duration and cost."`
+	Show       showCmd       `cmd:"" help:"Show a run: the path it took, each step's status, time, attempts, output and error, and its artifacts."`
+	Logs       logsCmd       `cmd:"" help:"Print what a run's steps printed and its agents answered, from its artifacts."`
+	Test       testCmd       `cmd:"" help:"Run the tests in *_test.hcl files beside playbooks, with mocked agents."`
+	Graph      graphCmd      `cmd:"" help:"Show a playbook's step graph as text, DOT or Mermaid."`
+	Fmt        fmtCmd        `cmd:"" help:"Format playbook files in the canonical HCL style."`
+	Diff       diffCmd       `cmd:"" help:"Compare two playbooks block by block: blocks added, removed and changed, prompts as unified diffs; exit 1 if they differ."`
+	Fork       forkCmd       `cmd:"" help:"Copy a stdlib playbook into a directory of your own, recording where it came from."`
+	Plan       planCmd       `cmd:"" help:"Show the worst case of a run before it runs: agent calls, tokens, cost and time, per step and in total."`
+	Explain    explainCmd    `cmd:"" help:"Say where an attribute of a playbook comes from: its file and line and, for a playbook that extends another, what it overrides."`
 	Init       initCmd       `cmd:"" help:"Start a playbook: write main.hcl, an example agent and a test file into a directory."`
 	Stdlib     stdlibCmd     `cmd:"" help:"List or show the playbooks built into apl."`
 	Doctor     doctorCmd     `cmd:"" help:"Check the agent drivers a playbook uses (default: every preset): installed, version, key or login; --call tries one."`
@@ -62,39 +63,13 @@ type cli struct {
 	Version    versionCmd    `cmd:"" help:"Print apl's version."`
 	Help       helpCmd       `cmd:"" help:"Show the help of apl or of a command: apl help run PLAYBOOK lists a playbook's inputs."`
 
-	globals
+	Flags globals `embed:""`
 }
 
 // globals are the flags of apl itself, which every command takes.
 type globals struct {
 	VersionFlag kong.VersionFlag `name:"version" help:"Print apl's version and exit."`
 	allowFlag
-}
-
-// The short-lived commands are each in a struct of their own, which cli
-// embeds, so that parseShort can build a parser of one of them alone.
-type validateCLI struct {
-	Validate validateCmd `cmd:"" help:"Check playbooks and report every problem with its location."`
-}
-
-type graphCLI struct {
-	Graph graphCmd `cmd:"" help:"Show a playbook's step graph as text, DOT or Mermaid."`
-}
-
-type fmtCLI struct {
-	Fmt fmtCmd `cmd:"" help:"Format playbook files in the canonical HCL style."`
-}
-
-type diffCLI struct {
-	Diff diffCmd `cmd:"" help:"Compare two playbooks block by block: blocks added, removed and changed, prompts as unified diffs; exit 1 if they differ."`
-}
-
-type planCLI struct {
-	Plan planCmd `cmd:"" help:"Show the worst case of a run before it runs: agent calls, tokens, cost and time, per step and in total."`
-}
-
-type explainCLI struct {
-	Explain explainCmd `cmd:"" help:"Say where an attribute of a playbook comes from: its file and line and, for a playbook that extends another, what it overrides."`
 }
 
 // env is what every command gets: where to print, and how to load.
@@ -201,7 +176,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "apl: %v\n", parseError(parser, &c, err))
 		return exitUsage
 	}
-	e.loader.Allow = c.allowed(os.Getenv)
+	e.loader.Allow = c.Flags.allowed(os.Getenv)
 	return exitCode(stderr, kctx.Run(e))
 }
 
@@ -260,13 +235,20 @@ var gcTuning struct {
 // every error fall through to the whole parser, so what apl prints then
 // is the same.
 func parseShort(args []string) (*kong.Context, *globals) {
-	model := shortModels[args[0]]
-	if model == nil {
+	if !shortlived.Commands[args[0]] {
 		return nil, nil
 	}
-	m, g := model()
+	// cli's field of the command, and its flags: the one-word name of a
+	// command, capitalized, is its field's.
+	t := reflect.TypeFor[cli]()
+	cmd, ok := t.FieldByName(strings.ToUpper(args[0][:1]) + args[0][1:])
+	flags, _ := t.FieldByName("Flags")
+	if !ok {
+		return nil, nil
+	}
+	m := reflect.New(reflect.StructOf([]reflect.StructField{cmd, flags}))
 	exited := false
-	parser, err := kong.New(m, parserOptions(io.Discard, io.Discard, func(int) { exited = true })...)
+	parser, err := kong.New(m.Interface(), parserOptions(io.Discard, io.Discard, func(int) { exited = true })...)
 	if err != nil {
 		return nil, nil
 	}
@@ -274,29 +256,7 @@ func parseShort(args []string) (*kong.Context, *globals) {
 	if err != nil || exited {
 		return nil, nil
 	}
-	return kctx, g
-}
-
-// shortModels make the model of parseShort's parser for each short-lived
-// command, and say where in it apl's flags are.
-var shortModels = map[string]func() (any, *globals){
-	"validate": shortModel[validateCLI],
-	"fmt":      shortModel[fmtCLI],
-	"plan":     shortModel[planCLI],
-	"graph":    shortModel[graphCLI],
-	"explain":  shortModel[explainCLI],
-	"diff":     shortModel[diffCLI],
-}
-
-// shortCLI is apl's command line with only the command in C.
-type shortCLI[C any] struct {
-	Cmd C `embed:""`
-	globals
-}
-
-func shortModel[C any]() (any, *globals) {
-	m := &shortCLI[C]{}
-	return m, &m.globals
+	return kctx, m.Elem().Field(1).Addr().Interface().(*globals)
 }
 
 // newParser builds apl's kong parser over c. With c.Run given a playbook,

@@ -38,6 +38,10 @@ func init() {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
+	// A 32-bit address space has little room for what is never used.
+	if ^uint(0)>>63 == 0 {
+		return
+	}
 	// Allocated first, it is live in the collection its allocation
 	// starts, and no other starts before hugePages's.
 	ballast = make([]byte, ballastBytes)
