@@ -81,7 +81,7 @@ type localHost struct {
 
 	baton sync.Mutex
 	// yielded is when the walk last gave the scheduler a turn (yield);
-	// used only by the coroutine that holds the baton, or just gave it.
+	// used only by the coroutine that holds the baton.
 	yielded time.Time
 	// idle are after's timers that were stopped before they fired, to be
 	// armed again; used only in the walk's turn.
@@ -148,9 +148,9 @@ func (h *localHost) spawn(fn func()) {
 
 func (h *localHost) block(fn func()) {
 	h.baton.Unlock()
+	defer h.yield() // after the baton is back: yielded is the walk's
 	defer h.baton.Lock()
 	fn()
-	h.yield()
 }
 
 // yieldEvery is how often a walk that keeps its goroutine busy gives the
