@@ -42,6 +42,10 @@ type hub struct {
 	cur *task
 	// back takes the turn back from a task that parked or ended.
 	back chan struct{}
+	// idle are the goroutines whose task ended, each waiting on its
+	// channel for the next task to run (nil: none comes). A new
+	// goroutine's stack grows to the walk's depth at each task.
+	idle []chan *task
 	// closing: the hub's coroutine is going away (the workflow ended or
 	// left the worker's cache); a task woken now ends (runtime.Goexit),
 	// as the SDK ends a coroutine's goroutine.
@@ -98,6 +102,9 @@ func (h *hub) serve(c workflow.Context, done func() bool) {
 		}
 	}
 	served = true
+	if !h.live() {
+		h.release()
+	}
 }
 
 // live: a task has not ended.
@@ -108,9 +115,15 @@ func (h *hub) live() bool {
 // resume hands t the turn until it parks or ends.
 func (h *hub) resume(t *task) {
 	h.cur, h.e.cur, t.ready = t, h.c, nil
-	if t.started {
+	switch n := len(h.idle); {
+	case t.started:
 		t.wake <- struct{}{}
-	} else {
+	case n > 0:
+		t.started = true
+		next := h.idle[n-1]
+		h.idle = h.idle[:n-1]
+		next <- t
+	default:
 		t.started = true
 		go h.run(t)
 	}
@@ -122,7 +135,20 @@ func (h *hub) resume(t *task) {
 	}
 }
 
+// run runs t, then the tasks the hub hands it, in one goroutine.
 func (h *hub) run(t *task) {
+	next := make(chan *task)
+	for t != nil && h.runTask(t) {
+		h.idle = append(h.idle, next)
+		h.back <- struct{}{}
+		t = <-next
+	}
+}
+
+// runTask runs t's function: false if it did not return (it panicked,
+// or its goroutine ends with runtime.Goexit as the hub closes), and the
+// turn is back with the hub.
+func (h *hub) runTask(t *task) (returned bool) {
 	defer func() {
 		// While the hub closes, a task ends with runtime.Goexit, which
 		// recover does not stop; a panic then is dropped, as the SDK
@@ -131,9 +157,20 @@ func (h *hub) run(t *task) {
 			t.panicked = r
 		}
 		t.ended = true
-		h.back <- struct{}{}
+		if !returned {
+			h.back <- struct{}{}
+		}
 	}()
 	t.fn()
+	return true
+}
+
+// release ends the idle goroutines.
+func (h *hub) release() {
+	for _, next := range h.idle {
+		close(next)
+	}
+	h.idle = nil
 }
 
 // park hands the turn back until ready holds; the task that runs now
@@ -164,6 +201,7 @@ func (h *hub) park(ready func() bool) {
 // calls run, as a coroutine's do when the SDK ends it).
 func (h *hub) close() {
 	h.closing = true
+	h.release()
 	for _, t := range h.tasks {
 		if t.started && !t.ended {
 			h.cur = t
