@@ -150,15 +150,16 @@ output {
 		// Which worker took the workflow tasks, and how many came off
 		// the shared queue (not the sticky one of the worker that has the
 		// workflow cached: a worker without it replays the history).
-		var took []string
+		var took, ran []string
 		for _, cmd := range workers {
 			took = append(took, strconv.Itoa(tasks.by[strconv.Itoa(cmd.Process.Pid)]))
+			ran = append(ran, strconv.Itoa(tasks.steps[strconv.Itoa(cmd.Process.Pid)]))
 		}
-		b.Logf("%d items, concurrency %d, load %s to %s: local %v (%s cpu-ms/item); Temporal %v (%s cpu-ms/item: workers %s (%s), client %s, server %s); %d executions, %d events (%.2f/item), %.0f KiB (%.0f B/item); %d workflow tasks (%s by worker), %d off the shared queue",
+		b.Logf("%d items, concurrency %d, load %s to %s: local %v (%s cpu-ms/item); Temporal %v (%s cpu-ms/item: workers %s (%s), client %s, server %s); %d executions, %d events (%.2f/item), %.0f KiB (%.0f B/item); %d workflow tasks (%s by worker), %d off the shared queue; steps by worker %s",
 			items, conc, load, loadAverage(), lwall.Round(time.Millisecond), per(lcpu), wall.Round(time.Millisecond), per(wcpu+ccpu+srvCPU),
 			per(wcpu), strings.Join(each, " + "), per(ccpu), per(srvCPU),
 			execs, events, float64(events)/float64(items), float64(bytes)/1024, float64(bytes)/float64(items),
-			tasks.n, strings.Join(took, " + "), tasks.shared)
+			tasks.n, strings.Join(took, " + "), tasks.shared, strings.Join(ran, " + "))
 		b.ReportMetric(float64(items)/wall.Seconds(), "items/s")
 		b.ReportMetric(float64((wcpu+ccpu+srvCPU).Microseconds())/1000/float64(items), "cpu-ms/item")
 		b.ReportMetric(float64(wcpu.Microseconds())/1000/float64(items), "workers-cpu-ms/item")
@@ -216,10 +217,11 @@ func procCPU(tb testing.TB, pid int) time.Duration {
 
 // workflowTasks counts a run's workflow tasks: n in all, by the process
 // id of the worker that took them, and shared: those scheduled on the
-// workflow's task queue rather than a worker's sticky queue.
+// workflow's task queue rather than a worker's sticky queue; and its
+// activities (steps) by the worker that ran them.
 type workflowTasks struct {
 	n, shared int
-	by        map[string]int
+	by, steps map[string]int
 }
 
 // history sums the history of every execution of workflow id: how many
@@ -233,6 +235,7 @@ func history(tb testing.TB, addr, ns, id string) (execs int, events, size int64,
 	defer c.Close()
 	ctx := context.Background()
 	run := ""
+	tasks.by, tasks.steps = map[string]int{}, map[string]int{}
 	for {
 		d, err := c.DescribeWorkflowExecution(ctx, id, run)
 		if err != nil {
@@ -256,14 +259,15 @@ func history(tb testing.TB, addr, ns, id string) (execs int, events, size int64,
 			if a := ev.GetWorkflowTaskScheduledEventAttributes(); a != nil && a.GetTaskQueue().GetKind() != enumspb.TASK_QUEUE_KIND_STICKY {
 				tasks.shared++
 			}
+			// The SDK's identity: PID@HOST@.
 			if a := ev.GetWorkflowTaskStartedEventAttributes(); a != nil {
 				tasks.n++
-				if tasks.by == nil {
-					tasks.by = map[string]int{}
-				}
-				// The SDK's identity: PID@HOST@.
 				pid, _, _ := strings.Cut(a.GetIdentity(), "@")
 				tasks.by[pid]++
+			}
+			if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
+				pid, _, _ := strings.Cut(a.GetIdentity(), "@")
+				tasks.steps[pid]++
 			}
 		}
 		if run == "" || info.GetExecution().GetRunId() == info.GetFirstRunId() {

@@ -3,9 +3,10 @@
 //
 // The interpreter's walk is the workflow (runner.Run): interp.Start with
 // an interp.Engine (runEngine) whose clock is workflow.Now, whose sleeps are
-// workflow timers, whose coroutines are workflow coroutines and whose
-// channels are workflow channels, so that given the same step results
-// the walk takes the same path on every replay. Every action that reaches
+// workflow timers, whose coroutines run one at a time on one workflow
+// coroutine (the hub, hub.go; on a workflow coroutine each in runs
+// started before it) and whose channels are the hub's, so that given the
+// same step results the walk takes the same path on every replay. Every action that reaches
 // the world is an activity (activities): a shell step's command, an agent
 // call (the worker makes the driver from the profile's configuration),
 // a builtin call. An action's error is part of the activity's result,
