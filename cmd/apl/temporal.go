@@ -17,7 +17,6 @@ import (
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/interp/temporal"
 	"github.com/apl-lang/apl/lang"
-	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -217,13 +216,9 @@ func (c *resumeCmd) resumeTemporal(e *env) error {
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
-	var pb *lang.Playbook
-	var diags hcl.Diagnostics
-	if len(in.Sources) == 0 {
-		pb, diags = e.loader.Load(in.Ref)
-	} else {
-		pb, diags = e.loader.LoadRef(in.Ref, in.Sources, in.Dir)
-	}
+	// As it started, from its input: the files here may have changed or
+	// be another checkout's.
+	pb, diags := temporal.LoadRun(e.loader, in)
 	if diags.HasErrors() {
 		writeDiags(e.stderr, pb, diags)
 		return exitWith(exitUsage, fmt.Errorf("run %s: its playbook %s: %s", id, in.Ref, countDiags(diags)))

@@ -31,6 +31,9 @@ type fakeRuns struct {
 	interrupt bool
 	// started is the workflow input of the last Start.
 	started temporal.RunInput
+	// input, when set, is what the run started with; the ask playbook's
+	// input otherwise.
+	input *temporal.RunInput
 }
 
 func (f *fakeRuns) Start(_ context.Context, pb *lang.Playbook, ref string, opts interp.Options, with ...temporal.StartOption) (string, error) {
@@ -63,6 +66,9 @@ func (f *fakeRuns) Answer(_ context.Context, id, key, choice string) (int, error
 }
 
 func (f *fakeRuns) StartedWith(_ context.Context, id string) (temporal.RunInput, error) {
+	if f.input != nil {
+		return *f.input, nil
+	}
 	pb, diags := (&lang.Loader{}).Load(askPlaybook)
 	if diags.HasErrors() {
 		f.t.Fatal(diags)
@@ -170,6 +176,46 @@ func TestResumeTemporalAnswers(t *testing.T) {
 	onCluster(t, f)
 	if code, _, errs = runApl("resume", "r1", "--engine", "temporal", "--temporal-address", "tc:7233"); code != exitWaiting || f.from[0] != temporal.FromNow {
 		t.Errorf("exit %d, from %v\n%s", code, f.from, errs)
+	}
+}
+
+// apl resume --engine temporal follows a run with the playbook it started
+// with, from the run's input, not from the files here: a run started in
+// another checkout (or whose files changed or went since) is followed
+// as it runs. Before, a sub-playbook missing here failed the resume.
+func TestResumeTemporalLoadsTheRunsFiles(t *testing.T) {
+	dir := t.TempDir()
+	ask, err := os.ReadFile(askPlaybook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(dir, "release"), 0o755)
+	for name, src := range map[string]string{
+		"main.hcl":        "playbook \"subask\" {}\nstep \"release\" {\n  playbook { source = \"./release\" }\n}\n",
+		"release/ask.hcl": string(ask),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref := filepath.Join(dir, "main.hcl")
+	pb, diags := (&lang.Loader{}).Load(ref)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	in, err := temporal.Input(pb, ref, interp.Options{RunID: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The run's checkout is elsewhere: nothing of it is here.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeRuns{input: &in, events: [][]interp.Event{nil}, results: []*interp.Result{completed}}
+	onCluster(t, f)
+	code, _, errs := runApl("resume", "r1", "--engine", "temporal", "--temporal-address", "tc:7233", "--answer", "release/approve=yes")
+	if code != exitOK || len(f.answered) != 1 {
+		t.Errorf("exit %d, answered %q\n%s", code, f.answered, errs)
 	}
 }
 

@@ -18,7 +18,6 @@ import (
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/interp/temporal"
 	"github.com/apl-lang/apl/lang"
-	"github.com/hashicorp/hcl/v2"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -313,14 +312,8 @@ func (t *temporalUIRuns) playbook(run *ui.Run) (*lang.Playbook, error) {
 		return nil, err
 	}
 	uiLoadMu.Lock()
-	var diags hcl.Diagnostics
 	// Its sub-playbooks and prompt files are in its input, not here.
-	ld := temporal.LoaderFor(t.loader, in)
-	if len(in.Sources) == 0 {
-		pb, diags = ld.Load(in.Ref)
-	} else {
-		pb, diags = ld.LoadRef(in.Ref, in.Sources, in.Dir)
-	}
+	pb, diags := temporal.LoadRun(t.loader, in)
 	uiLoadMu.Unlock()
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("%s: %s", in.Ref, diags.Error())

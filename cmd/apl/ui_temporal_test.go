@@ -125,7 +125,7 @@ func (u *temporalUI) start(id string, opts interp.Options, files ...string) {
 // waitAsked waits until run id (or one of its sub-runs) asks.
 func (u *temporalUI) waitAsked(id string) {
 	u.t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(runWait)
 	for {
 		if qs, err := temporal.Questions(context.Background(), u.cl, id); err == nil && len(qs) > 0 {
 			return
@@ -138,9 +138,14 @@ func (u *temporalUI) waitAsked(id string) {
 }
 
 // waitEnded waits until run id's workflow ended, and says how.
+// runWait is how long a test run on the dev server may take to ask or
+// end: its few steps take seconds, but a machine loaded by other tests
+// once took a minute (TestUITemporalSubRunAndSpend, at load 12).
+const runWait = 3 * time.Minute
+
 func (u *temporalUI) waitEnded(id string) string {
 	u.t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(runWait)
 	for {
 		st, err := temporal.WorkflowStatus(context.Background(), u.cl, id)
 		if err == nil && st != "" && st != "running" {

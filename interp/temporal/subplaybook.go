@@ -11,6 +11,7 @@ import (
 	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
+	"github.com/hashicorp/hcl/v2"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -142,11 +143,22 @@ func childFiles(pb *lang.Playbook, files map[string][]byte) map[string][]byte {
 	return out
 }
 
-// LoaderFor is the worker's loader ld with the run's files (prompt
-// files, upstreams, sub-playbooks) in place of the file system's, as
-// the workflow loads its playbook: a client that draws a run's playbook
-// away from its checkout (apl ui) loads it so too.
-func LoaderFor(ld *lang.Loader, in RunInput) *lang.Loader {
+// LoadRun loads the playbook of the run that in started, as it was when
+// it started: from the sources and files in its input, with ld's other
+// ways (the stdlib, the cache) for the rest. The workflow loads it so on
+// whichever worker walks it, and a client away from the run's checkout
+// (apl ui, apl resume) loads the same playbook.
+func LoadRun(ld *lang.Loader, in RunInput) (*lang.Playbook, hcl.Diagnostics) {
+	ld = loaderFor(ld, in)
+	if len(in.Sources) == 0 {
+		return ld.Load(in.Ref)
+	}
+	return ld.LoadRef(in.Ref, in.Sources, in.Dir)
+}
+
+// loaderFor is ld with the run's files (prompt files, upstreams,
+// sub-playbooks) in place of the file system's.
+func loaderFor(ld *lang.Loader, in RunInput) *lang.Loader {
 	if len(in.Files) == 0 {
 		return ld
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/lang"
-	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -186,14 +185,7 @@ type runner struct{ cfg Config }
 // Run is the workflow: the interpreter's walk, with the engine's clock
 // and coroutines, and every action an activity.
 func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
-	var pb *lang.Playbook
-	var diags hcl.Diagnostics
-	ld := LoaderFor(w.cfg.Loader, in)
-	if len(in.Sources) == 0 {
-		pb, diags = ld.Load(in.Ref)
-	} else {
-		pb, diags = ld.LoadRef(in.Ref, in.Sources, in.Dir)
-	}
+	pb, diags := LoadRun(w.cfg.Loader, in)
 	if diags.HasErrors() {
 		return RunOutput{}, temporal.NewNonRetryableApplicationError("loading "+in.Ref+": "+diags.Error(), "playbook", nil)
 	}

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apl-lang/apl/interp"
@@ -27,16 +28,20 @@ import (
 //go:embed assets
 var assets embed.FS
 
-var pages = template.Must(template.New("").Funcs(template.FuncMap{
-	"seconds": formatSeconds,
-	"cost":    formatCost,
-	"when":    func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
-	"json":    prettyJSON,
-	"key":     func(w *interp.Waiting) string { return w.Key() },
-	"deref":   func(p *float64) float64 { return *p },
-	// word is a status's first word, for its class: "failed (halt)".
-	"word": func(s string) string { w, _, _ := strings.Cut(s, " "); return w },
-}).ParseFS(assets, "assets/*.html"))
+// pages are the ui's templates, parsed when the first page is drawn: not
+// by every apl command, which all link this package (1 ms of start-up).
+var pages = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(template.FuncMap{
+		"seconds": formatSeconds,
+		"cost":    formatCost,
+		"when":    func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
+		"json":    prettyJSON,
+		"key":     func(w *interp.Waiting) string { return w.Key() },
+		"deref":   func(p *float64) float64 { return *p },
+		// word is a status's first word, for its class: "failed (halt)".
+		"word": func(s string) string { w, _, _ := strings.Cut(s, " "); return w },
+	}).ParseFS(assets, "assets/*.html"))
+})
 
 func (s *Server) routes() {
 	static, _ := fs.Sub(assets, "assets")
@@ -53,7 +58,7 @@ func (s *Server) routes() {
 
 func (s *Server) render(w http.ResponseWriter, name string, data any) {
 	var b bytes.Buffer
-	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
+	if err := pages().ExecuteTemplate(&b, name, data); err != nil {
 		http.Error(w, "apl ui: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
