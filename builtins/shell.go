@@ -374,6 +374,16 @@ func (c *capture) ReadFrom(r io.Reader) (int64, error) {
 // readOnce is one read of r into the capture, as ReadFrom reads.
 func (c *capture) readOnce(r io.Reader) (int, error) {
 	if room := c.max - len(c.buf); room > 0 {
+		if cap(c.buf) == 0 {
+			// Most commands print little or nothing, and this read
+			// often gets only the pipe's end: it goes to a pooled buffer,
+			// and only what it got is kept.
+			scratch := discardPool.Get().(*[]byte)
+			n, err := r.Read((*scratch)[:min(room, len(*scratch))])
+			c.buf = append(c.buf, (*scratch)[:n]...)
+			discardPool.Put(scratch)
+			return n, err
+		}
 		if len(c.buf) == cap(c.buf) {
 			c.buf = slices.Grow(c.buf, min(room, max(512, cap(c.buf))))
 		}

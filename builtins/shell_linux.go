@@ -104,7 +104,11 @@ func (s *Shell) execute(ctx context.Context, spec ShellSpec, argv []string, dir 
 		Sys: &syscall.SysProcAttr{Setpgid: true, PidFD: &pidfd}}
 	start := time.Now()
 	pid, err := syscall.ForkExec(path, argv, attr)
-	closeAll(child[:])
+	// The parent keeps its own copy of the child's stdout and stderr
+	// until the child has exited (waiter.hold): otherwise a command's
+	// exit wakes the wait twice, once as it closes its pipes and once as
+	// it becomes a zombie, a moment later on the other CPU.
+	closeAll(child[:1])
 	if err == nil && pidfd < 0 {
 		// The process is this one's child and not yet waited for, so its
 		// pid cannot have been reused.
@@ -117,6 +121,7 @@ func (s *Shell) execute(ctx context.Context, spec ShellSpec, argv []string, dir 
 	}
 	if err != nil {
 		closeAll(parent[:])
+		closeAll(child[1:])
 		return fmt.Errorf("shell: start %s: %w", argv[0], &os.PathError{Op: "fork/exec", Path: path, Err: err})
 	}
 	defer unix.Close(pidfd)
@@ -125,9 +130,10 @@ func (s *Shell) execute(ctx context.Context, spec ShellSpec, argv []string, dir 
 	}
 
 	w := waiter{
-		pid: pid, pidfd: pidfd, in: parent[0], input: []byte(spec.Stdin),
+		pid: pid, pidfd: pidfd, in: parent[0], input: []byte(spec.Stdin), hold: [2]int{child[1], child[2]},
 		timeout: orDefault(spec.Timeout, DefaultTimeout), grace: s.grace(), wake: -1,
 	}
+	defer func() { closeAll(w.hold[:]) }()
 	w.out[0] = stream{fd: parent[1], c: &capture{max: orDefault(spec.MaxOutput, DefaultMaxOutput)}}
 	w.out[1] = stream{fd: parent[2], c: &capture{max: w.out[0].c.max}}
 	w.out[0].r = spec.reader(fdReader(parent[1]), false)
@@ -157,9 +163,15 @@ type waiter struct {
 	in         int // stdin's write end, -1 once closed or without input
 	input      []byte
 	out        [2]stream // stdout, stderr
-	timeout    time.Duration
-	grace      time.Duration
-	wake       int // an eventfd written when ctx is done; -1 without
+	// hold are the write ends of stdout's and stderr's pipes, the
+	// child's, which the parent holds until the command has exited, so
+	// that the pipes reach their end only once it has: one wake-up for
+	// its exit, the pidfd's, not one for the pipes and one for the
+	// pidfd. -1 once closed.
+	hold    [2]int
+	timeout time.Duration
+	grace   time.Duration
+	wake    int // an eventfd written when ctx is done; -1 without
 
 	exited  bool
 	status  unix.WaitStatus
@@ -287,6 +299,7 @@ func (w *waiter) wait(ctx context.Context, start time.Time) error {
 				// is killed.
 				unix.Kill(-w.pid, unix.SIGKILL)
 				w.reap()
+				w.release()
 				drainEnd = time.Now().Add(w.grace)
 			case fd == w.in:
 				w.write(p.Revents)
@@ -320,6 +333,18 @@ func (w *waiter) reap() {
 			w.waitErr = fmt.Errorf("shell: wait: %w", os.NewSyscallError("wait4", err))
 		}
 		return
+	}
+}
+
+// release closes the parent's copies of the command's stdout and
+// stderr, once it has exited: the pipes then end as soon as no process
+// left in its group holds them.
+func (w *waiter) release() {
+	for i, fd := range w.hold {
+		if fd >= 0 {
+			unix.Close(fd)
+			w.hold[i] = -1
+		}
 	}
 }
 

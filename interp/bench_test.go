@@ -31,6 +31,25 @@ func reportCPU(b *testing.B) func() {
 	return func() { b.ReportMetric(float64(cpu()-start)/float64(b.N)/1e6, "cpu-ms/op") }
 }
 
+// reportSwitches reports the voluntary context switches per step of a
+// benchmark whose every operation runs steps processes: those of the
+// benchmark process's threads and of its waited-for children
+// (getrusage's ru_nvcsw). Each is a thread or process waiting for
+// another, a hand-off, which on a virtual machine costs wall time out of
+// proportion to its CPU. Unlike wall time the count hardly moves with
+// the machine's load (involuntary switches, preemptions, do, and are
+// left out). Call it before the loop and the function it returns after.
+func reportSwitches(b *testing.B, steps int) func() {
+	count := func() int64 {
+		var self, children syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+		return self.Nvcsw + children.Nvcsw
+	}
+	start := count()
+	return func() { b.ReportMetric(float64(count()-start)/float64(b.N*steps), "vcsw/step") }
+}
+
 func truePlaybook(n int) string {
 	var b strings.Builder
 	b.WriteString("playbook \"chain\" {}\n")
@@ -50,7 +69,7 @@ func BenchmarkChain200(b *testing.B) {
 			pb := load(b, truePlaybook(200))
 			dir := b.TempDir()
 			b.ReportAllocs()
-			done := reportCPU(b)
+			done, switches := reportCPU(b), reportSwitches(b, 200)
 			for b.Loop() {
 				res, err := Start(context.Background(), pb, "chain", Options{Workdir: dir, NoSync: sync == "off", SyncAlways: sync == "always"})
 				if err != nil || res.Status != StatusCompleted {
@@ -58,6 +77,7 @@ func BenchmarkChain200(b *testing.B) {
 				}
 			}
 			done()
+			switches()
 		})
 	}
 }
@@ -65,11 +85,13 @@ func BenchmarkChain200(b *testing.B) {
 // BenchmarkBash200 is the baseline: bash running /bin/true 200 times.
 func BenchmarkBash200(b *testing.B) {
 	script := strings.Repeat("/bin/true\n", 200)
+	switches := reportSwitches(b, 200)
 	for b.Loop() {
 		if err := exec.Command("bash", "-c", script).Run(); err != nil {
 			b.Fatal(err)
 		}
 	}
+	switches()
 }
 
 // BenchmarkCheckpoint is the cost of one durable transition: a journal
@@ -279,7 +301,7 @@ func BenchmarkChain500(b *testing.B) {
 			pb := load(b, truePlaybook(500))
 			dir := b.TempDir()
 			b.ReportAllocs()
-			done := reportCPU(b)
+			done, switches := reportCPU(b), reportSwitches(b, 500)
 			for b.Loop() {
 				res, err := Start(context.Background(), pb, "chain", Options{Workdir: dir, NoSync: sync == "off", SyncAlways: sync == "always"})
 				if err != nil || res.Status != StatusCompleted {
@@ -287,6 +309,7 @@ func BenchmarkChain500(b *testing.B) {
 				}
 			}
 			done()
+			switches()
 		})
 	}
 }
@@ -294,7 +317,7 @@ func BenchmarkChain500(b *testing.B) {
 // BenchmarkSpawn500 is the floor: a Go loop running /bin/true 500 times.
 func BenchmarkSpawn500(b *testing.B) {
 	b.ReportAllocs()
-	done := reportCPU(b)
+	done, switches := reportCPU(b), reportSwitches(b, 500)
 	for b.Loop() {
 		for range 500 {
 			if err := exec.Command("/bin/true").Run(); err != nil {
@@ -303,6 +326,7 @@ func BenchmarkSpawn500(b *testing.B) {
 		}
 	}
 	done()
+	switches()
 }
 
 // BenchmarkDocumentForEach1000 is a 1,000-item for_each whose document

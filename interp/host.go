@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -79,6 +80,9 @@ type localHost struct {
 	observer Observer
 
 	baton sync.Mutex
+	// yielded is when the walk last gave the scheduler a turn (yield);
+	// used only by the coroutine that holds the baton.
+	yielded time.Time
 	// idle are after's timers that were stopped before they fired, to be
 	// armed again; used only in the walk's turn.
 	idle []*afterTimer
@@ -144,8 +148,28 @@ func (h *localHost) spawn(fn func()) {
 
 func (h *localHost) block(fn func()) {
 	h.baton.Unlock()
+	defer h.yield() // after the baton is back: yielded is the walk's
 	defer h.baton.Lock()
 	fn()
+}
+
+// yieldEvery is how often a walk that keeps its goroutine busy gives the
+// Go scheduler a turn (yield).
+const yieldEvery = 5 * time.Millisecond
+
+// yield gives the Go scheduler a turn if the walk has not for
+// yieldEvery. A chain of commands waits for each in system calls, never
+// on anything the scheduler sees, so its goroutine keeps one turn for
+// as long as the chain runs. After 10 ms on one turn Go's monitor thread
+// (sysmon) preempts it, taking its processor back in the middle of a
+// system call, and then polls every 20 µs for a millisecond or more
+// before it slows down again: about two context switches a step of
+// /bin/true. A turn given every 5 ms costs one hand-off instead.
+func (h *localHost) yield() {
+	if now := time.Now(); now.Sub(h.yielded) >= yieldEvery {
+		h.yielded = now
+		runtime.Gosched()
+	}
 }
 
 func (h *localHost) channel(n int) Channel { return make(goChannel, n) }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -110,6 +111,7 @@ type store struct {
 	// already holds.
 	itemsWritten map[[2]string]bool
 	buf          []byte   // the journal line being written
+	snapBuf      []byte   // the last snapshot's encoding, reused by the next
 	keys         []string // the encoder's scratch, kept between lines
 	// steps holds the step records a line writes, kept between lines.
 	steps map[string]*StepRecord
@@ -293,9 +295,9 @@ func (s *store) writeSnapshot(st *State, ch *changes, grouped bool) error {
 	st.Meta.Seq++
 	// Compact, not indented: the state of a large task graph is rewritten
 	// often enough for indenting to show in profiles.
-	enc := stateEncoder{b: make([]byte, 0, s.snapBytes+s.snapBytes/4+4096), keys: s.keys[:0]}
+	enc := stateEncoder{b: slices.Grow(s.snapBuf[:0], s.snapBytes+s.snapBytes/4+4096), keys: s.keys[:0]}
 	enc.state(st)
-	s.keys = enc.keys
+	s.keys, s.snapBuf = enc.keys, enc.b
 	if enc.err != nil {
 		return fmt.Errorf("encode state: %w", enc.err)
 	}

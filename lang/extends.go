@@ -99,6 +99,7 @@ func (l *loader) layer(srcs map[string][]byte, dir string, depth int, chain []st
 		}
 		own.Blocks = append(own.Blocks, body.Blocks...)
 	}
+	l.prefetchTemplates(own.Blocks)
 	if ext == nil {
 		return own, diags
 	}

@@ -522,6 +522,9 @@ type loader struct {
 	// vars are the names gates and agent actions give vars, once every
 	// step is decoded; nil before.
 	vars *varNames
+	// prompts are the prompt files read and parsed before their blocks are
+	// decoded (prefetchTemplates), each until its block takes it.
+	prompts map[promptKey]promptFile
 }
 
 // Files returns the parsed files, for rendering diagnostics with snippets.

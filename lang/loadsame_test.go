@@ -8,12 +8,13 @@ import (
 )
 
 // TestLoadsAgree loads every stdlib playbook, every example and every
-// error fixture three ways: with nothing cached and the type checks on
-// one goroutine; with parse and sub-playbook caches and the type checks
-// shared between goroutines; again with the caches warm; and with the
-// sub-playbook loads kept from the loads before (Loader.Subs). Each way
-// must report the same diagnostics, in the same order, and the same
-// graph: the caches and the parallel checks only save work.
+// error fixture three ways: with nothing cached, the type checks on one
+// goroutine and each prompt file read as its block is decoded; with parse
+// and sub-playbook caches, the type checks shared between goroutines and
+// the prompt files read ahead on several; again with the caches warm; and
+// with the sub-playbook loads kept from the loads before (Loader.Subs).
+// Each way must report the same diagnostics, in the same order, and the
+// same graph: the caches and the parallel work only save time.
 func TestLoadsAgree(t *testing.T) {
 	var refs []string
 	dirs, _ := filepath.Glob("../stdlib/playbooks/*")
@@ -41,12 +42,12 @@ func TestLoadsAgree(t *testing.T) {
 		}
 		return b.String()
 	}
-	defer func(n int) { minParallelTypeChecks = n }(minParallelTypeChecks)
+	defer func(n, m int) { minParallelTypeChecks, minPrefetchTemplates = n, m }(minParallelTypeChecks, minPrefetchTemplates)
 	parses, subs, kept := NewParseCache(64<<20), NewCache(), NewCache()
 	for _, ref := range refs {
-		minParallelTypeChecks = 1 << 30
+		minParallelTypeChecks, minPrefetchTemplates = 1<<30, 1<<30
 		want := load(&Loader{Stdlib: stdlib}, ref)
-		minParallelTypeChecks = 2
+		minParallelTypeChecks, minPrefetchTemplates = 2, 2
 		for _, round := range []string{"cold", "warm"} {
 			if got := load(&Loader{Stdlib: stdlib, Parses: parses, Cache: subs}, ref); got != want {
 				t.Errorf("%s, caches %s, checks in parallel: the load reports\n%s\nwithout caches, on one goroutine\n%s", ref, round, got, want)

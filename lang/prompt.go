@@ -4,7 +4,11 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -82,16 +86,96 @@ func (l *loader) templateExpr(expr hcl.Expression) (hcl.Expression, hcl.Diagnost
 	if d.HasErrors() || pv.IsNull() || !pv.Type().Equals(ctyString) {
 		return nil, hcl.Diagnostics{errDiag("Invalid file call", "The path given to file must be a constant string.", call.Args[0].Range())}
 	}
-	rel := pv.AsString()
 	from := call.Args[0].Range().Filename
-	dir := l.dirOf(from)
-	src, name, err := l.readRelative(dir, rel)
-	if err != nil {
-		return nil, hcl.Diagnostics{pathDiag("Cannot read prompt file", err, call.Args[0].Range())}
+	k := promptKey{l.dirOf(from), pv.AsString()}
+	f, ok := l.prompts[k]
+	if ok {
+		delete(l.prompts, k) // a second block naming the file parses it again, as without prefetching
+	} else {
+		f = l.readTemplate(k)
 	}
-	l.addSource(name, src, dir, l.fileDepth[from])
+	if f.err != nil {
+		return nil, hcl.Diagnostics{pathDiag("Cannot read prompt file", f.err, call.Args[0].Range())}
+	}
+	l.addSource(f.name, f.src, k.dir, l.fileDepth[from])
+	return f.tmpl, f.diags
+}
+
+// promptKey names a prompt file as a file call does: the directory of the
+// playbook that calls it, and the path written.
+type promptKey struct{ dir, rel string }
+
+// promptFile is a prompt file read and parsed as a template.
+type promptFile struct {
+	src   []byte
+	name  string
+	err   error
+	tmpl  hclsyntax.Expression
+	diags hcl.Diagnostics
+}
+
+// readTemplate reads and parses the prompt file k names.
+func (l *loader) readTemplate(k promptKey) promptFile {
+	src, name, err := l.readRelative(k.dir, k.rel)
+	if err != nil {
+		return promptFile{err: err}
+	}
 	tmpl, diags := l.ld.Parses.template(src, name)
-	return tmpl, diags
+	return promptFile{src: src, name: name, tmpl: tmpl, diags: diags}
+}
+
+// minPrefetchTemplates is how many prompt files prefetchTemplates reads
+// ahead at least: one gains nothing. (A variable, so that a test can load
+// without reading ahead.)
+var minPrefetchTemplates = 2
+
+// prefetchTemplates reads and parses the prompt files that the prompt
+// blocks among blocks name (template = file("path")), on as many
+// goroutines as there are CPUs (GOMAXPROCS), so that decoding the blocks
+// one after the other finds them ready: prompts are most of a playbook's
+// text, and each parses on its own. It only reads; what a file call
+// reports, and when, is templateExpr's.
+func (l *loader) prefetchTemplates(blocks hclsyntax.Blocks) {
+	var todo []promptKey
+	for _, b := range blocks {
+		a := b.Body.Attributes["template"]
+		if b.Type != "prompt" || a == nil {
+			continue
+		}
+		call, ok := a.Expr.(*hclsyntax.FunctionCallExpr)
+		if !ok || call.Name != "file" || len(call.Args) != 1 || call.Range().End.Line == 0 {
+			continue
+		}
+		pv, d := call.Args[0].Value(nil)
+		if d.HasErrors() || pv.IsNull() || !pv.Type().Equals(ctyString) {
+			continue
+		}
+		k := promptKey{l.dirOf(call.Args[0].Range().Filename), pv.AsString()}
+		if _, ok := l.prompts[k]; !ok && !slices.Contains(todo, k) {
+			todo = append(todo, k)
+		}
+	}
+	if len(todo) < minPrefetchTemplates {
+		return // read as its block is decoded
+	}
+	l.project() // set before the goroutines read it
+	files := make([]promptFile, len(todo))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(todo); i = int(next.Add(1)) - 1 {
+				files[i] = l.readTemplate(todo[i])
+			}
+		})
+	}
+	wg.Wait()
+	if l.prompts == nil {
+		l.prompts = make(map[promptKey]promptFile, len(todo))
+	}
+	for i, k := range todo {
+		l.prompts[k] = files[i]
+	}
 }
 
 // readRelative reads a file of the playbook in dir, refusing paths that

@@ -16,6 +16,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/apl-lang/apl/builtins"
+	"github.com/apl-lang/apl/cmd/apl/internal/shortlived"
 	"github.com/apl-lang/apl/lang"
 	"github.com/apl-lang/apl/stdlib"
 	"github.com/hashicorp/hcl/v2"
@@ -37,19 +38,19 @@ const (
 var version = "dev"
 
 type cli struct {
-	Run        runCmd        `cmd:"" help:"Run a playbook. Its inputs are flags: apl run PLAYBOOK --phase 6.3 --pass-threshold 7."`
-	Resume     resumeCmd     `cmd:"" help:"Continue a run that was interrupted, killed or failed in a step; with --engine temporal, answer a run on Temporal and follow it."`
-	Validate   validateCmd   `cmd:"" help:"Check playbooks and report every problem with its location."`
-	Runs       runsCmd       `cmd:"" help:"List past runs: id, playbook, status, start, duration and cost."`
-	Show       showCmd       `cmd:"" help:"Show a run: the path it took, each step's status, time, attempts, output and error, and its artifacts."`
-	Logs       logsCmd       `cmd:"" help:"Print what a run's steps printed and its agents answered, from its artifacts."`
-	Test       testCmd       `cmd:"" help:"Run the tests in *_test.hcl files beside playbooks, with mocked agents."`
-	Graph      graphCmd      `cmd:"" help:"Show a playbook's step graph as text, DOT or Mermaid."`
-	Fmt        fmtCmd        `cmd:"" help:"Format playbook files in the canonical HCL style."`
-	Diff       diffCmd       `cmd:"" help:"Compare two playbooks block by block: blocks added, removed and changed, prompts as unified diffs; exit 1 if they differ."`
-	Fork       forkCmd       `cmd:"" help:"Copy a stdlib playbook into a directory of your own, recording where it came from."`
-	Plan       planCmd       `cmd:"" help:"Show the worst case of a run before it runs: agent calls, tokens, cost and time, per step and in total."`
-	Explain    explainCmd    `cmd:"" help:"Say where an attribute of a playbook comes from: its file and line and, for a playbook that extends another, what it overrides."`
+	Run    runCmd    `cmd:"" help:"Run a playbook. Its inputs are flags: apl run PLAYBOOK --phase 6.3 --pass-threshold 7."`
+	Resume resumeCmd `cmd:"" help:"Continue a run that was interrupted, killed or failed in a step; with --engine temporal, answer a run on Temporal and follow it."`
+	validateCLI
+	Runs runsCmd `cmd:"" help:"List past runs: id, playbook, status, start, duration and cost."`
+	Show showCmd `cmd:"" help:"Show a run: the path it took, each step's status, time, attempts, output and error, and its artifacts."`
+	Logs logsCmd `cmd:"" help:"Print what a run's steps printed and its agents answered, from its artifacts."`
+	Test testCmd `cmd:"" help:"Run the tests in *_test.hcl files beside playbooks, with mocked agents."`
+	graphCLI
+	fmtCLI
+	diffCLI
+	Fork forkCmd `cmd:"" help:"Copy a stdlib playbook into a directory of your own, recording where it came from."`
+	planCLI
+	explainCLI
 	Init       initCmd       `cmd:"" help:"Start a playbook: write main.hcl, an example agent and a test file into a directory."`
 	Stdlib     stdlibCmd     `cmd:"" help:"List or show the playbooks built into apl."`
 	Doctor     doctorCmd     `cmd:"" help:"Check the agent drivers a playbook uses (default: every preset): installed, version, key or login; --call tries one."`
@@ -61,8 +62,39 @@ type cli struct {
 	Version    versionCmd    `cmd:"" help:"Print apl's version."`
 	Help       helpCmd       `cmd:"" help:"Show the help of apl or of a command: apl help run PLAYBOOK lists a playbook's inputs."`
 
+	globals
+}
+
+// globals are the flags of apl itself, which every command takes.
+type globals struct {
 	VersionFlag kong.VersionFlag `name:"version" help:"Print apl's version and exit."`
 	allowFlag
+}
+
+// The short-lived commands are each in a struct of their own, which cli
+// embeds, so that parseShort can build a parser of one of them alone.
+type validateCLI struct {
+	Validate validateCmd `cmd:"" help:"Check playbooks and report every problem with its location."`
+}
+
+type graphCLI struct {
+	Graph graphCmd `cmd:"" help:"Show a playbook's step graph as text, DOT or Mermaid."`
+}
+
+type fmtCLI struct {
+	Fmt fmtCmd `cmd:"" help:"Format playbook files in the canonical HCL style."`
+}
+
+type diffCLI struct {
+	Diff diffCmd `cmd:"" help:"Compare two playbooks block by block: blocks added, removed and changed, prompts as unified diffs; exit 1 if they differ."`
+}
+
+type planCLI struct {
+	Plan planCmd `cmd:"" help:"Show the worst case of a run before it runs: agent calls, tokens, cost and time, per step and in total."`
+}
+
+type explainCLI struct {
+	Explain explainCmd `cmd:"" help:"Say where an attribute of a playbook comes from: its file and line and, for a playbook that extends another, what it overrides."`
 }
 
 // env is what every command gets: where to print, and how to load.
@@ -112,6 +144,11 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	if args[0] == completeCommand {
 		complete(stdout, e, args[1:])
 		return exitOK
+	}
+	if kctx, g := parseShort(args); kctx != nil {
+		defer shortLivedGC(args[0], os.Getenv("GOGC"))()
+		e.loader.Allow = g.allowed(os.Getenv)
+		return exitCode(stderr, kctx.Run(e))
 	}
 	var c cli
 	exited := false
@@ -168,37 +205,33 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	return exitCode(stderr, kctx.Run(e))
 }
 
-// shortLived are the commands that load playbooks, check or print them,
-// and exit: most of their memory is garbage only at exit.
-var shortLived = map[string]bool{"validate": true, "fmt": true, "plan": true, "graph": true, "explain": true, "diff": true}
-
-// shortLivedGCLimit is the heap a short-lived command grows to before it
-// collects garbage at all.
-const shortLivedGCLimit = 128 << 20
-
 // shortLivedGC turns the garbage collector's pacing off for a short-lived
-// command, under a soft limit of shortLivedGCLimit, and returns what puts
-// it back. With Go's default (a collection each time the heap doubles,
-// from 4 MB) validating the four stdlib playbooks collected eleven times
-// for about 55 MB allocated, a fifth of its CPU, on the other core and in
-// stops; under the limit it collects none, and a playbook large enough to
-// pass it (10,000 steps) collects only as it nears it. A GOGC the user set
-// is left alone, and so are the commands that run playbooks, whose memory
-// is bounded by collecting. Calls of Main at once (in one test process)
-// share the setting: the last to return puts it back.
+// command (shortlived.Commands), under a soft limit of shortlived.Limit,
+// and returns what puts it back. With Go's default (a collection each time
+// the heap doubles, from 4 MB) validating the four stdlib playbooks
+// collected eleven times for about 55 MB allocated, a fifth of its CPU, on
+// the other core and in stops; under the limit it collects none, and a
+// playbook large enough to pass it (10,000 steps) collects only as it
+// nears it. A GOGC the user set is left alone, and so are the commands
+// that run playbooks, whose memory is bounded by collecting. Calls of Main
+// at once (in one test process) share the setting: the last to return puts
+// it back. An apl process that runs such a command has its heap prepared
+// by package shortlived's init instead (a ballast, which keeps Go's pacing
+// once a large playbook passes 100 MB, and huge pages), and this does
+// nothing.
 func shortLivedGC(cmd, gogc string) (restore func()) {
-	if !shortLived[cmd] || gogc != "" {
+	if !shortlived.Commands[cmd] || gogc != "" || shortlived.Prepared {
 		return func() {}
 	}
 	gcTuning.Lock()
 	defer gcTuning.Unlock()
 	if gcTuning.users == 0 {
 		limit := debug.SetMemoryLimit(-1)
-		if limit < shortLivedGCLimit {
+		if limit < shortlived.Limit {
 			return func() {} // GOMEMLIMIT asks for less
 		}
 		gcTuning.percent, gcTuning.limit = debug.SetGCPercent(-1), limit
-		debug.SetMemoryLimit(shortLivedGCLimit)
+		debug.SetMemoryLimit(shortlived.Limit)
 	}
 	gcTuning.users++
 	return func() {
@@ -219,22 +252,73 @@ var gcTuning struct {
 	limit   int64
 }
 
+// parseShort parses the command line of a short-lived command with a
+// parser of that command alone, and returns its context and apl's flags,
+// or nil where it cannot stand for apl's whole parser: building that
+// parser (kong reads the tags of every command's every flag) took 3-5 ms
+// at each start, before anything else could run. Help, --version and
+// every error fall through to the whole parser, so what apl prints then
+// is the same.
+func parseShort(args []string) (*kong.Context, *globals) {
+	model := shortModels[args[0]]
+	if model == nil {
+		return nil, nil
+	}
+	m, g := model()
+	exited := false
+	parser, err := kong.New(m, parserOptions(io.Discard, io.Discard, func(int) { exited = true })...)
+	if err != nil {
+		return nil, nil
+	}
+	kctx, err := parser.Parse(args)
+	if err != nil || exited {
+		return nil, nil
+	}
+	return kctx, g
+}
+
+// shortModels make the model of parseShort's parser for each short-lived
+// command, and say where in it apl's flags are.
+var shortModels = map[string]func() (any, *globals){
+	"validate": shortModel[validateCLI],
+	"fmt":      shortModel[fmtCLI],
+	"plan":     shortModel[planCLI],
+	"graph":    shortModel[graphCLI],
+	"explain":  shortModel[explainCLI],
+	"diff":     shortModel[diffCLI],
+}
+
+// shortCLI is apl's command line with only the command in C.
+type shortCLI[C any] struct {
+	Cmd C `embed:""`
+	globals
+}
+
+func shortModel[C any]() (any, *globals) {
+	m := &shortCLI[C]{}
+	return m, &m.globals
+}
+
 // newParser builds apl's kong parser over c. With c.Run given a playbook,
 // apl run has a flag for each of its inputs.
 func newParser(c *cli, stdout, stderr io.Writer, exit func(int)) (*kong.Kong, error) {
-	return kong.New(c,
+	return kong.New(c, append(parserOptions(stdout, stderr, exit), kong.Help(helpPrinter(c)))...)
+}
+
+// parserOptions are the options of apl's kong parsers.
+func parserOptions(stdout, stderr io.Writer, exit func(int)) []kong.Option {
+	return []kong.Option{
 		kong.Name("apl"),
 		kong.Description("apl runs playbooks: protocols for AI coding agents written as checked HCL.\n\nExit codes: 0 ok, 1 run failed or problems found, 2 usage error or invalid playbook, 3 internal error, 4 waiting for a human decision, 130 interrupted. A playbook may map its final statuses to other codes with exit_codes."),
 		kong.Writers(stdout, stderr),
 		kong.Exit(exit),
 		kong.Vars{"version": "apl " + buildVersion()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Help(helpPrinter(c)),
 		kong.ExplicitGroups([]kong.Group{
 			{Key: "inputs", Title: "Inputs:"},
 			{Key: "run", Title: "Run options:"},
 		}),
-	)
+	}
 }
 
 // helpPrinter is kong's help, with apl run's usage line naming the

@@ -2,6 +2,8 @@ package main
 
 import (
 	"runtime/debug"
+
+	"github.com/apl-lang/apl/cmd/apl/internal/shortlived"
 	"testing"
 )
 
@@ -17,8 +19,8 @@ func TestShortLivedGC(t *testing.T) {
 	if got := debug.SetGCPercent(-1); got != -1 {
 		t.Errorf("validate: GC percent %d, want -1 (off)", got)
 	}
-	if got := debug.SetMemoryLimit(-1); got != shortLivedGCLimit {
-		t.Errorf("validate: memory limit %d, want %d", got, shortLivedGCLimit)
+	if got := debug.SetMemoryLimit(-1); got != shortlived.Limit {
+		t.Errorf("validate: memory limit %d, want %d", got, shortlived.Limit)
 	}
 	// A second command at once keeps the setting until both returned.
 	restore2 := shortLivedGC("fmt", "")

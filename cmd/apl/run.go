@@ -52,7 +52,7 @@ type runOptions struct {
 	RunsDir        string   `placeholder:"DIR" help:"Where run directories go (default: WORKDIR/.apl/runs)."`
 	RunID          string   `name:"run-id" placeholder:"ID" help:"Name the run (default: time-based)."`
 	NoSync         bool     `help:"Skip fsync on checkpoints (faster; a crash may lose the last transition)."`
-	Sync           string   `enum:"group,always" default:"group" placeholder:"WHEN" help:"When completed steps are fsynced: group (one fsync on another goroutine covers those of ~10 ms; a killed apl loses nothing, a machine crash at most those) or always (each before the next step starts)."`
+	Sync           string   `enum:"group,always" default:"group" placeholder:"WHEN" help:"When completed steps are fsynced: group (one fsync on another goroutine covers those of ~50 ms; a killed apl loses nothing, a machine crash at most those) or always (each before the next step starts)."`
 	NonInteractive bool     `help:"Never prompt: an ask step pauses the run as waiting (exit 4)."`
 
 	timeoutFlags     `embed:""`

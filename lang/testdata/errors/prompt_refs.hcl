@@ -25,6 +25,11 @@ prompt "review" {
   template = file("prompts/review.md")
 }
 
+prompt "review_again" {
+  description = "The same file as review's, which each block reads and parses on its own."
+  template    = file("prompts/review.md")
+}
+
 prompt "missing" {
   template = file("prompts/missing.md") # ERROR: Cannot read prompt file
 }
@@ -54,5 +59,11 @@ step "other" {
 step "escape" {
   agent "planner" {
     prompt = prompt.escape
+  }
+}
+
+step "again" {
+  agent "planner" {
+    prompt = prompt.review_again
   }
 }
