@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 )
 
@@ -25,9 +26,11 @@ import (
 // processes, each in its own checkout with --max-steps 16 and a shared
 // --blob-dir, and the client apl run --engine temporal --json, then the
 // same playbook on the local engine. It reports the wall time, the CPU
-// of each side (processes' user+system time, their commands included),
-// and the run's workflow history summed over its executions (it
-// continues as new: continue.go). BENCHMARKS.md, "Scale on Temporal".
+// of each process apart (user+system time, the commands it ran
+// included): the local apl run; each worker, the client apl run and the
+// server. And the run's workflow history summed over its executions (it
+// continues as new: continue.go), and the load average at the start and
+// the end. BENCHMARKS.md, "Scale on Temporal".
 //
 // Skipped unless APL_SCALE_ITEMS is set: make test runs every benchmark
 // once, and 50,000 items take tens of minutes on two cores.
@@ -77,7 +80,11 @@ output {
 	}
 	want := fmt.Sprintf(`{"completed":%d,"failed":0}`, items)
 
+	per := func(d time.Duration) string {
+		return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000/float64(items))
+	}
 	for i := 0; i < b.N; i++ {
+		load := loadAverage()
 		// Local first: the same playbook, the same output.
 		local := exec.Command(apl, "run", pb, "--json", "--quiet", "--workdir", b.TempDir())
 		var lout bytes.Buffer
@@ -130,25 +137,49 @@ output {
 		if got := strings.TrimSpace(out.String()); got != want {
 			b.Fatalf("Temporal output %s, want %s", got, want)
 		}
+		ccpu := cpuOf(run.ProcessState)
 		var wcpu time.Duration
+		var each []string
 		for _, w := range workers {
 			w.Process.Signal(syscall.SIGTERM)
 			w.Wait()
 			wcpu += cpuOf(w.ProcessState)
+			each = append(each, per(cpuOf(w.ProcessState)))
 		}
-		execs, events, bytes := history(b, addr, ns, id)
-		per := func(d time.Duration) string {
-			return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000/float64(items))
+		execs, events, bytes, tasks := history(b, addr, ns, id)
+		// Which worker took the workflow tasks, and how many came off
+		// the shared queue (not the sticky one of the worker that has the
+		// workflow cached: a worker without it replays the history).
+		var took, ran []string
+		for _, cmd := range workers {
+			took = append(took, strconv.Itoa(tasks.by[strconv.Itoa(cmd.Process.Pid)]))
+			ran = append(ran, strconv.Itoa(tasks.steps[strconv.Itoa(cmd.Process.Pid)]))
 		}
-		b.Logf("%d items, concurrency %d: local %v (%s cpu-ms/item); Temporal %v (%s cpu-ms/item: workers %s, server %s); %d executions, %d events (%.2f/item), %.0f KiB (%.0f B/item)",
-			items, conc, lwall.Round(time.Millisecond), per(lcpu), wall.Round(time.Millisecond), per(wcpu+srvCPU), per(wcpu), per(srvCPU),
-			execs, events, float64(events)/float64(items), float64(bytes)/1024, float64(bytes)/float64(items))
+		b.Logf("%d items, concurrency %d, load %s to %s: local %v (%s cpu-ms/item); Temporal %v (%s cpu-ms/item: workers %s (%s), client %s, server %s); %d executions, %d events (%.2f/item), %.0f KiB (%.0f B/item); %d workflow tasks (%s by worker), %d off the shared queue; steps by worker %s",
+			items, conc, load, loadAverage(), lwall.Round(time.Millisecond), per(lcpu), wall.Round(time.Millisecond), per(wcpu+ccpu+srvCPU),
+			per(wcpu), strings.Join(each, " + "), per(ccpu), per(srvCPU),
+			execs, events, float64(events)/float64(items), float64(bytes)/1024, float64(bytes)/float64(items),
+			tasks.n, strings.Join(took, " + "), tasks.shared, strings.Join(ran, " + "))
 		b.ReportMetric(float64(items)/wall.Seconds(), "items/s")
-		b.ReportMetric(float64((wcpu+srvCPU).Microseconds())/1000/float64(items), "cpu-ms/item")
+		b.ReportMetric(float64((wcpu+ccpu+srvCPU).Microseconds())/1000/float64(items), "cpu-ms/item")
+		b.ReportMetric(float64(wcpu.Microseconds())/1000/float64(items), "workers-cpu-ms/item")
+		b.ReportMetric(float64(ccpu.Microseconds())/1000/float64(items), "client-cpu-ms/item")
+		b.ReportMetric(float64(srvCPU.Microseconds())/1000/float64(items), "server-cpu-ms/item")
 		b.ReportMetric(float64(lcpu.Microseconds())/1000/float64(items), "local-cpu-ms/item")
 		b.ReportMetric(float64(bytes)/float64(items), "history-B/item")
 		b.ReportMetric(float64(execs), "executions")
 	}
+}
+
+// loadAverage is the machine's 1-, 5- and 15-minute load averages, to
+// quote beside the figures: the CPU of a process grows with the load.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if err != nil || len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func goTool() string {
@@ -184,9 +215,18 @@ func procCPU(tb testing.TB, pid int) time.Duration {
 	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
 }
 
+// workflowTasks counts a run's workflow tasks: n in all, by the process
+// id of the worker that took them, and shared: those scheduled on the
+// workflow's task queue rather than a worker's sticky queue; and its
+// activities (steps) by the worker that ran them.
+type workflowTasks struct {
+	n, shared int
+	by, steps map[string]int
+}
+
 // history sums the history of every execution of workflow id: how many
-// executions, events and bytes.
-func history(tb testing.TB, addr, ns, id string) (execs int, events, size int64) {
+// executions, events and bytes, and its workflow tasks.
+func history(tb testing.TB, addr, ns, id string) (execs int, events, size int64, tasks workflowTasks) {
 	tb.Helper()
 	c, err := client.Dial(client.Options{HostPort: addr, Namespace: ns, Logger: quietLogger()})
 	if err != nil {
@@ -195,6 +235,7 @@ func history(tb testing.TB, addr, ns, id string) (execs int, events, size int64)
 	defer c.Close()
 	ctx := context.Background()
 	run := ""
+	tasks.by, tasks.steps = map[string]int{}, map[string]int{}
 	for {
 		d, err := c.DescribeWorkflowExecution(ctx, id, run)
 		if err != nil {
@@ -204,17 +245,32 @@ func history(tb testing.TB, addr, ns, id string) (execs int, events, size int64)
 		execs++
 		events += info.GetHistoryLength()
 		size += info.GetHistorySizeBytes()
-		if info.GetExecution().GetRunId() == info.GetFirstRunId() {
-			return
-		}
 		// The execution before: the first event of this one names it.
+		run = ""
 		it := c.GetWorkflowHistory(ctx, id, info.GetExecution().GetRunId(), false, 0)
-		ev, err := it.Next()
-		if err != nil {
-			tb.Fatal(err)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if a := ev.GetWorkflowExecutionStartedEventAttributes(); a != nil {
+				run = a.GetContinuedExecutionRunId()
+			}
+			if a := ev.GetWorkflowTaskScheduledEventAttributes(); a != nil && a.GetTaskQueue().GetKind() != enumspb.TASK_QUEUE_KIND_STICKY {
+				tasks.shared++
+			}
+			// The SDK's identity: PID@HOST@.
+			if a := ev.GetWorkflowTaskStartedEventAttributes(); a != nil {
+				tasks.n++
+				pid, _, _ := strings.Cut(a.GetIdentity(), "@")
+				tasks.by[pid]++
+			}
+			if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
+				pid, _, _ := strings.Cut(a.GetIdentity(), "@")
+				tasks.steps[pid]++
+			}
 		}
-		run = ev.GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
-		if run == "" {
+		if run == "" || info.GetExecution().GetRunId() == info.GetFirstRunId() {
 			return
 		}
 	}

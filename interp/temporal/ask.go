@@ -147,7 +147,7 @@ func (a *signalAsker) Ask(ctx context.Context, q interp.Question) (string, error
 		if left <= 0 {
 			return "", context.DeadlineExceeded
 		}
-		ok, err := workflow.AwaitWithTimeout(c, left, answered)
+		ok, err := a.e.awaitWithTimeout(c, left, answered)
 		if err != nil {
 			return "", err
 		}
@@ -157,7 +157,7 @@ func (a *signalAsker) Ask(ctx context.Context, q interp.Question) (string, error
 			}
 			return "", context.DeadlineExceeded
 		}
-	} else if err := workflow.Await(c, answered); err != nil {
+	} else if err := a.e.await(c, answered); err != nil {
 		return "", err
 	}
 	if pq.answer == nil {

@@ -34,7 +34,7 @@ func (e *runEngine) TripAbove(msg string) {
 	if parent == nil || workflow.GetVersion(c, tripVersion, workflow.DefaultVersion, 1) != 1 {
 		return
 	}
-	_ = workflow.SignalExternalWorkflow(c, parent.ID, "", SignalCapTrip, msg).Get(c, nil)
+	_ = e.get(c, workflow.SignalExternalWorkflow(c, parent.ID, "", SignalCapTrip, msg), nil)
 }
 
 // TrippedBelow is the first trip a sub-run signalled, taking the signals

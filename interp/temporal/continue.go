@@ -111,6 +111,8 @@ type continuing struct {
 	inflight                        int
 	st                              *interp.State
 	interrupt                       func()
+	// await is the engine's (hub.go).
+	await func(workflow.Context, func() bool) error
 	// resumed: this execution resumes a run that continued as new.
 	resumed bool
 	// open are the steps and items started and not ended (openKey);
@@ -134,7 +136,7 @@ func (k *continuing) admit(c workflow.Context, ctx context.Context) error {
 	}
 	free := func() bool { return (!k.draining || k.interrupted) && k.inflight < k.pending }
 	if !free() {
-		workflow.Await(c, func() bool { return free() || ctx.Err() != nil })
+		k.await(c, func() bool { return free() || ctx.Err() != nil })
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -3,15 +3,17 @@
 //
 // The interpreter's walk is the workflow (runner.Run): interp.Start with
 // an interp.Engine (runEngine) whose clock is workflow.Now, whose sleeps are
-// workflow timers, whose coroutines are workflow coroutines and whose
-// channels are workflow channels, so that given the same step results
-// the walk takes the same path on every replay. Every action that reaches
-// the world is an activity (activities): a shell step's command, an agent
-// call (the worker makes the driver from the profile's configuration),
-// a builtin call. An action's error is part of the activity's result,
-// with its kind, so apl's own retry, checks and gates decide on it as
-// they do locally; Temporal retries an activity only when its worker went
-// silent (heartbeat timeout), which is how a run outlives a worker.
+// workflow timers, whose coroutines run one at a time on one workflow
+// coroutine (the hub, hub.go; on a workflow coroutine each in runs
+// started before it) and whose channels are the hub's, so that given the
+// same step results the walk takes the same path on every replay. Every
+// action that reaches the world is an activity (activities): a shell
+// step's command, an agent call (the worker makes the driver from the
+// profile's configuration), a builtin call. An action's error is part
+// of the activity's result, with its kind, so apl's own retry, checks and
+// gates decide on it as they do locally; Temporal retries an activity
+// only when its worker went silent (heartbeat timeout), which is how a
+// run outlives a worker.
 //
 // A sub-playbook step is a child workflow (runEngine.SubRun): the same workflow with the sub-playbook's ref and the
 // step's inputs, its ID the parent workflow's and the sub-run's id

@@ -16,8 +16,12 @@ import (
 // the context of the coroutine that runs now. Only one runs at a time,
 // and they switch only inside blocking calls, so each blocking call
 // remembers cur and puts it back when it returns (hold).
+//
+// With a hub (hub.go), the walk's coroutines are the hub's tasks, and cur
+// is the context of the hub's coroutine.
 type engine struct {
 	cur workflow.Context
+	hub *hub
 	// stops cancel the activities and child workflows under way when the
 	// run is cancelled (cancel.go), by their key.
 	stops map[int]workflow.CancelFunc
@@ -55,7 +59,7 @@ func (e *engine) Sleep(ctx context.Context, d time.Duration) error {
 	defer back()
 	// Not workflow.Sleep: the run's cancellation reaches the walk through
 	// ctx (cancel.go).
-	if _, err := workflow.AwaitWithTimeout(c, d, func() bool { return ctx.Err() != nil }); err != nil {
+	if _, err := e.awaitWithTimeout(c, d, func() bool { return ctx.Err() != nil }); err != nil {
 		return err
 	}
 	return ctx.Err()
@@ -74,9 +78,19 @@ func (e *engine) WithTimeout(ctx context.Context, d time.Duration) (context.Cont
 	}
 }
 
-func (e *engine) Walk(fn func()) { fn() }
+func (e *engine) Walk(fn func()) {
+	if e.hub != nil {
+		e.hub.walk(fn)
+		return
+	}
+	fn()
+}
 
 func (e *engine) Spawn(fn func()) {
+	if e.hub != nil {
+		e.hub.spawn(fn)
+		return
+	}
 	workflow.Go(e.cur, func(c workflow.Context) {
 		e.cur = c
 		fn()
@@ -90,6 +104,9 @@ func (e *engine) Block(fn func()) {
 }
 
 func (e *engine) Channel(n int) interp.Channel {
+	if e.hub != nil {
+		return &hubChannel{h: e.hub, n: n}
+	}
 	return &channel{e: e, ch: workflow.NewBufferedChannel(e.cur, n)}
 }
 

@@ -238,9 +238,12 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	}
 	wctx, stop := interruptible(ctx)
 	e := &engine{cur: wctx}
+	if workflow.GetVersion(ctx, hubVersion, workflow.DefaultVersion, 1) == 1 {
+		e.hub = newHub(e)
+	}
 	var k *continuing
 	if workflow.GetVersion(ctx, continueVersion, workflow.DefaultVersion, 1) == 1 {
-		k = &continuing{after: continueAfter(ctx, w.cfg), pending: w.cfg.MaxPending, interrupt: func() { e.interrupt() }}
+		k = &continuing{after: continueAfter(ctx, w.cfg), pending: w.cfg.MaxPending, interrupt: func() { e.interrupt() }, await: e.await}
 		if k.pending <= 0 {
 			k.pending = defaultMaxPending
 		}
@@ -397,9 +400,9 @@ func (a *actions) activity(ctx context.Context, name string, in any, out any) er
 	defer cancel()
 	f := workflow.ExecuteActivity(workflow.WithActivityOptions(ac, opts), activityPrefix+name, in)
 	if timed {
-		cancelAt(c, f, deadline, cancel)
+		a.e.cancelAt(c, f, deadline, cancel)
 	}
-	if err := f.Get(c, &p); err != nil {
+	if err := a.e.get(c, f, &p); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
@@ -410,9 +413,17 @@ func (a *actions) activity(ctx context.Context, name string, in any, out any) er
 
 // cancelAt waits until f is ready or the workflow's clock reaches
 // deadline, whichever comes first, and calls cancel in the second case.
-func cancelAt(c workflow.Context, f workflow.Future, deadline time.Time, cancel func()) {
+func (e *engine) cancelAt(c workflow.Context, f workflow.Future, deadline time.Time, cancel func()) {
 	tc, stop := workflow.WithCancel(c)
 	defer stop()
+	if e.tasked() {
+		t := workflow.NewTimer(tc, deadline.Sub(workflow.Now(c)))
+		e.hub.park(func() bool { return f.IsReady() || t.IsReady() })
+		if !f.IsReady() && t.Get(c, nil) == nil {
+			cancel()
+		}
+		return
+	}
 	sel := workflow.NewSelector(c)
 	sel.AddFuture(f, func(workflow.Future) {})
 	sel.AddFuture(workflow.NewTimer(tc, deadline.Sub(workflow.Now(c))), func(t workflow.Future) {
