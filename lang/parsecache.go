@@ -6,7 +6,6 @@ import (
 	"container/list"
 	"hash/maphash"
 	"maps"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -152,25 +151,14 @@ func (c *ParseCache) parseFiles(srcs map[string][]byte, names []string) []parsed
 		todo = append(todo, i)
 	}
 	slices.SortStableFunc(todo, func(a, b int) int { return cmp.Compare(len(srcs[names[b]]), len(srcs[names[a]])) })
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(todo)) {
-		wg.Go(func() {
-			for {
-				n := int(next.Add(1)) - 1
-				if n >= len(todo) {
-					return
-				}
-				i := todo[n]
-				_, f, d := ParseConfig(srcs[names[i]], names[i])
-				out[i] = parsedFile{f, d}
-				if c != nil {
-					c.put(&parseEntry{key: c.key(false, srcs[names[i]], names[i]), src: srcs[names[i]], file: f, diags: d})
-				}
-			}
-		})
-	}
-	wg.Wait()
+	parallel(len(todo), len(todo), func(n int) {
+		i := todo[n]
+		_, f, d := ParseConfig(srcs[names[i]], names[i])
+		out[i] = parsedFile{f, d}
+		if c != nil {
+			c.put(&parseEntry{key: c.key(false, srcs[names[i]], names[i]), src: srcs[names[i]], file: f, diags: d})
+		}
+	})
 	return out
 }
 

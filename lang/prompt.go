@@ -4,11 +4,8 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -160,16 +157,7 @@ func (l *loader) prefetchTemplates(blocks hclsyntax.Blocks) {
 	}
 	l.project() // set before the goroutines read it
 	files := make([]promptFile, len(todo))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(todo)) {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < len(todo); i = int(next.Add(1)) - 1 {
-				files[i] = l.readTemplate(todo[i])
-			}
-		})
-	}
-	wg.Wait()
+	parallel(len(todo), len(todo), func(i int) { files[i] = l.readTemplate(todo[i]) })
 	if l.prompts == nil {
 		l.prompts = make(map[promptKey]promptFile, len(todo))
 	}

@@ -3,10 +3,7 @@ package lang
 import (
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -107,36 +104,7 @@ func runTypeChecks(checks []typeCheck) {
 			c.found = typeCheckExpr(c.expr, c.ctx)
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), 2*len(checks)/max(minParallelTypeChecks, 1))
-	if workers < 2 {
-		for i := range checks {
-			one(&checks[i])
-		}
-		return
-	}
-	var next atomic.Int64
-	var panicked atomic.Pointer[any]
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			defer func() {
-				if p := recover(); p != nil {
-					panicked.CompareAndSwap(nil, &p)
-				}
-			}()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(checks) {
-					return
-				}
-				one(&checks[i])
-			}
-		})
-	}
-	wg.Wait()
-	if p := panicked.Load(); p != nil {
-		panic(*p)
-	}
+	parallel(len(checks), 2*len(checks)/max(minParallelTypeChecks, 1), func(i int) { one(&checks[i]) })
 }
 
 // typeChecker builds, once per scope, the evaluation context of type
