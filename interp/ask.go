@@ -24,6 +24,32 @@ type AskerHow interface {
 	How() string
 }
 
+// PersonAsker is an Asker whose Ask waits, as long as it takes, for a
+// person to answer: at a terminal, or on an engine until an answer is
+// sent to the run. While such a question is open, no new item starts in
+// the for_each steps around the step that asks, in this run and in the
+// runs that run it; the items under way go on. An Asker that answers at
+// once or not at all (a test's mocks, a dry run, ErrNoAnswer) is not
+// one: it would open a window in which the order of the items depends
+// on timing.
+type PersonAsker interface {
+	Asker
+	// WaitsForPerson reports whether Ask waits for a person.
+	WaitsForPerson() bool
+}
+
+// AskRelay is an Engine whose sub-runs run apart from the run that runs
+// them (a child workflow). A sub-run's question that waits for a person
+// holds the for_each steps around the step that runs it: the sub-run
+// tells the run above when the question opens and when it closes
+// (AskAbove), and the engine of the run above calls SubRun.Hold then.
+type AskRelay interface {
+	// AskAbove tells the run above, if any, that a question opened
+	// (open) or closed in this run or one below it; it returns once that
+	// run has it.
+	AskAbove(open bool)
+}
+
 // ErrNoAnswer is what an Asker returns for a question it has no answer
 // to: the run waits, as it does without an Asker (apl test's asker, which
 // answers only the ask steps a test mocks).
@@ -93,9 +119,20 @@ func (r *run) ask(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty
 	} else if v, ok := r.opts.Answers[s.Name]; ok {
 		answer, how = v, "answer given to resume"
 	} else if r.opts.Asker != nil {
+		var letGo func()
+		if p, ok := r.opts.Asker.(PersonAsker); ok && p.WaitsForPerson() {
+			letGo = r.holdItems(ctx)
+		}
 		r.host.block(func() { answer, err = r.opts.Asker.Ask(ctx, q) })
 		if errors.Is(err, ErrNoAnswer) {
+			// The item ends waiting, and its for_each steps with it:
+			// they stay held.
 			return cty.NilVal, &Waiting{Step: s.Name, Item: q.Item, Question: q.Question, Options: q.Options, Text: q.Text}, nil
+		}
+		if letGo != nil {
+			// Once the decision is recorded: an item that starts then
+			// comes after it.
+			defer letGo()
 		}
 		if err != nil {
 			return cty.NilVal, nil, err
@@ -145,4 +182,79 @@ func (w Waiting) choices() string {
 		return "a typed answer"
 	}
 	return "options: " + strings.Join(w.Options, ", ")
+}
+
+// askLink is a for_each step around the step a walk runs, innermost
+// first: an item's context carries its scheduler's and those around it
+// (withAskLink), through which a question that waits for a person holds
+// them (holdItems).
+type askLink struct {
+	sc *scheduler
+	// enter, set on a link that only crosses into the run that runs this
+	// one in this process (a sub-run's), runs fn in that run's turn: the
+	// links above it are that run's.
+	enter func(fn func())
+	up    *askLink
+}
+
+type askKey struct{}
+
+// withAskLink is ctx with l inside the links ctx carries.
+func withAskLink(ctx context.Context, l *askLink) context.Context {
+	l.up, _ = ctx.Value(askKey{}).(*askLink)
+	return context.WithValue(ctx, askKey{}, l)
+}
+
+// eachScheduler calls fn for the scheduler of every link from l up, each
+// in its run's turn.
+func eachScheduler(l *askLink, fn func(sc *scheduler)) {
+	for ; l != nil; l = l.up {
+		if l.enter != nil {
+			up := l.up
+			l.enter(func() { eachScheduler(up, fn) })
+			return
+		}
+		fn(l.sc)
+	}
+}
+
+// holdItems holds the for_each steps around the step that runs in ctx,
+// in this run and the runs above it, while a person is asked: none starts
+// a new item until letGo is called. Those that held an item back are
+// woken then. A slot freed before (release_slot) stays free meanwhile, and
+// is taken after the answer.
+func (r *run) holdItems(ctx context.Context) (letGo func()) {
+	l, _ := ctx.Value(askKey{}).(*askLink)
+	eachScheduler(l, func(sc *scheduler) { sc.asks++ })
+	relay, _ := r.opts.Engine.(AskRelay)
+	if relay != nil {
+		r.host.block(func() { relay.AskAbove(true) })
+	}
+	return func() {
+		eachScheduler(l, (*scheduler).letGo)
+		if relay != nil {
+			r.host.block(func() { relay.AskAbove(false) })
+		}
+	}
+}
+
+// letGo ends a question's hold, and wakes the scheduler if it held an
+// item back and no other question holds it.
+func (sc *scheduler) letGo() {
+	sc.asks--
+	if sc.asks == 0 && sc.heldBack {
+		sc.heldBack = false
+		sc.r.host.block(func() { sc.done.Send(itemDone{wake: true}) })
+	}
+}
+
+// crossAskLinks is a sub-run's context in this process: the links of
+// this run's for_each steps around it, entered in this run's turn (the
+// sub-run's walk has its own).
+func (r *run) crossAskLinks(ctx context.Context) context.Context {
+	h, ok := r.host.(*localHost)
+	if !ok || ctx.Value(askKey{}) == nil {
+		return ctx
+	}
+	return withAskLink(ctx, &askLink{enter: h.enter})
 }

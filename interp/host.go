@@ -142,6 +142,15 @@ func (h *localHost) spawn(fn func()) {
 	}()
 }
 
+// enter runs fn in the walk's turn from outside it: a sub-run's walk in
+// this process, whose own turn is another host's, while this run's
+// coroutine waits for it in block.
+func (h *localHost) enter(fn func()) {
+	h.baton.Lock()
+	defer h.baton.Unlock()
+	fn()
+}
+
 func (h *localHost) block(fn func()) {
 	h.baton.Unlock()
 	defer h.baton.Lock()

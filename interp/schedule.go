@@ -36,6 +36,9 @@ func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) outcome {
 		sc.queued = max(sc.queued, it.rec.Queued)
 	}
 	sc.blockDependents(sc.g.failedKeys())
+	// The items' walks carry the scheduler: a question that waits for a
+	// person in one of them holds it (holdItems).
+	ictx := withAskLink(ctx, &askLink{sc: sc})
 	// Item checkpoints write the documents only when due (writeDocuments).
 	r.docs.inForEach++
 	defer func() { r.docs.inForEach-- }()
@@ -44,13 +47,22 @@ func (r *run) forEach(ctx context.Context, f *frame, s *lang.Step) outcome {
 		// breaker open), no item starts, even before the item that
 		// decided it reports.
 		if ctx.Err() == nil && sc.stopped == nil && sc.waiting == nil && sc.failing == "" && r.stopped() == nil {
-			sc.startReady(ctx)
+			if sc.asks == 0 {
+				sc.startReady(ictx)
+			} else if sc.g.ready.Len() > 0 {
+				// A person is asked in an item: the answer wakes the
+				// scheduler (letGo).
+				sc.heldBack = true
+			}
 		}
 		if sc.live == 0 {
 			break
 		}
 		var d itemDone
 		r.host.block(func() { d = sc.done.Receive().(itemDone) })
+		if d.wake {
+			continue
+		}
 		if d.release {
 			sc.release(d.it)
 			continue
@@ -138,16 +150,24 @@ type scheduler struct {
 	// failing is the key of the item whose failure stopped new items from
 	// starting (on_item_failure = "fail_fast").
 	failing string
+	// asks counts the questions that wait for a person in the items, at
+	// any depth (holdItems): no new item starts while one does. heldBack
+	// is set when a ready item was held back for them, for the last
+	// answer to wake the scheduler.
+	asks     int
+	heldBack bool
 	// queued is the last place given in the queue of requeued items.
 	queued int
 }
 
 // itemDone is an item's walk reporting how it ended, or, with release,
-// that it gave back its slot and goes on.
+// that it gave back its slot and goes on; wake (no item) is a question's
+// answer, after which held-back items may start.
 type itemDone struct {
 	it      *item
 	o       outcome
 	release bool
+	wake    bool
 }
 
 // startReady starts ready items while concurrency and limits allow.

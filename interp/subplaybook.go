@@ -66,7 +66,8 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	if e := r.opts.Engine; e != nil {
 		r.host.block(func() {
 			res, err = e.SubRun(ctx, SubRun{ID: id, Parent: r.st.Meta.RunID, Step: s.Name, Item: f.key(), Attempt: rec.Runs,
-				Playbook: a, Inputs: inputs, Answers: answers, Caps: r.budget().left()})
+				Playbook: a, Inputs: inputs, Answers: answers, Caps: r.budget().left(),
+				Hold: func() func() { return r.holdItems(ctx) }})
 		})
 	} else {
 		var ended bool
@@ -151,6 +152,9 @@ func (r *run) subRunHere(ctx context.Context, s *lang.Step, a *lang.SubPlaybook,
 	opts.Shell, opts.Funcs, opts.Drivers, opts.Playbooks = r.shell, r.funcs, r.drivers, r.playbooks
 	// This run's caps hold during the sub-run.
 	opts.outer = r.budget()
+	// A question the sub-run asks a person holds this run's for_each
+	// steps around the step.
+	ctx = r.crossAskLinks(ctx)
 	r.host.block(func() {
 		if resume {
 			res, err = Resume(ctx, a.Playbook, filepath.Join(runsDir, id), opts)
@@ -182,6 +186,12 @@ type SubRun struct {
 	// the runs that run it; nil: none. The engine holds the sub-run to
 	// them (Options.OuterCaps) beside its own limits.
 	Caps *Caps
+	// Hold holds the for_each steps around the step, in this run and the
+	// runs above, while a question of the sub-run waits for a person; the
+	// engine calls it when the sub-run tells it one opened (AskRelay), and
+	// what it returns when that question closes. It is called in the
+	// walk's turn, from the engine's SubRun.
+	Hold func() (letGo func())
 }
 
 // subResult turns a sub-run's result into the step's output or error.

@@ -149,3 +149,8 @@ func parseAnswers(list []string) (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// WaitsForPerson implements interp.PersonAsker: a question waits at the
+// terminal until someone answers, and holds the for_each steps around it
+// meanwhile.
+func (a *termAsker) WaitsForPerson() bool { return true }

@@ -119,6 +119,16 @@ func (a *signalAsker) take(c workflow.Context, ans Answer) {
 	}
 }
 
+// WaitsForPerson implements interp.PersonAsker: a question waits until
+// an answer is sent to the run, and holds the for_each steps around it
+// meanwhile, in this run and the runs above (AskAbove). A workflow that
+// began before the hold existed replays without it.
+func (a *signalAsker) WaitsForPerson() bool {
+	c, back := a.e.hold()
+	defer back()
+	return workflow.GetVersion(c, askHoldVersion, workflow.DefaultVersion, 1) == 1
+}
+
 // How implements interp.AskerHow: a person answers with apl resume
 // --answer, as for a local run.
 func (a *signalAsker) How() string { return "answer given to resume" }

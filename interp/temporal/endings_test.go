@@ -134,6 +134,9 @@ func TestEveryEndingEverywhereOnTemporal(t *testing.T) {
 					}
 					endingstest.CheckNothingAfter(t, "local", lrec.List(), lcalls, e, p)
 					endingstest.CheckNothingAfter(t, "Temporal", rrec.List(), rcalls, e, p)
+					if e.Name == "ask" && p.Name != "sub-playbook in a for_each item" {
+						noItemWhileAsked(t, rrec.List())
+					}
 					if _, err := os.Stat(mark); err == nil {
 						// Only the Temporal run can have left it: the local
 						// one ended, its command stopped, before it began.
@@ -143,6 +146,25 @@ func TestEveryEndingEverywhereOnTemporal(t *testing.T) {
 			}
 		}
 	})
+}
+
+// noItemWhileAsked checks that no item started once the trigger began to
+// ask a person: on Temporal the workflow waits for the answer, and holds
+// the for_each around the question meanwhile (a local run without a
+// person pauses instead, and the items under way may end first). A
+// sub-run's question holds its parent once the parent has its signal,
+// which the events, the parent's and the child's, do not place.
+func noItemWhileAsked(t *testing.T, evs []interp.Event) {
+	t.Helper()
+	asked := false
+	for _, ev := range evs {
+		if ev.Type == interp.EventStepStarted && strings.HasSuffix(ev.Step, "trigger") {
+			asked = true
+		}
+		if asked && ev.Type == interp.EventItemStarted {
+			t.Errorf("Temporal: item %s[%s] started while a person was asked", ev.Step, ev.Item)
+		}
+	}
 }
 
 // calls are the agent calls logged, as STEP[ITEM].

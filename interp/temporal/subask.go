@@ -6,7 +6,9 @@ import (
 	"math"
 	"strings"
 
+	"github.com/apl-lang/apl/interp"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/workflow"
 )
 
 // A sub-playbook step runs as a child workflow, and an ask step of the
@@ -90,4 +92,74 @@ func allAsked(ctx context.Context, c client.Client, id string) ([]asked, int, er
 		return nil, 0, fmt.Errorf("run %s on Temporal: %w", id, err)
 	}
 	return append(ownQuestions(id, p.Waiting), subQuestions(ctx, c, id, "", p.Children)...), p.Next, nil
+}
+
+// While a sub-run's question waits for a person, no new item starts in
+// the parent's for_each steps around the step that runs it, as for a
+// local sub-run. The sub-run signals its parent (SignalAskHold, named
+// after the sub-run) when the question opens, and waits until the parent
+// has the signal before it publishes the question; it signals again when
+// the question closes. The parent's step that waits for the sub-run takes
+// those signals (getChild) and holds its for_each steps (interp's
+// SubRun.Hold), which relays the hold further up if the parent is a
+// sub-run itself.
+const (
+	// SignalAskHold, followed by the sub-run's id, tells a run that a
+	// question of that sub-run opened (true) or closed (false).
+	SignalAskHold = "apl.ask-hold:"
+	// askHoldVersion marks the workflows whose questions hold their
+	// for_each steps and signal their parent: a workflow started before
+	// replays without.
+	askHoldVersion = "apl.ask-hold"
+)
+
+var _ interp.AskRelay = (*runEngine)(nil)
+
+// AskAbove implements interp.AskRelay: it signals the parent's
+// workflow, if the run is a sub-run, and waits until the signal is in the
+// parent's history. A parent that ended takes none.
+func (e *runEngine) AskAbove(open bool) {
+	c, back := e.hold()
+	defer back()
+	parent := workflow.GetInfo(c).ParentWorkflowExecution
+	if parent == nil || workflow.GetVersion(c, askHoldVersion, workflow.DefaultVersion, 1) != 1 {
+		return
+	}
+	_ = e.get(c, workflow.SignalExternalWorkflow(c, parent.ID, "", SignalAskHold+e.in.RunID, open), nil)
+}
+
+// getChild waits for sub's child workflow f to end and takes its output,
+// holding meanwhile the for_each steps around the step while a question
+// of the sub-run is open (its SignalAskHold signals). Questions still open
+// when the sub-run ended are let go, unless it ended waiting: the step
+// then comes back waiting, and its for_each steps stay held.
+func (e *runEngine) getChild(c workflow.Context, f workflow.Future, sub interp.SubRun, out *RunOutput) error {
+	ch := workflow.GetSignalChannel(c, SignalAskHold+sub.ID)
+	var open []func()
+	for {
+		if err := e.await(c, func() bool { return f.IsReady() || ch.Len() > 0 }); err != nil {
+			return err
+		}
+		var opened bool
+		for ch.ReceiveAsync(&opened) {
+			switch n := len(open); {
+			case opened && sub.Hold != nil:
+				open = append(open, sub.Hold())
+			case !opened && n > 0:
+				letGo := open[n-1]
+				open = open[:n-1]
+				letGo()
+			}
+		}
+		if f.IsReady() {
+			break
+		}
+	}
+	err := f.Get(c, out)
+	if err != nil || out.Status != interp.StatusWaiting {
+		for _, letGo := range open {
+			letGo()
+		}
+	}
+	return err
 }

@@ -88,7 +88,7 @@ func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Resu
 	var out RunOutput
 	cc, done := e.stoppable(c)
 	defer done()
-	err = e.get(c, workflow.ExecuteChildWorkflow(workflow.WithChildOptions(cc, opts), WorkflowName, in), &out)
+	err = e.getChild(c, workflow.ExecuteChildWorkflow(workflow.WithChildOptions(cc, opts), WorkflowName, in), sub, &out)
 	if err != nil {
 		var te *temporal.TimeoutError
 		if errors.As(err, &te) {

@@ -1,0 +1,141 @@
+package interp
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apl-lang/apl/builtins"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// personAsker is a person at a terminal: Ask tells asked, then waits
+// until the test answers.
+type personAsker struct {
+	asked  chan struct{}
+	once   sync.Once
+	answer chan string
+}
+
+func (p *personAsker) Ask(ctx context.Context, q Question) (string, error) {
+	p.once.Do(func() { close(p.asked) })
+	select {
+	case a := <-p.answer:
+		return a, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+func (p *personAsker) WaitsForPerson() bool { return true }
+
+// afterAskShell holds item a's command until a question was asked, so
+// that a frees its slot while the person is asked.
+type afterAskShell struct {
+	asked chan struct{}
+	mu    sync.Mutex
+	ran   []string
+}
+
+func (s *afterAskShell) Run(ctx context.Context, spec builtins.ShellSpec) (builtins.ShellResult, error) {
+	key := envOf(spec, "APL_ITEM_KEY")
+	if key == "a" {
+		select {
+		case <-s.asked:
+		case <-time.After(time.Minute):
+		}
+	}
+	s.mu.Lock()
+	s.ran = append(s.ran, key)
+	s.mu.Unlock()
+	return builtins.ShellResult{Output: cty.StringVal("ok")}, nil
+}
+
+// TestForEachHeldWhileAPersonIsAsked: items a, b and c at concurrency 2;
+// b asks a person (directly, in a sub-playbook run here, or in a nested
+// for_each) and a ends while the question is open. c must not start
+// until the person answered: it started as soon as a ended, as the
+// scheduler held items back only for an item that came back waiting,
+// and an Asker that waits for a person never comes back so.
+func TestForEachHeldWhileAPersonIsAsked(t *testing.T) {
+	const ask = `
+  ask {
+    question = "Go on?"
+    options  = ["yes", "no"]
+  }`
+	const child = `
+playbook "child" {}
+step "decide" {` + ask + `
+}
+`
+	const phase = `
+  step "phase" {
+    when = "item == 'b'"
+    playbook { source = "child" }
+  }`
+	for _, tc := range []struct{ name, body, child string }{
+		{"ask", `
+  step "decide" {
+    when = "item == 'b'"` + ask + `
+  }`, child},
+		{"sub-playbook", phase, child},
+		{"for_each of a sub-playbook", phase, `
+playbook "child" {}
+step "inner" {
+  for_each = "['x', 'y']"
+  step "decide" {
+    when = "item == 'y'"` + ask + `
+  }
+}
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pb := loadParentChild(t, `
+playbook "held" {}
+step "work" {
+  for_each    = "['a', 'b', 'c']"
+  key         = "item"
+  concurrency = 2`+tc.body+`
+  step "build" {
+    shell {
+      command = ["build", item]
+    }
+  }
+}
+`, tc.child)
+			p := &personAsker{asked: make(chan struct{}), answer: make(chan string)}
+			sh := &afterAskShell{asked: p.asked}
+			var rec recorder
+			obs := ObserverFunc(func(e Event) {
+				rec.Event(e)
+				if e.Type == EventItemCompleted && e.Step == "work" && e.Item == "a" {
+					// The person answers once a has ended.
+					go func() { p.answer <- "yes" }()
+				}
+			})
+			res, err := Start(context.Background(), pb, "held", Options{Workdir: t.TempDir(), Shell: sh, NoSync: true,
+				Asker: p, Observer: obs})
+			if err != nil || res.Status != StatusCompleted {
+				t.Fatalf("%v %+v", err, res)
+			}
+			rec.mu.Lock()
+			evs := rec.events
+			rec.mu.Unlock()
+			decided := slices.IndexFunc(evs, func(e Event) bool { return e.Type == EventHumanDecision })
+			cStarted := slices.IndexFunc(evs, func(e Event) bool {
+				return e.Type == EventItemStarted && e.Step == "work" && e.Item == "c"
+			})
+			if decided < 0 || cStarted < decided {
+				for _, e := range evs {
+					t.Logf("%s %s[%s] %s", e.Type, e.Step, e.Item, e.Message)
+				}
+				t.Errorf("item c started (event %d) before the person answered (event %d)", cStarted, decided)
+			}
+			if !slices.Contains(sh.ran, "c") {
+				t.Errorf("c never ran after the answer: %v", sh.ran)
+			}
+		})
+	}
+}
