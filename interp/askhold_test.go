@@ -5,10 +5,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/apl-lang/apl/builtins"
-	"github.com/zclconf/go-cty/cty"
 )
 
 // personAsker is a person at a terminal: Ask tells asked, then waits
@@ -30,28 +26,6 @@ func (p *personAsker) Ask(ctx context.Context, q Question) (string, error) {
 }
 
 func (p *personAsker) WaitsForPerson() bool { return true }
-
-// afterAskShell holds item a's command until a question was asked, so
-// that a frees its slot while the person is asked.
-type afterAskShell struct {
-	asked chan struct{}
-	mu    sync.Mutex
-	ran   []string
-}
-
-func (s *afterAskShell) Run(ctx context.Context, spec builtins.ShellSpec) (builtins.ShellResult, error) {
-	key := envOf(spec, "APL_ITEM_KEY")
-	if key == "a" {
-		select {
-		case <-s.asked:
-		case <-time.After(time.Minute):
-		}
-	}
-	s.mu.Lock()
-	s.ran = append(s.ran, key)
-	s.mu.Unlock()
-	return builtins.ShellResult{Output: cty.StringVal("ok")}, nil
-}
 
 // TestForEachHeldWhileAPersonIsAsked: items a, b and c at concurrency 2;
 // b asks a person (directly, in a sub-playbook run here, or in a nested
@@ -106,7 +80,7 @@ step "work" {
 }
 `, tc.child)
 			p := &personAsker{asked: make(chan struct{}), answer: make(chan string)}
-			sh := &afterAskShell{asked: p.asked}
+			sh := &waitShell{key: "a", asked: p.asked}
 			var rec recorder
 			obs := ObserverFunc(func(e Event) {
 				rec.Event(e)

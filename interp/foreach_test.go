@@ -473,22 +473,24 @@ func (a askThenDecline) Ask(ctx context.Context, q Question) (string, error) {
 	return "", ErrNoAnswer
 }
 
-// waitShell holds item b's command until an item has asked, and a while
-// more, so that the asking item has ended its walk before b frees its
-// slot.
+// waitShell holds item key's command until an item has asked, and
+// linger more (so that an asking item that does not wait for a person has
+// ended its walk before key frees its slot).
 type waitShell struct {
-	asked chan struct{}
-	mu    sync.Mutex
-	ran   []string
+	key    string
+	linger time.Duration
+	asked  chan struct{}
+	mu     sync.Mutex
+	ran    []string
 }
 
 func (w *waitShell) Run(ctx context.Context, spec builtins.ShellSpec) (builtins.ShellResult, error) {
 	key := envOf(spec, "APL_ITEM_KEY")
-	if key == "b" {
+	if key == w.key {
 		select {
 		case <-w.asked:
-			time.Sleep(500 * time.Millisecond)
-		case <-time.After(10 * time.Second):
+			time.Sleep(w.linger)
+		case <-time.After(time.Minute):
 		}
 	}
 	w.mu.Lock()
@@ -522,7 +524,7 @@ step "work" {
 }
 `)
 	work := t.TempDir()
-	sh := &waitShell{asked: make(chan struct{})}
+	sh := &waitShell{key: "b", linger: 500 * time.Millisecond, asked: make(chan struct{})}
 	res, err := Start(context.Background(), pb, "wait", Options{Workdir: work, Shell: sh, NoSync: true, RunID: "w1",
 		Asker: askThenDecline{asked: sh.asked}})
 	if err != nil {

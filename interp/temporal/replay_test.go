@@ -20,7 +20,8 @@ import (
 
 // replayRuns are the runs whose histories testdata/histories keeps: a
 // for_each of concurrent items, sub-runs (child workflows) under a cap,
-// and questions answered by signal.
+// questions answered by signal, and questions of a for_each's items, one
+// of a sub-run, that hold the items.
 var replayRuns = []struct {
 	name, ref string
 	answers   map[string]string
@@ -28,6 +29,7 @@ var replayRuns = []struct {
 	{"foreach", "testdata/foreach.hcl", nil},
 	{"sub", "testdata/sub/main.hcl", nil},
 	{"ask", "testdata/ask.hcl", map[string]string{"approve": "yes", "notes": "fixed"}},
+	{"held", "testdata/held/main.hcl", map[string]string{"decide": "yes", "phase/decide": "yes"}},
 }
 
 // A worker replays the histories of runs recorded by earlier versions
@@ -35,7 +37,8 @@ var replayRuns = []struct {
 // takes over a run started before an upgrade walks it on as it began,
 // and does not fail it with a nondeterminism error. "before-hub" were
 // recorded when every one of the walk's coroutines was a workflow
-// coroutine, "hub" since the walk runs on one (hub.go).
+// coroutine, "hub" since the walk runs on one (hub.go), "ask-hold" since
+// a question holds the for_each around it (subask.go).
 //
 // APL_RECORD_HISTORIES=VERSION records the runs anew as VERSION first.
 func TestRecordedHistoriesReplay(t *testing.T) {

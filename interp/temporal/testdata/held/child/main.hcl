@@ -1,0 +1,7 @@
+playbook "child" {}
+step "decide" {
+  ask {
+    question = "Go on in the sub-run?"
+    options  = ["yes", "no"]
+  }
+}
