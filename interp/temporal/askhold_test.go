@@ -18,7 +18,8 @@ import (
 
 // TestForEachHeldWhileAPersonIsAskedOnTemporal: items a, b and c at
 // concurrency 2; b asks a person, directly or in a sub-playbook (a child
-// workflow), and a ends only once the question can be seen. c must not
+// workflow, in its main walk or one of its own for_each's items), and a
+// ends only once the question can be seen. c must not
 // start until the answer is sent; then it does. It started as soon as a
 // ended: the scheduler held items back only for an item that came back
 // waiting, and the workflow's asker waits for the answer instead.
@@ -30,16 +31,31 @@ func TestForEachHeldWhileAPersonIsAskedOnTemporal(t *testing.T) {
     question = "Go on?"
     options  = ["yes", "no"]
   }`
-	for _, tc := range []struct{ name, body string }{
-		{"ask", `
-  step "decide" {
-    when = "item == 'b'"` + ask + `
-  }`},
-		{"sub-playbook", `
+	const phase = `
   step "phase" {
     when = "item == 'b'"
     playbook { source = "child" }
-  }`},
+  }`
+	child := `
+playbook "child" {}
+step "decide" {` + ask + `
+}
+`
+	for _, tc := range []struct{ name, body, child string }{
+		{"ask", `
+  step "decide" {
+    when = "item == 'b'"` + ask + `
+  }`, child},
+		{"sub-playbook", phase, child},
+		{"for_each of a sub-playbook", phase, `
+playbook "child" {}
+step "inner" {
+  for_each = "['x', 'y']"
+  step "decide" {
+    when = "item == 'y'"` + ask + `
+  }
+}
+`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -59,11 +75,7 @@ step "work" {
     shell { command = ["true"] }
   }
 }
-`, `
-playbook "child" {}
-step "decide" {`+ask+`
-}
-`)
+`, tc.child)
 			pb, diags := loader().Load(ref)
 			if diags.HasErrors() {
 				t.Fatal(diags)

@@ -48,7 +48,10 @@
 // used first, as locally. A sub-run's ask waits in its child workflow; a
 // client finds it among the run's pending children (subask.go) and sees
 // it as STEP/SUBSTEP, as a local sub-run's waiting is reported, and
-// SendAnswer signals the child.
+// SendAnswer signals the child. While a question waits, the for_each
+// steps around it start no new item; a sub-run's question holds its
+// parent's too, which it signals when the question opens and closes
+// (SignalAskHold, subask.go).
 //
 // A replayed run (Replay, apl run --replay) carries the cassette's
 // contents in its input, and the workflow answers agent calls from it
