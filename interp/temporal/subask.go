@@ -130,36 +130,68 @@ func (e *runEngine) AskAbove(open bool) {
 
 // getChild waits for sub's child workflow f to end and takes its output,
 // holding meanwhile the for_each steps around the step while a question
-// of the sub-run is open (its SignalAskHold signals). Questions still open
-// when the sub-run ended are let go, unless it ended waiting: the step
-// then comes back waiting, and its for_each steps stay held.
+// of the sub-run is open (subAsks).
 func (e *runEngine) getChild(c workflow.Context, f workflow.Future, sub interp.SubRun, out *RunOutput) error {
-	ch := workflow.GetSignalChannel(c, SignalAskHold+sub.ID)
-	var open []func()
+	asks := watchAsks(c, sub)
 	for {
-		if err := e.await(c, func() bool { return f.IsReady() || ch.Len() > 0 }); err != nil {
+		if err := e.await(c, func() bool { return f.IsReady() || asks.signalled() }); err != nil {
 			return err
 		}
-		var opened bool
-		for ch.ReceiveAsync(&opened) {
-			switch n := len(open); {
-			case opened && sub.Hold != nil:
-				open = append(open, sub.Hold())
-			case !opened && n > 0:
-				letGo := open[n-1]
-				open = open[:n-1]
-				letGo()
-			}
-		}
-		if f.IsReady() {
+		// A signal the sub-run sent before it ended is in the channel
+		// once its end is seen.
+		ended := f.IsReady()
+		asks.take()
+		if ended {
 			break
 		}
 	}
 	err := f.Get(c, out)
-	if err != nil || out.Status != interp.StatusWaiting {
-		for _, letGo := range open {
+	asks.end(err != nil || out.Status != interp.StatusWaiting)
+	return err
+}
+
+// subAsks are a sub-run's questions that wait for a person, as its
+// SignalAskHold signals tell them: each holds the for_each steps around
+// the step that runs the sub-run (interp's SubRun.Hold) until it closes.
+type subAsks struct {
+	ch   workflow.ReceiveChannel
+	hold func() (letGo func())
+	open []func()
+}
+
+// watchAsks takes sub's SignalAskHold signals.
+func watchAsks(c workflow.Context, sub interp.SubRun) *subAsks {
+	return &subAsks{ch: workflow.GetSignalChannel(c, SignalAskHold+sub.ID), hold: sub.Hold}
+}
+
+// signalled: a signal waits to be taken.
+func (a *subAsks) signalled() bool { return a.ch.Len() > 0 }
+
+// take applies the signals that came: a question that opened holds the
+// for_each steps, one that closed lets them go.
+func (a *subAsks) take() {
+	var opened bool
+	for a.ch.ReceiveAsync(&opened) {
+		switch n := len(a.open); {
+		case opened && a.hold != nil:
+			a.open = append(a.open, a.hold())
+		case !opened && n > 0:
+			letGo := a.open[n-1]
+			a.open = a.open[:n-1]
 			letGo()
 		}
 	}
-	return err
+}
+
+// end lets go the questions still open once the sub-run ended, if
+// letGo: one that ended waiting makes its step come back waiting, and the
+// for_each steps stay held.
+func (a *subAsks) end(letGo bool) {
+	if !letGo {
+		return
+	}
+	for _, lg := range a.open {
+		lg()
+	}
+	a.open = nil
 }
