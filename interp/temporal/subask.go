@@ -134,8 +134,11 @@ func (e *runEngine) AskAbove(open bool) {
 func (e *runEngine) getChild(c workflow.Context, f workflow.Future, sub interp.SubRun, out *RunOutput) error {
 	asks := watchAsks(c, sub)
 	for {
-		if err := e.await(c, func() bool { return f.IsReady() || asks.signalled() }); err != nil {
-			return err
+		if e.await(c, func() bool { return f.IsReady() || asks.signalled() }) != nil {
+			// The workflow is cancelled (a workflow without the hub):
+			// the child ends with it, and f.Get waits for that, as
+			// e.get does.
+			break
 		}
 		// A signal the sub-run sent before it ended is in the channel
 		// once its end is seen.
