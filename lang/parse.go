@@ -26,13 +26,17 @@ const MaxNesting = 256
 // The same pass over the tokens refuses files nested deeper than
 // MaxNesting, with a diagnostic and no file. Most files need neither
 // newlines nor that diagnostic, which plain tells from the bytes alone;
-// those skip the lexing, half the cost of a parse.
+// those skip the lexing, half the cost of a parse, and HCL parses them
+// with their line comments blanked (parseBlanked), to the same tree.
 //
 // It returns the text it parsed (src, or src with such blocks split over
 // lines, which apl fmt formats), the file (whose Bytes are src), and the
 // diagnostics.
 func ParseConfig(src []byte, filename string) ([]byte, *hcl.File, hcl.Diagnostics) {
-	if plain(src) {
+	if ok, comments := prescan(src); ok {
+		if f, diags, ok := parseBlanked(src, filename, comments); ok {
+			return src, f, diags
+		}
 		f, diags := hclsyntax.ParseConfig(src, filename, hcl.Pos{Line: 1, Column: 1})
 		return src, f, diags
 	}
@@ -53,6 +57,29 @@ func ParseConfig(src []byte, filename string) ([]byte, *hcl.File, hcl.Diagnostic
 		f.Bytes = src
 	}
 	return text, f, diags
+}
+
+// parseBlanked parses a plain file with its line comments (prescan)
+// blanked, which HCL's parser drops, and reports whether it did: the file
+// has such comments and parses without diagnostics, so that its tree is
+// the one HCL makes of src (FuzzPlain compares the two). A file with
+// diagnostics is parsed as it is, for their ranges.
+func parseBlanked(src []byte, filename string, comments []span) (*hcl.File, hcl.Diagnostics, bool) {
+	if len(comments) == 0 {
+		return nil, nil, false
+	}
+	b := slices.Clone(src)
+	for _, c := range comments {
+		for i := c.start; i < c.end; i++ {
+			b[i] = ' '
+		}
+	}
+	f, diags := hclsyntax.ParseConfig(b, filename, hcl.Pos{Line: 1, Column: 1})
+	if len(diags) > 0 || f == nil {
+		return nil, nil, false
+	}
+	f.Bytes = src
+	return f, diags, true
 }
 
 // A parsedFile is ParseConfig's result for one file.

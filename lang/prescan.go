@@ -24,13 +24,29 @@ import (
 // the open %{ if } and %{ for } directives of a template. FuzzPlain
 // checks it against the token scan.
 func plain(src []byte) bool {
+	ok, _ := prescan(src)
+	return ok
+}
+
+// prescan is plain, and the line comments of a plain file that
+// ParseConfig may blank before HCL's lexer reads the file: each a span
+// of src from its # or // up to the newline that ends it (which stays),
+// ASCII throughout. Their text is a third of the bytes of a commented
+// file, and HCL's lexer reads each byte of a token as a grapheme cluster.
+func prescan(src []byte) (ok bool, comments []span) {
 	if bytes.IndexByte(src, '\r') >= 0 ||
 		bytes.HasPrefix(src, []byte("\xef\xbb\xbf")) || !utf8.Valid(src) {
-		return false
+		return false, nil
 	}
 	p := prescanner{src: src, stack: []pframe{{kind: '{', body: true}}}
-	return p.run()
+	if !p.run() {
+		return false, nil
+	}
+	return true, p.comments
 }
+
+// A span is the bytes [start, end) of a file.
+type span struct{ start, end int }
 
 // A pframe is an open bracket, string or template sequence. kind is the
 // byte that opened it: one of { [ ( for brackets, " for a quoted string,
@@ -51,6 +67,8 @@ type prescanner struct {
 	i     int
 	stack []pframe
 	depth int // sum over open frames but the file's of 1 + count, plus the file's count
+
+	comments []span // line comments that may be blanked (prescan)
 }
 
 func (p *prescanner) top() *pframe { return &p.stack[len(p.stack)-1] }
@@ -121,7 +139,7 @@ func (p *prescanner) code() bool {
 		return true
 	case c == '\n' || c == '#' || c == '/' && len(rest) > 0 && rest[0] == '/':
 		if c != '\n' {
-			p.skipLine()
+			p.comment()
 		}
 		if t.kind == '{' {
 			p.count(-t.count)
@@ -192,6 +210,29 @@ func (p *prescanner) code() bool {
 func (p *prescanner) atLineEnd() bool {
 	rest := bytes.TrimLeft(p.src[p.i:], " \t")
 	return len(rest) == 0 || rest[0] == '\n' || rest[0] == '#' || bytes.HasPrefix(rest, []byte("//"))
+}
+
+// comment reads a line comment (p.i is after its # or first /) and notes
+// it in p.comments when it ends with a newline, is ASCII and is not the
+// file's first token: blanked, such a comment leaves the newline token
+// that the parser reads in its place, and the columns of what follows on
+// the line, of which there is none.
+func (p *prescanner) comment() {
+	start := p.i - 1
+	p.skipLine()
+	end := p.i - 1
+	if end < start || p.src[end] != '\n' {
+		return
+	}
+	if len(bytes.TrimLeft(p.src[:start], " \t\n")) == 0 {
+		return // the file's first token, where its body's range starts
+	}
+	for _, c := range p.src[start:end] {
+		if c >= utf8.RuneSelf {
+			return
+		}
+	}
+	p.comments = append(p.comments, span{start, end})
 }
 
 func (p *prescanner) skipLine() {

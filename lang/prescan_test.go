@@ -3,6 +3,7 @@ package lang
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -85,6 +86,7 @@ func TestPlainStdlib(t *testing.T) {
 		if !plain(b) {
 			t.Errorf("%s does not pass plain: each load lexes it twice", name)
 		}
+		checkPlain(t, b)
 	}
 }
 
@@ -102,6 +104,13 @@ func checkPlain(t *testing.T, src []byte) {
 	}
 	if len(sc.inserts) > 0 {
 		t.Fatalf("plain passes a file the scan splits at %v:\n%s", sc.inserts, src)
+	}
+	// ParseConfig parses a plain file with its line comments blanked:
+	// the tree and diagnostics must be HCL's own of the file.
+	_, got, gotDiags := ParseConfig(src, "plain.hcl")
+	want, wantDiags := hclsyntax.ParseConfig(src, "plain.hcl", hcl.Pos{Line: 1, Column: 1})
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotDiags, wantDiags) {
+		t.Fatalf("ParseConfig's tree or diagnostics differ from HCL's for a plain file (diagnostics %v, want %v):\n%s", gotDiags, wantDiags, src)
 	}
 }
 
@@ -129,4 +138,36 @@ func FuzzPlain(f *testing.F) {
 		f.Add([]byte(tt.src))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) { checkPlain(t, src) })
+}
+
+// TestPrescanComments checks which line comments ParseConfig blanks:
+// those whose blank leaves HCL's tree as it is (checkPlain compares the
+// trees), and no text that is not a comment.
+func TestPrescanComments(t *testing.T) {
+	for _, tt := range []struct {
+		name, src string
+		want      []string // the blanked comments' text
+	}{
+		{"after code", "x = 1 # one\ny = 2 // two\n", []string{"# one", "// two"}},
+		{"on their own lines", "x = 1\n  # one\n# two\ny = 2\n", []string{"# one", "# two"}},
+		{"the file's first token stays", "\n  # header\n# more\nx = 1\n", []string{"# more"}},
+		{"no newline at the end of the file", "x = 1\n# last", nil},
+		{"not ASCII", "x = 1 # étoile\ny = 2 # ok\n", []string{"# ok"}},
+		{"in strings and heredocs", "x = \"# a // b\"\ny = <<EOT\n# c\nEOT\n", nil},
+		{"in an interpolation", "x = \"${a # c\n}\"\n", []string{"# c"}},
+		{"block comments stay", "x = 1 /* a */\ny = 2\n", nil},
+		{"not plain", "step \"s\" { shell { x = 1 } } # c\n", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, spans := prescan([]byte(tt.src))
+			var got []string
+			for _, s := range spans {
+				got = append(got, tt.src[s.start:s.end])
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("blanked %q, want %q", got, tt.want)
+			}
+			checkPlain(t, []byte(tt.src))
+		})
+	}
 }
