@@ -40,6 +40,10 @@ type runEngine struct {
 	// tripBelow is the first cap of this run a sub-run tripped and
 	// signalled (captrip.go).
 	tripBelow string
+	// lend serves the sub-runs' reservations from this run's budget; up
+	// reserves this run's calls from its parent's (budgetrelay.go).
+	lend lending
+	up   *aboveBudget
 }
 
 var _ interp.Engine = (*runEngine)(nil)
@@ -62,7 +66,8 @@ func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Resu
 	defer back()
 	in := RunInput{Ref: sub.Playbook.Ref, Dir: sub.Playbook.Playbook.Dir, Files: childFiles(sub.Playbook.Playbook, e.in.Files), Hash: sub.Playbook.Playbook.Hash,
 		RunID: sub.ID, Mode: sub.Playbook.Mode, AgentCommand: e.in.AgentCommand,
-		Cassette: e.in.Cassette, CassetteName: e.in.CassetteName, Answers: sub.Answers, Caps: sub.Caps, Home: e.in.Home, Env: e.in.Env}
+		Cassette: e.in.Cassette, CassetteName: e.in.CassetteName, Answers: sub.Answers, Caps: sub.Caps, Home: e.in.Home, Env: e.in.Env,
+		Relay: e.lend.on && sub.Budget != nil}
 	var err error
 	if in.Inputs, err = encodeInputs(sub.Inputs); err != nil {
 		return nil, err
@@ -88,7 +93,8 @@ func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Resu
 	var out RunOutput
 	cc, done := e.stoppable(c)
 	defer done()
-	err = e.get(c, workflow.ExecuteChildWorkflow(workflow.WithChildOptions(cc, opts), WorkflowName, in), &out)
+	k := e.serving(childID, sub.Budget)
+	err = e.awaitChild(c, childID, k, workflow.ExecuteChildWorkflow(workflow.WithChildOptions(cc, opts), WorkflowName, in), &out)
 	if err != nil {
 		var te *temporal.TimeoutError
 		if errors.As(err, &te) {

@@ -70,6 +70,9 @@ type RunInput struct {
 	// Continued, when set, is where the run's workflow stopped when it
 	// continued as new (continue.go): this execution resumes it.
 	Continued *Continued `json:",omitempty"`
+	// Relay: the parent serves this sub-run's reservations, and Caps
+	// hold it only to max_retries (budgetrelay.go).
+	Relay bool `json:",omitempty"`
 }
 
 // RunOutput is how the run ended.
@@ -299,6 +302,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		sp = &spendMemo{ctx: ctx}
 	}
 	re := &runEngine{engine: e, acts: acts, funcs: acts.funcs(), drivers: drivers, events: events, in: in, path: &path, state: state}
+	re.relay(ctx)
 	opts := interp.Options{
 		Workdir: in.Home.Workdir, RunsDir: tmp, RunID: in.RunID, Inputs: inputs, Mode: in.Mode,
 		AgentCommand: in.AgentCommand, NoSync: true,
