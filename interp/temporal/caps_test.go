@@ -211,20 +211,37 @@ step "items" {
 // Sub-runs running at once on Temporal share what is left of their
 // parent's caps, as local ones do: four sub-playbooks of a for_each at
 // concurrency 4, each making two calls of 1,000 tokens, under a parent's
-// max_tokens of 2,500. Each was held to a copy of the 2,500 left when it
-// started, so together they spent 8,000. Now each call reserves from the
-// parent as it goes: two calls fit, the third is refused, the parent's
-// budget closes, and every sibling is refused at its next call. The run
-// spends what the local run spends, within the cap, in as many calls.
+// max_tokens of 2,500, run by the parent itself or by a sub-playbook of
+// it (their calls reserve from the parent through the run between).
+// Each was held to a copy of the 2,500 left when it started, so together
+// they spent 8,000. Now each call reserves from the parent as it goes:
+// two calls fit, the third is refused, the parent's budget closes, and
+// every sibling is refused at its next call. The run spends what the
+// local run spends, within the cap, in as many calls.
 func TestSubRunsShareParentCaps(t *testing.T) {
 	c := server(t)
 	startWorker(t, c, "share", t.TempDir())
-	dir := t.TempDir()
-	log := filepath.Join(dir, "calls")
-	counted := strings.Replace(priced, "cat >/dev/null;", "cat >/dev/null; echo call >> "+log+";", 1)
-	os.MkdirAll(filepath.Join(dir, "child"), 0o755)
-	os.WriteFile(filepath.Join(dir, "child", "main.hcl"), []byte(`playbook "child" {}
-`+counted+`
+	each := func(child string) string {
+		return `
+step "items" {
+  for_each    = "['a', 'b', 'c', 'd']"
+  concurrency = 4
+  step "phase" { playbook { source = "` + child + `" } }
+}
+`
+	}
+	for _, shape := range []struct{ name, parent, middle string }{
+		{"sub-playbooks", each("child"), ""},
+		{"sub-playbooks of a sub-playbook", `
+step "middle" { playbook { source = "middle" } }
+`, each("../child")},
+	} {
+		t.Run(shape.name, func(t *testing.T) {
+			dir := t.TempDir()
+			log := filepath.Join(dir, "calls")
+			counted := strings.Replace(priced, "cat >/dev/null;", "cat >/dev/null; echo call >> "+log+";", 1)
+			for name, text := range map[string]string{
+				"child": `
 step "one" {
   max_tokens = 1000
   agent "a" { prompt = "One." }
@@ -233,48 +250,60 @@ step "two" {
   max_tokens = 1000
   agent "a" { prompt = "Two." }
 }
-`), 0o644)
-	ref := filepath.Join(dir, "parent.hcl")
-	os.WriteFile(ref, []byte(`playbook "p" {}
-`+counted+`
+`,
+				"middle": shape.middle,
+				"parent": `
 limits { max_tokens = 2500 }
-step "items" {
-  for_each    = "['a', 'b', 'c', 'd']"
-  concurrency = 4
-  step "phase" { playbook { source = "child" } }
-}
+` + shape.parent + `
 output { tokens = run.tokens }
-`), 0o644)
-	pb, diags := loader().Load(ref)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	calls := func() int {
-		data, _ := os.ReadFile(log)
-		os.Remove(log)
-		return strings.Count(string(data), "call")
-	}
-	local, err := interp.Start(context.Background(), pb, ref, interp.Options{Workdir: t.TempDir(), NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	localCalls := calls()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	remote, _, err := Run(ctx, c, "share", pb, ref, interp.Options{RunID: "share-caps"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	remoteCalls := calls()
-	for engine, res := range map[string]*interp.Result{"local": local, "Temporal": remote} {
-		if res.Status != interp.StatusFailed || res.Recommendation != "halt" || !strings.Contains(res.Reason, "limits.max_tokens") {
-			t.Errorf("%s: ended %s (%q): %s", engine, res.Status, res.Recommendation, res.Reason)
-		}
-		if res.Metrics.TotalTokens > 2500 {
-			t.Errorf("%s: spent %d tokens, over the parent's max_tokens of 2500", engine, res.Metrics.TotalTokens)
-		}
-	}
-	if string(local.OutputJSON) != string(remote.OutputJSON) || localCalls != remoteCalls {
-		t.Errorf("spent: local %s in %d calls, Temporal %s in %d calls", local.OutputJSON, localCalls, remote.OutputJSON, remoteCalls)
+`,
+			} {
+				decl := counted
+				if name != "child" {
+					// The driver serves a local sub-run's calls; no step
+					// here uses the agent.
+					decl, _, _ = strings.Cut(counted, "agent ")
+				}
+				file := filepath.Join(dir, name, "main.hcl")
+				if name == "parent" {
+					file = filepath.Join(dir, "parent.hcl")
+				}
+				os.MkdirAll(filepath.Dir(file), 0o755)
+				os.WriteFile(file, []byte("playbook \""+name+"\" {}\n"+decl+text), 0o644)
+			}
+			ref := filepath.Join(dir, "parent.hcl")
+			pb, diags := loader().Load(ref)
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			calls := func() int {
+				data, _ := os.ReadFile(log)
+				os.Remove(log)
+				return strings.Count(string(data), "call")
+			}
+			local, err := interp.Start(context.Background(), pb, ref, interp.Options{Workdir: t.TempDir(), NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			localCalls := calls()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			remote, _, err := Run(ctx, c, "share", pb, ref, interp.Options{RunID: "share-" + strings.ReplaceAll(shape.name, " ", "-")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			remoteCalls := calls()
+			for engine, res := range map[string]*interp.Result{"local": local, "Temporal": remote} {
+				if res.Status != interp.StatusFailed || res.Recommendation != "halt" || !strings.Contains(res.Reason, "limits.max_tokens") {
+					t.Errorf("%s: ended %s (%q): %s", engine, res.Status, res.Recommendation, res.Reason)
+				}
+				if res.Metrics.TotalTokens > 2500 {
+					t.Errorf("%s: spent %d tokens, over the parent's max_tokens of 2500", engine, res.Metrics.TotalTokens)
+				}
+			}
+			if string(local.OutputJSON) != string(remote.OutputJSON) || localCalls != remoteCalls {
+				t.Errorf("spent: local %s in %d calls, Temporal %s in %d calls", local.OutputJSON, localCalls, remote.OutputJSON, remoteCalls)
+			}
+		})
 	}
 }
