@@ -98,9 +98,11 @@ type reservation struct {
 }
 
 // Caps are what a run may still spend of the caps of the runs that run
-// it, when it runs as a sub-run on an engine that cannot share the
-// parent's budget as the call goes (a child workflow): they hold
-// alongside the sub-playbook's own limits. A nil field is no cap.
+// it, when it runs as a sub-run on an engine whose parent does not lend
+// it its budget as the calls go (a child workflow; BudgetRelay): they
+// hold alongside the sub-playbook's own limits. A nil field is no cap.
+// A sub-run that reserves from its parent's budget takes only Playbook
+// and Spent from them.
 type Caps struct {
 	Playbook string   `json:"playbook"`
 	Tokens   *int     `json:"tokens,omitempty"`
@@ -292,9 +294,10 @@ func (r *run) stopped() *trip {
 }
 
 // CapRelay is an Engine whose sub-runs run apart from the run that runs
-// them (a child workflow), each held to a copy of what that run leaves it
-// of its caps (SubRun.Caps), where a local sub-run spends from its
-// parent's budget as it goes. A sub-run that trips one of those caps
+// them (a child workflow), held to that run's caps by a copy of what it
+// leaves them (SubRun.Caps) or by reserving from its budget
+// (BudgetRelay), where a local sub-run spends from its parent's budget
+// in this process. A sub-run that trips one of those caps
 // tells the run above at once (TripAbove), before the end of the step
 // that tripped is told; that run reads what its sub-runs told
 // (TrippedBelow) whenever it decides whether anything may start

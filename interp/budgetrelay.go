@@ -167,12 +167,28 @@ func (r *run) above() RemoteBudget {
 }
 
 // lender is this run's budget lent to a sub-run on the engine, or nil
-// when the engine holds its sub-runs to copies (BudgetRelay).
+// when the engine holds its sub-runs to copies (BudgetRelay), or when no
+// cap holds here or above: then there is nothing to reserve from, and a
+// sub-run's calls cost its parent no signals.
 func (r *run) lender() *Lender {
-	if rl, ok := r.opts.Engine.(BudgetRelay); ok && rl.Lends() {
-		return &Lender{b: r.budget(), h: r.host}
+	rl, ok := r.opts.Engine.(BudgetRelay)
+	if !ok || !rl.Lends() || !r.budget().capped() {
+		return nil
 	}
-	return nil
+	return &Lender{b: r.budget(), h: r.host}
+}
+
+// capped: a level of b has a cap on tokens, cost or retries, or is the
+// remote budget of a run above.
+func (b *budget) capped() bool {
+	b.l.mu.Lock()
+	defer b.l.mu.Unlock()
+	capped := false
+	b.levels(func(l *budget) bool {
+		capped = l.maxTokens > 0 || l.maxCost > 0 || l.maxRetries > 0 || l.remote != nil || l.closed != nil
+		return !capped
+	})
+	return capped
 }
 
 // denial is trip t, which b's admit returned, as the sub-run that asked

@@ -59,8 +59,10 @@ func (e *runEngine) Drivers() interp.DriverFactory { return e.drivers }
 // (STEP-ATTEMPT, STEP-ITEMKEY-ATTEMPT), so each run of the step is a
 // workflow of its own, named the same on every replay. The steps it took
 // join this run's path under the step's name, as a local sub-run's
-// events do. It is held to what this run leaves it of its caps
-// (sub.Caps), and to this run's time limit, as its execution timeout.
+// events do. Its calls and retries reserve from this run's budget as
+// they go (sub.Budget, budgetrelay.go), or, when this run lends none, it
+// is held to what this run leaves it of its caps (sub.Caps); and to this
+// run's time limit, as its execution timeout.
 func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Result, error) {
 	c, back := e.hold()
 	defer back()
