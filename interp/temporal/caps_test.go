@@ -307,3 +307,66 @@ output { tokens = run.tokens }
 		})
 	}
 }
+
+// Sub-runs running at once on Temporal share their parent's
+// max_retries, as local ones do: three sub-playbooks of a for_each at
+// concurrency 3, each retrying a failing step up to 4 times, under a
+// parent's max_retries of 3. Each was held to a copy of the 3 left when
+// it started, so together they made 9 retries; now each retry is
+// counted by the parent as it is made, and the run makes the local
+// run's 3.
+func TestSubRunsShareParentRetries(t *testing.T) {
+	c := server(t)
+	startWorker(t, c, "retries", t.TempDir())
+	dir := t.TempDir()
+	log := filepath.Join(dir, "attempts")
+	os.MkdirAll(filepath.Join(dir, "child"), 0o755)
+	os.WriteFile(filepath.Join(dir, "child", "main.hcl"), []byte(`playbook "child" {}
+step "flaky" {
+  retry {
+    max     = 4
+    backoff = "1ms"
+  }
+  shell { script = "echo attempt >> `+log+`; exit 1" }
+}
+`), 0o644)
+	ref := filepath.Join(dir, "parent.hcl")
+	os.WriteFile(ref, []byte(`playbook "p" {}
+limits { max_retries = 3 }
+step "items" {
+  for_each    = "['a', 'b', 'c']"
+  concurrency = 3
+  step "phase" { playbook { source = "child" } }
+}
+`), 0o644)
+	pb, diags := loader().Load(ref)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	// retries are the attempts after each sub-run's first.
+	retries := func() int {
+		data, _ := os.ReadFile(log)
+		os.Remove(log)
+		return strings.Count(string(data), "attempt") - 3
+	}
+	local, err := interp.Start(context.Background(), pb, ref, interp.Options{Workdir: t.TempDir(), NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	localRetries := retries()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	remote, _, err := Run(ctx, c, "retries", pb, ref, interp.Options{RunID: "share-retries"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remoteRetries := retries()
+	for engine, res := range map[string]*interp.Result{"local": local, "Temporal": remote} {
+		if res.Status != interp.StatusFailed || res.Recommendation != "halt" || !strings.Contains(res.Reason, "limits.max_retries") {
+			t.Errorf("%s: ended %s (%q): %s", engine, res.Status, res.Recommendation, res.Reason)
+		}
+	}
+	if localRetries != 3 || remoteRetries != localRetries {
+		t.Errorf("retries: local %d, Temporal %d, under a max_retries of 3", localRetries, remoteRetries)
+	}
+}
