@@ -313,8 +313,10 @@ output { tokens = run.tokens }
 // concurrency 3, each retrying a failing step up to 4 times, under a
 // parent's max_retries of 3. Each was held to a copy of the 3 left when
 // it started, so together they made 9 retries; now each retry is
-// counted by the parent as it is made, and the run makes the local
-// run's 3.
+// counted by the parent as it is made, and the run makes 3 at most, as
+// the local run does (fewer when a sub-run's retry counted in time is
+// not made because a sibling's tripped the cap during its backoff, or a
+// sub-run had not made its first attempt when the cap tripped).
 func TestSubRunsShareParentRetries(t *testing.T) {
 	c := server(t)
 	startWorker(t, c, "retries", t.TempDir())
@@ -322,12 +324,13 @@ func TestSubRunsShareParentRetries(t *testing.T) {
 	log := filepath.Join(dir, "attempts")
 	os.MkdirAll(filepath.Join(dir, "child"), 0o755)
 	os.WriteFile(filepath.Join(dir, "child", "main.hcl"), []byte(`playbook "child" {}
+input "name" { type = string }
 step "flaky" {
   retry {
     max     = 4
     backoff = "1ms"
   }
-  shell { script = "echo attempt >> `+log+`; exit 1" }
+  shell { script = "echo ${inputs.name} >> `+log+`; exit 1" }
 }
 `), 0o644)
 	ref := filepath.Join(dir, "parent.hcl")
@@ -336,7 +339,12 @@ limits { max_retries = 3 }
 step "items" {
   for_each    = "['a', 'b', 'c']"
   concurrency = 3
-  step "phase" { playbook { source = "child" } }
+  step "phase" {
+    playbook {
+      source = "child"
+      inputs = { name = item }
+    }
+  }
 }
 `), 0o644)
 	pb, diags := loader().Load(ref)
@@ -347,7 +355,11 @@ step "items" {
 	retries := func() int {
 		data, _ := os.ReadFile(log)
 		os.Remove(log)
-		return strings.Count(string(data), "attempt") - 3
+		n := 0
+		for _, name := range []string{"a", "b", "c"} {
+			n += max(strings.Count(string(data), name+"\n")-1, 0)
+		}
+		return n
 	}
 	local, err := interp.Start(context.Background(), pb, ref, interp.Options{Workdir: t.TempDir(), NoSync: true})
 	if err != nil {
@@ -366,7 +378,7 @@ step "items" {
 			t.Errorf("%s: ended %s (%q): %s", engine, res.Status, res.Recommendation, res.Reason)
 		}
 	}
-	if localRetries != 3 || remoteRetries != localRetries {
+	if localRetries > 3 || remoteRetries > 3 || remoteRetries == 0 {
 		t.Errorf("retries: local %d, Temporal %d, under a max_retries of 3", localRetries, remoteRetries)
 	}
 }
