@@ -451,7 +451,8 @@ func (v *budget) refusal(step string, est estimate, what string) *trip {
 
 // settle ends an admitted call that spent tokens and cost: its
 // reservation is let go, what it spent is charged to every level, and
-// the calls waiting look again.
+// the calls waiting look again. A remote run above is told too, and a
+// cap of its that is closed now closes the level that stands for it.
 func (res *reservation) settle(tokens int, cost float64) {
 	res.budget.l.mu.Lock()
 	res.let(tokens, cost, true)
