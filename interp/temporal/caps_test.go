@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apl-lang/apl/interp"
+	"go.temporal.io/sdk/client"
 )
 
 // priced is a command driver whose every call reports 1,000 tokens and
@@ -89,25 +90,7 @@ step "items" {
 step "later" { agent "a" { prompt = "Later." } }
 output { tokens = run.tokens }
 `), 0o644)
-				pb, diags := loader().Load(ref)
-				if diags.HasErrors() {
-					t.Fatal(diags)
-				}
-				local, err := interp.Start(context.Background(), pb, ref, interp.Options{Workdir: t.TempDir(), NoSync: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-				defer cancel()
-				remote, _, err := Run(ctx, c, "caps", pb, ref, interp.Options{RunID: fmt.Sprintf("caps-%s-%s", strings.ReplaceAll(p, " ", "-"), e.name)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for engine, res := range map[string]*interp.Result{"local": local, "Temporal": remote} {
-					if res.Status != interp.StatusFailed || res.Recommendation != "halt" || !strings.Contains(res.Reason, e.reason) {
-						t.Errorf("%s: ended %s (%q): %s", engine, res.Status, res.Recommendation, res.Reason)
-					}
-				}
+				local, remote := bothStopped(t, c, "caps", ref, fmt.Sprintf("caps-%s-%s", strings.ReplaceAll(p, " ", "-"), e.name), e.reason, nil)
 				if string(local.OutputJSON) != string(remote.OutputJSON) {
 					t.Errorf("spent: local %s, Temporal %s", local.OutputJSON, remote.OutputJSON)
 				}
@@ -271,32 +254,15 @@ output { tokens = run.tokens }
 				os.MkdirAll(filepath.Dir(file), 0o755)
 				os.WriteFile(file, []byte("playbook \""+name+"\" {}\n"+decl+text), 0o644)
 			}
-			ref := filepath.Join(dir, "parent.hcl")
-			pb, diags := loader().Load(ref)
-			if diags.HasErrors() {
-				t.Fatal(diags)
-			}
-			calls := func() int {
-				data, _ := os.ReadFile(log)
-				os.Remove(log)
-				return strings.Count(string(data), "call")
-			}
-			local, err := interp.Start(context.Background(), pb, ref, interp.Options{Workdir: t.TempDir(), NoSync: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			localCalls := calls()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			remote, _, err := Run(ctx, c, "share", pb, ref, interp.Options{RunID: "share-" + strings.ReplaceAll(shape.name, " ", "-")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			remoteCalls := calls()
+			calls := map[string]int{}
+			local, remote := bothStopped(t, c, "share", filepath.Join(dir, "parent.hcl"), "share-"+strings.ReplaceAll(shape.name, " ", "-"), "limits.max_tokens",
+				func(engine string) {
+					data, _ := os.ReadFile(log)
+					os.Remove(log)
+					calls[engine] = strings.Count(string(data), "call")
+				})
+			localCalls, remoteCalls := calls["local"], calls["Temporal"]
 			for engine, res := range map[string]*interp.Result{"local": local, "Temporal": remote} {
-				if res.Status != interp.StatusFailed || res.Recommendation != "halt" || !strings.Contains(res.Reason, "limits.max_tokens") {
-					t.Errorf("%s: ended %s (%q): %s", engine, res.Status, res.Recommendation, res.Reason)
-				}
 				if res.Metrics.TotalTokens > 2500 {
 					t.Errorf("%s: spent %d tokens, over the parent's max_tokens of 2500", engine, res.Metrics.TotalTokens)
 				}
@@ -347,38 +313,51 @@ step "items" {
   }
 }
 `), 0o644)
+	// retries are the attempts after each sub-run's first.
+	retries := map[string]int{}
+	bothStopped(t, c, "retries", ref, "share-retries", "limits.max_retries", func(engine string) {
+		data, _ := os.ReadFile(log)
+		os.Remove(log)
+		for _, name := range []string{"a", "b", "c"} {
+			retries[engine] += max(strings.Count(string(data), name+"\n")-1, 0)
+		}
+	})
+	localRetries, remoteRetries := retries["local"], retries["Temporal"]
+	if localRetries > 3 || remoteRetries > 3 || remoteRetries == 0 {
+		t.Errorf("retries: local %d, Temporal %d, under a max_retries of 3", localRetries, remoteRetries)
+	}
+}
+
+// bothStopped runs the playbook at ref locally, then on the workers of
+// queue as run id, calls after (if set) once each run ended with which
+// engine ran it, and checks that both stopped at a cap: failed, with
+// recommendation halt and a reason that holds reason.
+func bothStopped(t *testing.T, c client.Client, queue, ref, id, reason string, after func(engine string)) (local, remote *interp.Result) {
+	t.Helper()
 	pb, diags := loader().Load(ref)
 	if diags.HasErrors() {
 		t.Fatal(diags)
-	}
-	// retries are the attempts after each sub-run's first.
-	retries := func() int {
-		data, _ := os.ReadFile(log)
-		os.Remove(log)
-		n := 0
-		for _, name := range []string{"a", "b", "c"} {
-			n += max(strings.Count(string(data), name+"\n")-1, 0)
-		}
-		return n
 	}
 	local, err := interp.Start(context.Background(), pb, ref, interp.Options{Workdir: t.TempDir(), NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	localRetries := retries()
+	if after != nil {
+		after("local")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	remote, _, err := Run(ctx, c, "retries", pb, ref, interp.Options{RunID: "share-retries"})
+	remote, _, err = Run(ctx, c, queue, pb, ref, interp.Options{RunID: id})
 	if err != nil {
 		t.Fatal(err)
 	}
-	remoteRetries := retries()
+	if after != nil {
+		after("Temporal")
+	}
 	for engine, res := range map[string]*interp.Result{"local": local, "Temporal": remote} {
-		if res.Status != interp.StatusFailed || res.Recommendation != "halt" || !strings.Contains(res.Reason, "limits.max_retries") {
+		if res.Status != interp.StatusFailed || res.Recommendation != "halt" || !strings.Contains(res.Reason, reason) {
 			t.Errorf("%s: ended %s (%q): %s", engine, res.Status, res.Recommendation, res.Reason)
 		}
 	}
-	if localRetries > 3 || remoteRetries > 3 || remoteRetries == 0 {
-		t.Errorf("retries: local %d, Temporal %d, under a max_retries of 3", localRetries, remoteRetries)
-	}
+	return local, remote
 }
