@@ -76,6 +76,8 @@ type lending struct {
 // kid is a sub-run the parent serves: its budget's lender, the signals
 // taken for it and not yet served, and its calls in flight.
 type kid struct {
+	// id is its workflow ID.
+	id    string
 	ld    *interp.Lender
 	queue []relayMsg
 	loans map[string]*interp.Loan
@@ -120,40 +122,63 @@ func (e *runEngine) serving(id string, ld *interp.Lender) *kid {
 	if !e.lend.on || ld == nil {
 		return nil
 	}
-	k := &kid{ld: ld, loans: map[string]*interp.Loan{}}
+	k := &kid{id: id, ld: ld, loans: map[string]*interp.Loan{}}
 	e.lend.kids[id] = k
 	return k
 }
 
 // awaitChild waits for the sub-run of workflow id to end (f) and takes
 // its result, serving its reservations meanwhile (k; nil: it makes
-// none). The reservations it still holds at its end are let go.
-func (e *runEngine) awaitChild(c workflow.Context, id string, k *kid, f workflow.Future, out any) error {
+// none).
+func (e *runEngine) awaitChild(c workflow.Context, k *kid, f workflow.Future, out any) error {
 	if k == nil {
 		return e.get(c, f, out)
 	}
 	for {
-		e.await(c, func() bool { return f.IsReady() || len(k.queue) > 0 || e.lend.in.Len() > 0 })
+		e.await(c, func() bool { return f.IsReady() || e.signalled(k) })
 		// A signal the sub-run sent before it ended is in the channel
 		// once its end is seen: its calls' spends are counted first.
 		ended := f.IsReady()
-		e.takeSignals()
-		for len(k.queue) > 0 {
-			m := k.queue[0]
-			k.queue = k.queue[1:]
-			e.serve(c, id, k, m)
-		}
+		e.serveKid(c, k)
 		if ended {
 			break
 		}
 	}
+	e.letGo(k)
+	return f.Get(c, out)
+}
+
+// signalled: a signal of sub-run k's (or of another's, to hand it) waits
+// to be served; false for nil.
+func (e *runEngine) signalled(k *kid) bool {
+	return k != nil && (len(k.queue) > 0 || e.lend.in.Len() > 0)
+}
+
+// serveKid serves the signals sub-run k sent so far; nil: none.
+func (e *runEngine) serveKid(c workflow.Context, k *kid) {
+	if k == nil {
+		return
+	}
+	e.takeSignals()
+	for len(k.queue) > 0 {
+		m := k.queue[0]
+		k.queue = k.queue[1:]
+		e.serve(c, k, m)
+	}
+}
+
+// letGo ends the service of sub-run k, which ended: the reservations it
+// still holds are let go. Nil: none.
+func (e *runEngine) letGo(k *kid) {
+	if k == nil {
+		return
+	}
 	k.done = true
-	delete(e.lend.kids, id)
+	delete(e.lend.kids, k.id)
 	for _, rid := range slices.Sorted(maps.Keys(k.loans)) {
 		k.loans[rid].Release()
 	}
 	k.loans = nil
-	return f.Get(c, out)
 }
 
 // takeSignals hands each sub-run the signals it sent; those of a
@@ -173,7 +198,8 @@ func (e *runEngine) takeSignals() {
 // serve serves signal m of sub-run id: what a call spent is counted at
 // once; a reservation is admitted in a task of its own, which may wait
 // for room while the sub-run's other signals are served.
-func (e *runEngine) serve(c workflow.Context, id string, k *kid, m relayMsg) {
+func (e *runEngine) serve(c workflow.Context, k *kid, m relayMsg) {
+	id := k.id
 	switch {
 	case m.Settle != nil:
 		var d *interp.Denial

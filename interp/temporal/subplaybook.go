@@ -96,7 +96,7 @@ func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Resu
 	cc, done := e.stoppable(c)
 	defer done()
 	k := e.serving(childID, sub.Budget)
-	err = e.awaitChild(c, childID, k, workflow.ExecuteChildWorkflow(workflow.WithChildOptions(cc, opts), WorkflowName, in), &out)
+	err = e.awaitChild(c, k, workflow.ExecuteChildWorkflow(workflow.WithChildOptions(cc, opts), WorkflowName, in), &out)
 	if err != nil {
 		var te *temporal.TimeoutError
 		if errors.As(err, &te) {
