@@ -51,6 +51,10 @@ type budget struct {
 	relayed bool
 	outer   *budget
 	l       *ledger
+	// remote, on the level that stands for the run above a sub-run on an
+	// engine that relays (BudgetRelay), is that run's budget: a call
+	// that fits here reserves from it too before it starts.
+	remote RemoteBudget
 }
 
 // ledger is what the budgets of one tree of runs in this process share:
@@ -80,18 +84,25 @@ type estimate struct {
 // step's name.
 func stepKey(pb *lang.Playbook, s *lang.Step) string { return pb.Hash + "\x00" + s.Name }
 
-// reservation is an admitted call's hold on its budget.
+// reservation is an admitted call's hold on its budget, and on the
+// budget of the run above when that is remote (remote, with the hold's
+// id there, settled on h).
 type reservation struct {
-	key    string
-	est    estimate
-	probe  bool
-	budget *budget
+	key      string
+	est      estimate
+	probe    bool
+	budget   *budget
+	remote   RemoteBudget
+	remoteID string
+	h        host
 }
 
 // Caps are what a run may still spend of the caps of the runs that run
-// it, when it runs as a sub-run on an engine that cannot share the
-// parent's budget as the call goes (a child workflow): they hold
-// alongside the sub-playbook's own limits. A nil field is no cap.
+// it, when it runs as a sub-run on an engine whose parent does not lend
+// it its budget as the calls go (a child workflow; BudgetRelay): they
+// hold alongside the sub-playbook's own limits. A nil field is no cap.
+// A sub-run that reserves from its parent's budget takes only Playbook
+// and Spent from them.
 type Caps struct {
 	Playbook string   `json:"playbook"`
 	Tokens   *int     `json:"tokens,omitempty"`
@@ -136,13 +147,23 @@ func (r *run) budget() *budget {
 			o.retries += b.retries
 		}
 		b.l.mu.Unlock()
-	case r.opts.OuterCaps != nil:
-		c := r.opts.OuterCaps
+	case r.opts.OuterCaps != nil || r.above() != nil:
+		var c Caps
+		if oc := r.opts.OuterCaps; oc != nil {
+			c = *oc
+		}
 		b.l = newLedger()
 		for k, sp := range c.Spent {
 			b.l.most[k] = learned(sp.Tokens, sp.CostUSD)
 		}
-		o := &budget{name: c.Playbook, l: b.l}
+		o := &budget{name: c.Playbook, l: b.l, remote: r.above()}
+		if o.remote != nil {
+			// The run above admits each call and retry against its own
+			// budget, as it stands then: a copy of what it left when
+			// this run started would refuse what it may since have
+			// freed, and allow what siblings have since spent.
+			c.Tokens, c.CostUSD, c.Retries = nil, nil, nil
+		}
 		if c.Tokens != nil {
 			o.maxTokens = max(*c.Tokens, 0)
 			if *c.Tokens <= 0 {
@@ -273,9 +294,10 @@ func (r *run) stopped() *trip {
 }
 
 // CapRelay is an Engine whose sub-runs run apart from the run that runs
-// them (a child workflow), each held to a copy of what that run leaves it
-// of its caps (SubRun.Caps), where a local sub-run spends from its
-// parent's budget as it goes. A sub-run that trips one of those caps
+// them (a child workflow), held to that run's caps by a copy of what it
+// leaves them (SubRun.Caps) or by reserving from its budget
+// (BudgetRelay), where a local sub-run spends from its parent's budget
+// in this process. A sub-run that trips one of those caps
 // tells the run above at once (TripAbove), before the end of the step
 // that tripped is told; that run reads what its sub-runs told
 // (TrippedBelow) whenever it decides whether anything may start
@@ -329,8 +351,12 @@ func (r *run) relayTrip() {
 // reserves est for it if so. It waits, on h, while the call does not fit
 // and other calls are in flight, or while another probe of s is.
 func (b *budget) admit(h host, pb *lang.Playbook, s *lang.Step, est estimate) (*reservation, *trip) {
+	return b.admitKey(h, stepKey(pb, s), s.Name, est)
+}
+
+// admitKey is admit for a call of the step that key and name name.
+func (b *budget) admitKey(h host, key, name string, est estimate) (*reservation, *trip) {
 	l := b.l
-	key := stepKey(pb, s)
 	given := est
 	for {
 		l.mu.Lock()
@@ -383,16 +409,16 @@ func (b *budget) admit(h host, pb *lang.Playbook, s *lang.Step, est estimate) (*
 			})
 			l.inFlight++
 			l.mu.Unlock()
-			return &reservation{key: key, est: est, budget: b}, nil
+			return b.reserveAbove(h, &reservation{key: key, est: est, budget: b, h: h}, name)
 		case fits && !l.probing[key]:
 			// Nothing says what a call of s may spend: one call finds out
 			// while the others of s wait.
 			l.probing[key] = true
 			l.inFlight++
 			l.mu.Unlock()
-			return &reservation{key: key, probe: true, budget: b}, nil
+			return b.reserveAbove(h, &reservation{key: key, est: est, probe: true, budget: b, h: h}, name)
 		case !fits && l.inFlight == 0:
-			full.closed = full.refusal(s, est, fullWhat)
+			full.closed = full.refusal(name, est, fullWhat)
 			t := b.seen(full, full.closed)
 			l.mu.Unlock()
 			return nil, t
@@ -406,31 +432,48 @@ func (b *budget) admit(h host, pb *lang.Playbook, s *lang.Step, est estimate) (*
 	}
 }
 
-// refusal is the trip of a call of s that does not fit in what is left
+// refusal is the trip of a call of step that does not fit in what is left
 // of v's cap on what ("tokens" or "cost").
-func (v *budget) refusal(s *lang.Step, est estimate, what string) *trip {
+func (v *budget) refusal(step string, est estimate, what string) *trip {
 	if what == "tokens" {
 		if v.tokens >= v.maxTokens {
 			return &trip{fmt.Sprintf("limits.max_tokens: the run used %d tokens, all of its %d", v.tokens, v.maxTokens), agent.KindBudget}
 		}
 		return &trip{fmt.Sprintf("limits.max_tokens: a call of step %s may use %d tokens (%s), more than the %d left of %d (%d used)",
-			s.Name, est.tokens, est.tokensFrom, v.maxTokens-v.tokens-v.resTokens, v.maxTokens, v.tokens), agent.KindBudget}
+			step, est.tokens, est.tokensFrom, v.maxTokens-v.tokens-v.resTokens, v.maxTokens, v.tokens), agent.KindBudget}
 	}
 	if v.cost >= v.maxCost {
 		return &trip{fmt.Sprintf("limits.max_cost_usd: the run cost $%.4f, all of its $%.4f", v.cost, v.maxCost), agent.KindBudget}
 	}
 	return &trip{fmt.Sprintf("limits.max_cost_usd: a call of step %s may cost $%.4f (%s), more than the $%.4f left of $%.4f ($%.4f spent)",
-		s.Name, est.cost, est.costFrom, v.maxCost-v.cost-v.resCost, v.maxCost, v.cost), agent.KindBudget}
+		step, est.cost, est.costFrom, v.maxCost-v.cost-v.resCost, v.maxCost, v.cost), agent.KindBudget}
 }
 
 // settle ends an admitted call that spent tokens and cost: its
 // reservation is let go, what it spent is charged to every level, and
-// the calls waiting look again.
+// the calls waiting look again. A remote run above is told too, and a
+// cap of its that is closed now closes the level that stands for it.
 func (res *reservation) settle(tokens int, cost float64) {
+	res.budget.l.mu.Lock()
+	res.let(tokens, cost, true)
+	res.budget.l.mu.Unlock()
+	if res.remote != nil {
+		var d *Denial
+		res.h.block(func() { d = res.remote.Settle(res.remoteID, tokens, cost) })
+		if d != nil {
+			res.budget.l.mu.Lock()
+			res.budget.top().closeAbove(d)
+			res.budget.l.mu.Unlock()
+		}
+	}
+}
+
+// let lets the reservation go, charges what the call spent to every
+// level, and, if spent, learns it as what a call of its step may spend;
+// the caller holds the lock.
+func (res *reservation) let(tokens int, cost float64, spent bool) {
 	b := res.budget
 	l := b.l
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.inFlight--
 	if res.probe {
 		delete(l.probing, res.key)
@@ -444,8 +487,10 @@ func (res *reservation) settle(tokens int, cost float64) {
 		v.cost += cost
 		return true
 	})
-	m := l.most[res.key]
-	l.most[res.key] = learned(max(m.tokens, tokens), max(m.cost, cost))
+	if spent {
+		m := l.most[res.key]
+		l.most[res.key] = learned(max(m.tokens, tokens), max(m.cost, cost))
+	}
 	for _, ch := range l.waiters {
 		ch.Send(struct{}{})
 	}
@@ -505,8 +550,34 @@ func (b *budget) charge(tokens int, cost float64, retries int) {
 }
 
 // retry counts one retry against every level's max_retries, or trips
-// when one has none left or the budget is closed.
-func (b *budget) retry(what string) *trip {
+// when one has none left or the budget is closed; the run above counts
+// it too when its budget is remote (waiting on h).
+func (b *budget) retry(h host, what string) *trip {
+	if t := b.retryHere(what); t != nil {
+		return t
+	}
+	top := b.top()
+	if top.remote == nil {
+		return nil
+	}
+	var d *Denial
+	h.block(func() { d = top.remote.Retry(what) })
+	if d == nil {
+		return nil
+	}
+	b.l.mu.Lock()
+	defer b.l.mu.Unlock()
+	// Refused above: it is not counted here either.
+	b.levels(func(v *budget) bool {
+		v.retries--
+		return true
+	})
+	top.closeAbove(d)
+	return b.closedTrip()
+}
+
+// retryHere is retry on the levels in this process.
+func (b *budget) retryHere(what string) *trip {
 	b.l.mu.Lock()
 	defer b.l.mu.Unlock()
 	if t := b.crossed(); t != nil {

@@ -32,7 +32,7 @@ type BreakerState struct {
 // re-runs a step, a capped goto back) against limits.max_retries.
 // The caps of the runs that run this one count it too.
 func (r *run) countRetry(f *frame, s *lang.Step, what string) *trip {
-	if t := r.budget().retry(what); t != nil {
+	if t := r.budget().retry(r.host, what); t != nil {
 		return t
 	}
 	r.st.Metrics.Retries++

@@ -97,8 +97,8 @@ type Options struct {
 	Engine Engine
 
 	// OuterCaps are what the runs that run this one leave it of their
-	// caps: a sub-run's on an engine, whose parent cannot share its
-	// budget as calls go (Caps).
+	// caps: a sub-run's on an engine, whose parent does not lend it its
+	// budget as calls go (Caps, BudgetRelay).
 	OuterCaps *Caps
 
 	// outer is the budget of the run that runs this one in this process

@@ -63,10 +63,12 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 	start := r.now()
 	var res *Result
 	var err error
+	var lent *Lender
 	if e := r.opts.Engine; e != nil {
+		lent = r.lender()
 		r.host.block(func() {
 			res, err = e.SubRun(ctx, SubRun{ID: id, Parent: r.st.Meta.RunID, Step: s.Name, Item: f.key(), Attempt: rec.Runs,
-				Playbook: a, Inputs: inputs, Answers: answers, Caps: r.budget().left(),
+				Playbook: a, Inputs: inputs, Answers: answers, Caps: r.budget().left(), Budget: lent,
 				Hold: func() func() { return r.holdItems(ctx) }})
 		})
 	} else {
@@ -111,7 +113,14 @@ func (r *run) subPlaybookAction(ctx context.Context, f *frame, s *lang.Step, a *
 		if c := res.Metrics.TotalCostUSD; c != nil {
 			cost = *c
 		}
-		r.budget().charge(res.Metrics.TotalTokens, cost, res.Metrics.Retries)
+		tokens, retries := res.Metrics.TotalTokens, res.Metrics.Retries
+		if lent != nil {
+			// What its calls spent, and its retries, through the
+			// lender are counted.
+			t, c, n := lent.lent()
+			tokens, cost, retries = tokens-t, cost-c, retries-n
+		}
+		r.budget().charge(tokens, cost, retries)
 		r.budget().learn(res.Spent)
 	}
 	if spent := r.checkSpend(s, rec); spent.kind != outNext {
@@ -192,6 +201,11 @@ type SubRun struct {
 	// what it returns when that question closes. It is called in the
 	// walk's turn, from the engine's SubRun.
 	Hold func() (letGo func())
+	// Budget, when the engine lends this run's budget to its sub-runs
+	// (BudgetRelay), serves the sub-run's reservations: its calls and
+	// retries reserve from this run's budget as they go, and Caps gives
+	// it only this run's playbook and what its steps' calls spent.
+	Budget *Lender
 }
 
 // subResult turns a sub-run's result into the step's output or error.

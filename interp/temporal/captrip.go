@@ -5,10 +5,12 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// A sub-run's workflow is held to a copy of what its parent leaves it of
-// the parent's caps (RunInput.Caps). When it trips one of those caps it
-// signals its parent (SignalCapTrip) and waits until the parent has the
-// signal before the step that tripped ends; the parent's walk reads the
+// A sub-run's workflow is held to its parent's caps: by reserving from
+// the parent's budget (budgetrelay.go), or, in a workflow started before
+// that, by a copy of what its parent left it (RunInput.Caps). When it
+// trips one of those caps it signals its parent (SignalCapTrip) and waits
+// until the parent has the signal before the step that tripped ends (a
+// parent that lends its budget closed it already); the parent's walk reads the
 // signal whenever it decides whether anything may start (interp.CapRelay),
 // so it starts no step and no item after the trip, as a local run whose
 // sub-run spends from its own budget. Without it the parent learned of the

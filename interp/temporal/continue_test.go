@@ -4,7 +4,9 @@ package temporal
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,5 +64,58 @@ func TestContinueAsNewSameAsLocal(t *testing.T) {
 	}
 	if names, _ := filepath.Glob(filepath.Join(blobs, "*")); execs < 3 || len(names) != 2 {
 		t.Errorf("%d executions leave %d blobs, want the first step's result and the last continuation", execs, len(names))
+	}
+}
+
+// A sub-run whose workflow continues as new while its calls reserve from
+// its parent's budget goes on reserving from it: its executions' calls
+// all count, and the parent's cap stops it at the same call as locally.
+// Twenty calls of 1,000 tokens under a parent's max_tokens of 15,500:
+// fifteen are made, in several executions of the sub-run.
+func TestContinueAsNewKeepsParentBudget(t *testing.T) {
+	c := server(t)
+	w, err := NewWorker(c, "cont-caps", Config{Loader: loader(), Workdir: t.TempDir(), BlobDir: t.TempDir(), ContinueAfter: 150}, worker.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "child"), 0o755)
+	os.WriteFile(filepath.Join(dir, "child", "main.hcl"), []byte(`playbook "child" {}
+`+priced+`
+step "each" {
+  for_each    = "range(20)"
+  concurrency = 1
+  step "do" {
+    max_tokens = 1000
+    agent "a" { prompt = "Do ${item}." }
+  }
+}
+`), 0o644)
+	ref := filepath.Join(dir, "parent.hcl")
+	decl, _, _ := strings.Cut(priced, "agent ")
+	os.WriteFile(ref, []byte(`playbook "p" {}
+`+decl+`
+limits { max_tokens = 15500 }
+step "phase" { playbook { source = "child" } }
+output { tokens = run.tokens }
+`), 0o644)
+	local, remote := bothStopped(t, c, "cont-caps", ref, "cont-caps", "limits.max_tokens", nil)
+	for engine, res := range map[string]*interp.Result{"local": local, "Temporal": remote} {
+		if res.Metrics.TotalTokens != 15000 {
+			t.Errorf("%s: spent %d tokens, want the 15 calls' 15000", engine, res.Metrics.TotalTokens)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, err := c.DescribeWorkflowExecution(ctx, "cont-caps/phase-1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := d.GetWorkflowExecutionInfo(); info.GetFirstRunId() == info.GetExecution().GetRunId() {
+		t.Errorf("the sub-run's workflow did not continue as new (%d events in its one execution)", info.GetHistoryLength())
 	}
 }

@@ -38,7 +38,10 @@ var replayRuns = []struct {
 // and does not fail it with a nondeterminism error. "before-hub" were
 // recorded when every one of the walk's coroutines was a workflow
 // coroutine, "hub" since the walk runs on one (hub.go), "ask-hold" since
-// a question holds the for_each around it (subask.go).
+// a question holds the for_each around it (subask.go), "relay" since a
+// sub-run reserves from its parent's budget as its calls go
+// (budgetrelay.go; only the run with sub-runs, whose history that
+// changes).
 //
 // APL_RECORD_HISTORIES=VERSION records the runs anew as VERSION first.
 func TestRecordedHistoriesReplay(t *testing.T) {

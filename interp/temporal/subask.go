@@ -130,24 +130,27 @@ func (e *runEngine) AskAbove(open bool) {
 
 // getChild waits for sub's child workflow f to end and takes its output,
 // holding meanwhile the for_each steps around the step while a question
-// of the sub-run is open (subAsks).
-func (e *runEngine) getChild(c workflow.Context, f workflow.Future, sub interp.SubRun, out *RunOutput) error {
+// of the sub-run is open (subAsks), and serving the sub-run's
+// reservations (k; nil: it makes none).
+func (e *runEngine) getChild(c workflow.Context, k *kid, f workflow.Future, sub interp.SubRun, out *RunOutput) error {
 	asks := watchAsks(c, sub)
 	for {
-		if e.await(c, func() bool { return f.IsReady() || asks.signalled() }) != nil {
+		if e.await(c, func() bool { return f.IsReady() || asks.signalled() || e.signalled(k) }) != nil {
 			// The workflow is cancelled (a workflow without the hub):
 			// the child ends with it, and f.Get waits for that, as
 			// e.get does.
 			break
 		}
 		// A signal the sub-run sent before it ended is in the channel
-		// once its end is seen.
+		// once its end is seen: its calls' spends are counted first.
 		ended := f.IsReady()
 		asks.take()
+		e.serveKid(c, k)
 		if ended {
 			break
 		}
 	}
+	e.letGo(k)
 	err := f.Get(c, out)
 	asks.end(err != nil || out.Status != interp.StatusWaiting)
 	return err

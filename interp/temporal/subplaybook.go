@@ -40,6 +40,10 @@ type runEngine struct {
 	// tripBelow is the first cap of this run a sub-run tripped and
 	// signalled (captrip.go).
 	tripBelow string
+	// lend serves the sub-runs' reservations from this run's budget; up
+	// reserves this run's calls from its parent's (budgetrelay.go).
+	lend lending
+	up   *aboveBudget
 }
 
 var _ interp.Engine = (*runEngine)(nil)
@@ -55,14 +59,17 @@ func (e *runEngine) Drivers() interp.DriverFactory { return e.drivers }
 // (STEP-ATTEMPT, STEP-ITEMKEY-ATTEMPT), so each run of the step is a
 // workflow of its own, named the same on every replay. The steps it took
 // join this run's path under the step's name, as a local sub-run's
-// events do. It is held to what this run leaves it of its caps
-// (sub.Caps), and to this run's time limit, as its execution timeout.
+// events do. Its calls and retries reserve from this run's budget as
+// they go (sub.Budget, budgetrelay.go), or, when this run lends none, it
+// is held to what this run leaves it of its caps (sub.Caps); and to this
+// run's time limit, as its execution timeout.
 func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Result, error) {
 	c, back := e.hold()
 	defer back()
 	in := RunInput{Ref: sub.Playbook.Ref, Dir: sub.Playbook.Playbook.Dir, Files: childFiles(sub.Playbook.Playbook, e.in.Files), Hash: sub.Playbook.Playbook.Hash,
 		RunID: sub.ID, Mode: sub.Playbook.Mode, AgentCommand: e.in.AgentCommand,
-		Cassette: e.in.Cassette, CassetteName: e.in.CassetteName, Answers: sub.Answers, Caps: sub.Caps, Home: e.in.Home, Env: e.in.Env}
+		Cassette: e.in.Cassette, CassetteName: e.in.CassetteName, Answers: sub.Answers, Caps: sub.Caps, Home: e.in.Home, Env: e.in.Env,
+		Relay: e.lend.on && sub.Budget != nil}
 	var err error
 	if in.Inputs, err = encodeInputs(sub.Inputs); err != nil {
 		return nil, err
@@ -88,7 +95,8 @@ func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Resu
 	var out RunOutput
 	cc, done := e.stoppable(c)
 	defer done()
-	err = e.getChild(c, workflow.ExecuteChildWorkflow(workflow.WithChildOptions(cc, opts), WorkflowName, in), sub, &out)
+	k := e.serving(childID, sub.Budget)
+	err = e.getChild(c, k, workflow.ExecuteChildWorkflow(workflow.WithChildOptions(cc, opts), WorkflowName, in), sub, &out)
 	if err != nil {
 		var te *temporal.TimeoutError
 		if errors.As(err, &te) {

@@ -57,7 +57,9 @@ type RunInput struct {
 	Cassette     []byte
 	CassetteName string
 	// Caps are what the run that runs this one (a sub-run's parent)
-	// leaves it of its caps; nil: none (interp.Options.OuterCaps).
+	// leaves it of its caps; nil: none (interp.Options.OuterCaps). With
+	// Relay, the parent's budget holds it instead, and it takes only
+	// the parent's playbook and its steps' spends from them.
 	Caps *interp.Caps
 	// Home is the worker whose checkout the run works in: set for a
 	// sub-run, which keeps to its parent's; a run claims one when it
@@ -70,6 +72,9 @@ type RunInput struct {
 	// Continued, when set, is where the run's workflow stopped when it
 	// continued as new (continue.go): this execution resumes it.
 	Continued *Continued `json:",omitempty"`
+	// Relay: the parent serves this sub-run's reservations
+	// (budgetrelay.go).
+	Relay bool `json:",omitempty"`
 }
 
 // RunOutput is how the run ended.
@@ -299,6 +304,7 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		sp = &spendMemo{ctx: ctx}
 	}
 	re := &runEngine{engine: e, acts: acts, funcs: acts.funcs(), drivers: drivers, events: events, in: in, path: &path, state: state}
+	re.relay(ctx)
 	opts := interp.Options{
 		Workdir: in.Home.Workdir, RunsDir: tmp, RunID: in.RunID, Inputs: inputs, Mode: in.Mode,
 		AgentCommand: in.AgentCommand, NoSync: true,
