@@ -87,3 +87,74 @@ step "work" {
 		t.Errorf("item c started (event %d) before the answer at the terminal (event %d)", cStarted, decided)
 	}
 }
+
+// promptWatch is the terminal: it keeps what is printed, and closes
+// prompted once a question's prompt is shown.
+type promptWatch struct {
+	mu       sync.Mutex
+	buf      bytes.Buffer
+	prompted chan struct{}
+}
+
+func (w *promptWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if strings.HasSuffix(w.buf.String(), "choice> ") && w.prompted != nil {
+		close(w.prompted)
+		w.prompted = nil
+	}
+	return len(p), nil
+}
+
+func (w *promptWatch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// Progress lines that come while a question is on the screen (other
+// items go on) wait until it is answered: printed at once, they landed
+// on the prompt ("choice> Step: build [a] complete.").
+func TestProgressWaitsForTheAnswer(t *testing.T) {
+	pb, diags := (&lang.Loader{}).LoadSources(map[string][]byte{"p.hcl": []byte(`playbook "p" {}
+step "s" {
+  shell { command = ["true"] }
+}
+`)}, t.TempDir())
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	term := &promptWatch{prompted: make(chan struct{})}
+	prompted := term.prompted
+	p := newProgress(term, progressOptions{}, pb)
+	in, typed := io.Pipe()
+	defer typed.Close()
+	a := &termAsker{out: term, in: in, hold: p.hold}
+	answered := make(chan string, 1)
+	go func() {
+		got, err := a.Ask(context.Background(), interp.Question{Step: "decide", Item: "b", Question: "Go on?", Options: []string{"yes", "no"}})
+		if err != nil {
+			got = err.Error()
+		}
+		answered <- got
+	}()
+	<-prompted
+	p.println("Step: build [a] complete.")
+	if got := term.String(); !strings.HasSuffix(got, "choice> ") {
+		t.Fatalf("a progress line was printed on the prompt:\n%s", got)
+	}
+	typed.Write([]byte("1\n"))
+	if got := <-answered; got != "yes" {
+		t.Errorf("answer %q, want yes", got)
+	}
+	// A terminal echoes the typed answer and its newline; this one does
+	// not, so the held line follows the prompt here.
+	if got := term.String(); !strings.HasSuffix(got, "choice> Step: build [a] complete.\n") {
+		t.Errorf("the line that came while the question waited is not printed after the answer:\n%s", got)
+	}
+	p.println("Step: build [b] complete.")
+	if got := term.String(); !strings.HasSuffix(got, "Step: build [b] complete.\n") {
+		t.Errorf("a line after the answer is not printed at once:\n%s", got)
+	}
+}

@@ -35,7 +35,18 @@ type progress struct {
 	// not printed again.
 	failures []string
 	live     *liveView // nil when stderr is not a terminal
+	// asking counts the questions on the screen (hold). The lines that
+	// come meanwhile wait in held, and print once the question is
+	// answered, so that the question and its prompt stay whole; past
+	// maxHeld of them only their count is kept (dropped).
+	asking  int
+	held    []string
+	dropped int
 }
+
+// maxHeld is how many progress lines wait while a question is on the
+// screen; the rest are counted.
+const maxHeld = 1000
 
 // progressOptions are apl run's and apl resume's flags for progress.
 type progressOptions struct {
@@ -67,19 +78,34 @@ func (p *progress) close() {
 	}
 }
 
-// hold takes the status block off the screen while a question is asked;
-// release puts it back.
+// hold takes the status block off the screen while a question is asked,
+// and keeps the progress lines that come meanwhile off it too: they
+// would land on the prompt. It returns what prints them and puts the
+// block back.
 func (p *progress) hold() (release func()) {
-	if p.live == nil {
-		return func() {}
-	}
 	p.mu.Lock()
-	p.live.hide()
+	p.asking++
+	if p.live != nil {
+		p.live.hide()
+	}
 	p.mu.Unlock()
 	return func() {
 		p.mu.Lock()
-		p.live.show()
-		p.mu.Unlock()
+		defer p.mu.Unlock()
+		if p.asking--; p.asking > 0 {
+			return
+		}
+		held, dropped := p.held, p.dropped
+		p.held, p.dropped = nil, 0
+		for _, l := range held {
+			p.printLocked(l)
+		}
+		if dropped > 0 {
+			p.printLocked(fmt.Sprintf("(%d more progress lines came while the question waited)", dropped))
+		}
+		if p.live != nil {
+			p.live.show()
+		}
 	}
 }
 
@@ -90,6 +116,14 @@ func (p *progress) println(line string) {
 }
 
 func (p *progress) printLocked(line string) {
+	if p.asking > 0 {
+		if len(p.held) < maxHeld {
+			p.held = append(p.held, line)
+		} else {
+			p.dropped++
+		}
+		return
+	}
 	if p.live != nil {
 		p.live.print(line)
 		return
