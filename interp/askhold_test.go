@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/apl-lang/apl/interp/internal/heldtest"
 )
 
 // personAsker is a person at a terminal: Ask tells asked, then waits
@@ -34,51 +36,21 @@ func (p *personAsker) WaitsForPerson() bool { return true }
 // scheduler held items back only for an item that came back waiting,
 // and an Asker that waits for a person never comes back so.
 func TestForEachHeldWhileAPersonIsAsked(t *testing.T) {
-	const ask = `
-  ask {
-    question = "Go on?"
-    options  = ["yes", "no"]
-  }`
-	const child = `
-playbook "child" {}
-step "decide" {` + ask + `
-}
-`
-	const phase = `
-  step "phase" {
-    when = "item == 'b'"
-    playbook { source = "child" }
-  }`
-	for _, tc := range []struct{ name, body, child string }{
-		{"ask", `
-  step "decide" {
-    when = "item == 'b'"` + ask + `
-  }`, child},
-		{"sub-playbook", phase, child},
-		{"for_each of a sub-playbook", phase, `
-playbook "child" {}
-step "inner" {
-  for_each = "['x', 'y']"
-  step "decide" {
-    when = "item == 'y'"` + ask + `
-  }
-}
-`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range heldtest.Cases {
+		t.Run(tc.Name, func(t *testing.T) {
 			pb := loadParentChild(t, `
 playbook "held" {}
 step "work" {
   for_each    = "['a', 'b', 'c']"
   key         = "item"
-  concurrency = 2`+tc.body+`
+  concurrency = 2`+tc.Body+`
   step "build" {
     shell {
       command = ["build", item]
     }
   }
 }
-`, tc.child)
+`, tc.Child)
 			p := &personAsker{asked: make(chan struct{}), answer: make(chan string)}
 			sh := &waitShell{key: "a", asked: p.asked}
 			var rec recorder

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/interp/internal/endingstest"
+	"github.com/apl-lang/apl/interp/internal/heldtest"
 	"go.temporal.io/sdk/client"
 )
 
@@ -26,38 +27,8 @@ import (
 func TestForEachHeldWhileAPersonIsAskedOnTemporal(t *testing.T) {
 	c := server(t)
 	startWorker(t, c, "askhold", t.TempDir())
-	const ask = `
-  ask {
-    question = "Go on?"
-    options  = ["yes", "no"]
-  }`
-	const phase = `
-  step "phase" {
-    when = "item == 'b'"
-    playbook { source = "child" }
-  }`
-	child := `
-playbook "child" {}
-step "decide" {` + ask + `
-}
-`
-	for _, tc := range []struct{ name, body, child string }{
-		{"ask", `
-  step "decide" {
-    when = "item == 'b'"` + ask + `
-  }`, child},
-		{"sub-playbook", phase, child},
-		{"for_each of a sub-playbook", phase, `
-playbook "child" {}
-step "inner" {
-  for_each = "['x', 'y']"
-  step "decide" {
-    when = "item == 'y'"` + ask + `
-  }
-}
-`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range heldtest.Cases {
+		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			mark := filepath.Join(dir, "asked")
@@ -70,19 +41,19 @@ step "work" {
   step "wait" {
     when = "item == 'a'"
     shell { command = ["sh", "-c", "while [ ! -e `+mark+` ]; do sleep 0.05; done"] }
-  }`+tc.body+`
+  }`+tc.Body+`
   step "build" {
     shell { command = ["true"] }
   }
 }
-`, tc.child)
+`, tc.Child)
 			pb, diags := loader().Load(ref)
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			id, err := Start(ctx, c, "askhold", pb, ref, interp.Options{RunID: "askhold-" + strings.ReplaceAll(tc.name, " ", "-")})
+			id, err := Start(ctx, c, "askhold", pb, ref, interp.Options{RunID: "askhold-" + strings.ReplaceAll(tc.Name, " ", "-")})
 			if err != nil {
 				t.Fatal(err)
 			}
