@@ -60,6 +60,19 @@ type CallEstimate struct {
 	CostFrom    string  `json:",omitempty"`
 }
 
+// call is est as a sub-run asks the run above to reserve it, for a call
+// of the step that key and step name.
+func (est estimate) call(key, step string) CallEstimate {
+	return CallEstimate{Key: key, Step: step, Tokens: est.tokens, CostUSD: est.cost, TokensKnown: est.tokensOK, CostKnown: est.costOK,
+		TokensFrom: est.tokensFrom, CostFrom: est.costFrom}
+}
+
+// estimate is what the run above reserves for the call.
+func (est CallEstimate) estimate() estimate {
+	return estimate{tokens: est.Tokens, cost: est.CostUSD, tokensOK: est.TokensKnown, costOK: est.CostKnown,
+		tokensFrom: est.TokensFrom, costFrom: est.CostFrom}
+}
+
 // Denial is the trip that refused a sub-run's call: a cap of the run of
 // playbook Playbook (the run above, or one above it), as that run says
 // it.
@@ -90,9 +103,7 @@ type Loan struct {
 // it waits, on the run's host, while the call does not fit and others
 // are in flight. It must be called in one of the walk's coroutines.
 func (ld *Lender) Reserve(est CallEstimate) (*Loan, *Denial) {
-	e := estimate{tokens: est.Tokens, cost: est.CostUSD, tokensOK: est.TokensKnown, costOK: est.CostKnown,
-		tokensFrom: est.TokensFrom, costFrom: est.CostFrom}
-	res, t := ld.b.admitKey(ld.h, est.Key, est.Step, e)
+	res, t := ld.b.admitKey(ld.h, est.Key, est.Step, est.estimate())
 	if t != nil {
 		return nil, ld.b.denial(t)
 	}
@@ -215,9 +226,7 @@ func (b *budget) reserveAbove(h host, res *reservation, step string) (*reservati
 	if top.remote == nil {
 		return res, nil
 	}
-	est := res.est
-	call := CallEstimate{Key: res.key, Step: step, Tokens: est.tokens, CostUSD: est.cost, TokensKnown: est.tokensOK, CostKnown: est.costOK,
-		TokensFrom: est.tokensFrom, CostFrom: est.costFrom}
+	call := res.est.call(res.key, step)
 	var id string
 	var d *Denial
 	h.block(func() { id, d = top.remote.Reserve(call) })

@@ -186,10 +186,9 @@ func (e *runEngine) serve(c workflow.Context, k *kid, m relayMsg) {
 			delete(k.loans, m.ID)
 			d = ln.Settle(m.Settle.Tokens, m.Settle.CostUSD)
 		}
-		_ = e.get(c, workflow.SignalExternalWorkflow(c, id, "", SignalReserved, relayReply{ID: settledID(m.ID), Denied: d}), nil)
+		e.answer(c, id, relayReply{ID: settledID(m.ID), Denied: d})
 	case m.Retry != nil:
-		d := k.ld.Retry(*m.Retry)
-		_ = e.get(c, workflow.SignalExternalWorkflow(c, id, "", SignalReserved, relayReply{ID: m.ID, Denied: d}), nil)
+		e.answer(c, id, relayReply{ID: m.ID, Denied: k.ld.Retry(*m.Retry)})
 	case m.Reserve != nil:
 		est := *m.Reserve
 		e.hub.spawn(func() {
@@ -206,9 +205,15 @@ func (e *runEngine) serve(c workflow.Context, k *kid, m relayMsg) {
 				k.loans[m.ID] = ln
 			}
 			// A sub-run that ended meanwhile takes no signal.
-			_ = e.get(c, workflow.SignalExternalWorkflow(c, id, "", SignalReserved, relayReply{ID: m.ID, Denied: d}), nil)
+			e.answer(c, id, relayReply{ID: m.ID, Denied: d})
 		})
 	}
+}
+
+// answer signals sub-run id the answer r, and waits until it is in the
+// sub-run's history; a sub-run that ended takes none.
+func (e *runEngine) answer(c workflow.Context, id string, r relayReply) {
+	_ = e.get(c, workflow.SignalExternalWorkflow(c, id, "", SignalReserved, r), nil)
 }
 
 // aboveBudget is a sub-run's way to its parent's budget
@@ -230,12 +235,24 @@ type aboveBudget struct {
 func (a *aboveBudget) Reserve(est interp.CallEstimate) (string, *interp.Denial) {
 	c, back := a.e.hold()
 	defer back()
-	a.n++
-	id := fmt.Sprintf("%s/%d", a.run, a.n)
-	if err := a.e.get(c, workflow.SignalExternalWorkflow(c, a.parent, "", SignalReserve, relayMsg{Child: a.self, ID: id, Reserve: &est}), nil); err != nil {
+	id := a.next()
+	if err := a.send(c, relayMsg{ID: id, Reserve: &est}); err != nil {
 		return "", &interp.Denial{Playbook: a.name, Msg: "the run above could not be asked for room for the call: " + err.Error()}
 	}
 	return id, a.reply(c, id)
+}
+
+// next is the id of this execution's next reservation or retry.
+func (a *aboveBudget) next() string {
+	a.n++
+	return fmt.Sprintf("%s/%d", a.run, a.n)
+}
+
+// send signals the parent m, from this sub-run, and waits until it is in
+// the parent's history.
+func (a *aboveBudget) send(c workflow.Context, m relayMsg) error {
+	m.Child = a.self
+	return a.e.get(c, workflow.SignalExternalWorkflow(c, a.parent, "", SignalReserve, m), nil)
 }
 
 // reply waits for the parent's answer to the signal of id.
@@ -268,8 +285,7 @@ func (a *aboveBudget) reply(c workflow.Context, id string) *interp.Denial {
 func (a *aboveBudget) Settle(id string, tokens int, cost float64) *interp.Denial {
 	c, back := a.e.hold()
 	defer back()
-	if err := a.e.get(c, workflow.SignalExternalWorkflow(c, a.parent, "", SignalReserve,
-		relayMsg{Child: a.self, ID: id, Settle: &interp.CallSpend{Tokens: tokens, CostUSD: cost}}), nil); err != nil {
+	if err := a.send(c, relayMsg{ID: id, Settle: &interp.CallSpend{Tokens: tokens, CostUSD: cost}}); err != nil {
 		return nil
 	}
 	return a.reply(c, settledID(id))
@@ -279,9 +295,8 @@ func (a *aboveBudget) Settle(id string, tokens int, cost float64) *interp.Denial
 func (a *aboveBudget) Retry(what string) *interp.Denial {
 	c, back := a.e.hold()
 	defer back()
-	a.n++
-	id := fmt.Sprintf("%s/%d", a.run, a.n)
-	if err := a.e.get(c, workflow.SignalExternalWorkflow(c, a.parent, "", SignalReserve, relayMsg{Child: a.self, ID: id, Retry: &what}), nil); err != nil {
+	id := a.next()
+	if err := a.send(c, relayMsg{ID: id, Retry: &what}); err != nil {
 		return &interp.Denial{Playbook: a.name, Msg: "the run above could not be asked to count the retry: " + err.Error()}
 	}
 	return a.reply(c, id)

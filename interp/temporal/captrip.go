@@ -29,14 +29,20 @@ var _ interp.CapRelay = (*runEngine)(nil)
 // TripAbove signals the parent's workflow, if the run is a sub-run, and
 // waits until the signal is in the parent's history. A parent that
 // ended takes none: there is nothing left to stop.
-func (e *runEngine) TripAbove(msg string) {
+func (e *runEngine) TripAbove(msg string) { e.signalParent(tripVersion, SignalCapTrip, msg) }
+
+// signalParent signals the parent's workflow, if the run is a sub-run
+// and its workflow began with version (one that began before replays
+// without), and waits until the signal is in the parent's history. A
+// parent that ended takes none.
+func (e *runEngine) signalParent(version, signal string, arg any) {
 	c, back := e.hold()
 	defer back()
 	parent := workflow.GetInfo(c).ParentWorkflowExecution
-	if parent == nil || workflow.GetVersion(c, tripVersion, workflow.DefaultVersion, 1) != 1 {
+	if parent == nil || workflow.GetVersion(c, version, workflow.DefaultVersion, 1) != 1 {
 		return
 	}
-	_ = e.get(c, workflow.SignalExternalWorkflow(c, parent.ID, "", SignalCapTrip, msg), nil)
+	_ = e.get(c, workflow.SignalExternalWorkflow(c, parent.ID, "", signal, arg), nil)
 }
 
 // TrippedBelow is the first trip a sub-run signalled, taking the signals

@@ -119,13 +119,7 @@ var _ interp.AskRelay = (*runEngine)(nil)
 // workflow, if the run is a sub-run, and waits until the signal is in the
 // parent's history. A parent that ended takes none.
 func (e *runEngine) AskAbove(open bool) {
-	c, back := e.hold()
-	defer back()
-	parent := workflow.GetInfo(c).ParentWorkflowExecution
-	if parent == nil || workflow.GetVersion(c, askHoldVersion, workflow.DefaultVersion, 1) != 1 {
-		return
-	}
-	_ = e.get(c, workflow.SignalExternalWorkflow(c, parent.ID, "", SignalAskHold+e.in.RunID, open), nil)
+	e.signalParent(askHoldVersion, SignalAskHold+e.in.RunID, open)
 }
 
 // getChild waits for sub's child workflow f to end and takes its output,
