@@ -2,6 +2,8 @@ module github.com/apl-lang/apl
 
 go 1.26.8
 
+toolchain go1.27.4
+
 require (
 	github.com/agext/levenshtein v1.2.1
 	github.com/alecthomas/kong v1.17.0

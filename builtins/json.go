@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/zclconf/go-cty/cty"
@@ -237,7 +238,8 @@ func AppendJSONString(dst []byte, s string) []byte {
 
 // appendJSONString appends s as a JSON string, exactly as an
 // encoding/json Encoder with SetEscapeHTML(false) writes it: invalid UTF-8
-// becomes U+FFFD, and U+2028 and U+2029 are escaped.
+// becomes U+FFFD (as encoding/json of this build writes it: invalidUTF8),
+// and U+2028 and U+2029 are escaped.
 func appendJSONString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	if dst == nil {
@@ -283,7 +285,7 @@ func appendJSONString(dst []byte, s string) []byte {
 		c, size := utf8.DecodeRuneInString(s[i:])
 		if c == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
+			dst = append(dst, invalidUTF8()...)
 			i += size
 			start = i
 			continue
@@ -300,6 +302,19 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
+
+// invalidUTF8 is what encoding/json writes for a byte that is not
+// UTF-8: the escape `\ufffd` up to Go 1.26, U+FFFD itself from Go 1.27
+// on. Both decode to the same string; apl's own encoders write what
+// encoding/json writes, so that a file reads the same whichever of them
+// wrote it.
+var invalidUTF8 = sync.OnceValue(func() string {
+	b, err := json.Marshal("\xff")
+	if err != nil || len(b) < 2 {
+		return `\ufffd`
+	}
+	return string(b[1 : len(b)-1])
+})
 
 // load8 is the eight bytes of s from i on, the first in the lowest byte.
 func load8(s string, i int) uint64 {
