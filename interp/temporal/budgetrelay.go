@@ -415,7 +415,9 @@ func (a *aboveBudget) Reserve(est interp.CallEstimate) (string, *interp.Denial) 
 		return "", &interp.Denial{Playbook: a.name, Msg: "the run above could not be asked for room for the call: " + err.Error()}
 	}
 	r := a.reply(c, id)
-	if r.Within != nil && r.Denied == nil {
+	// A parent that says Within, to a sub-run started before
+	// relaySettleVersion, is waited for all the same.
+	if a.later && r.Within != nil && r.Denied == nil {
 		a.within[id] = *r.Within
 	}
 	return id, r.Denied

@@ -16,34 +16,44 @@ import (
 	"go.temporal.io/sdk/worker"
 )
 
-// relayParent writes, in a new directory, a parent playbook capped at
-// max_tokens = 1,000,000 that runs one sub-playbook making calls agent
-// calls one after another, and returns the parent's file.
-func relayParent(t *testing.T, calls int, between string) string {
-	t.Helper()
-	dir := t.TempDir()
+// subRunFiles writes, in dir, a sub-playbook ./child (playbook "child":
+// driver, its agent, and child) and a parent (playbook "p": driver's
+// driver block, and parent), and returns the parent's file.
+func subRunFiles(dir, driver, child, parent string) string {
 	os.MkdirAll(filepath.Join(dir, "child"), 0o755)
-	os.WriteFile(filepath.Join(dir, "child", "main.hcl"), []byte(`playbook "child" {}
-`+priced+`
+	os.WriteFile(filepath.Join(dir, "child", "main.hcl"), []byte("playbook \"child\" {}\n"+driver+child), 0o644)
+	// The driver serves a local sub-run's calls; no step of the parent's
+	// uses the agent.
+	decl, _, _ := strings.Cut(driver, "agent ")
+	ref := filepath.Join(dir, "parent.hcl")
+	os.WriteFile(ref, []byte("playbook \"p\" {}\n"+decl+parent), 0o644)
+	return ref
+}
+
+// callsInOrder is a child's step "each" that makes calls agent calls of
+// step "do" one after another, each capped by the step at stepCap
+// tokens (none: 0), with then after each.
+func callsInOrder(calls, stepCap int, then string) string {
+	capped := ""
+	if stepCap > 0 {
+		capped = fmt.Sprintf("max_tokens = %d\n", stepCap)
+	}
+	return fmt.Sprintf(`
 step "each" {
-  for_each    = "range(`+fmt.Sprint(calls)+`)"
+  for_each    = "range(%d)"
   concurrency = 1
   step "do" {
-    max_tokens = 1000
-    agent "a" { prompt = "Do ${item}." }
+    %s    agent "a" { prompt = "Do ${item}." }
   }
-`+between+`
+%s
 }
-`), 0o644)
-	ref := filepath.Join(dir, "parent.hcl")
-	decl, _, _ := strings.Cut(priced, "agent ")
-	os.WriteFile(ref, []byte(`playbook "p" {}
-`+decl+`
-limits { max_tokens = 1000000 }
-step "phase" { playbook { source = "child" } }
-output { tokens = run.tokens }
-`), 0o644)
-	return ref
+`, calls, capped, then)
+}
+
+// phaseUnder is a parent's body: limits, and one sub-playbook step
+// "phase" that runs ./child, then rest.
+func phaseUnder(limits, rest string) string {
+	return "limits { " + limits + " }\nstep \"phase\" { playbook { source = \"child\" } }\n" + rest
 }
 
 // historyLength is how many events the history of workflow id holds.
@@ -79,7 +89,8 @@ func TestSubRunCallsAddFewEventsToParent(t *testing.T) {
 		t.Run(shape.name, func(t *testing.T) {
 			lengths := map[int]int{}
 			for _, n := range []int{2, 12} {
-				ref := relayParent(t, n, shape.between)
+				ref := subRunFiles(t.TempDir(), priced, callsInOrder(n, 1000, shape.between),
+					phaseUnder("max_tokens = 1000000", "output { tokens = run.tokens }\n"))
 				pb, diags := loader().Load(ref)
 				if diags.HasErrors() {
 					t.Fatal(diags)
@@ -125,32 +136,14 @@ func TestSubRunRefusedNearParentHistoryLimit(t *testing.T) {
 	t.Cleanup(w.Stop)
 	dir := t.TempDir()
 	log := filepath.Join(dir, "log")
-	os.MkdirAll(filepath.Join(dir, "child"), 0o755)
 	counted := strings.Replace(priced, "cat >/dev/null;", "cat >/dev/null; echo call >> "+log+";", 1)
-	os.WriteFile(filepath.Join(dir, "child", "main.hcl"), []byte(`playbook "child" {}
-`+counted+`
-step "each" {
-  for_each    = "range(40)"
-  concurrency = 1
-  step "do" {
-    max_tokens = 1000
-    agent "a" { prompt = "Do ${item}." }
-  }
+	tidy := func(who string) string {
+		return `finally {
+  step "tidy" { shell { command = ["sh", "-c", "echo ` + who + `-finally >> ` + log + `"] } }
 }
-finally {
-  step "tidy" { shell { command = ["sh", "-c", "echo child-finally >> `+log+`"] } }
-}
-`), 0o644)
-	ref := filepath.Join(dir, "parent.hcl")
-	decl, _, _ := strings.Cut(priced, "agent ")
-	os.WriteFile(ref, []byte(`playbook "p" {}
-`+decl+`
-limits { max_tokens = 1000000 }
-step "phase" { playbook { source = "child" } }
-finally {
-  step "tidy" { shell { command = ["sh", "-c", "echo parent-finally >> `+log+`"] } }
-}
-`), 0o644)
+`
+	}
+	ref := subRunFiles(dir, counted, callsInOrder(40, 1000, "")+tidy("child"), phaseUnder("max_tokens = 1000000", tidy("parent")))
 	pb, diags := loader().Load(ref)
 	if diags.HasErrors() {
 		t.Fatal(diags)
@@ -198,24 +191,9 @@ driver "growing" {
 }
 agent "a" { driver = driver.growing }
 `
-	os.MkdirAll(filepath.Join(dir, "child"), 0o755)
-	os.WriteFile(filepath.Join(dir, "child", "main.hcl"), []byte(`playbook "child" {}
-`+growing+`
-step "each" {
-  for_each    = "range(2)"
-  concurrency = 1
-  step "do" { agent "a" { prompt = "Do ${item}." } }
-}
+	ref := subRunFiles(dir, growing, callsInOrder(2, 0, "")+`
 step "after" { shell { command = ["sh", "-c", "echo after >> `+log+`"] } }
-`), 0o644)
-	ref := filepath.Join(dir, "parent.hcl")
-	decl, _, _ := strings.Cut(growing, "agent ")
-	os.WriteFile(ref, []byte(`playbook "p" {}
-`+decl+`
-limits { max_tokens = 2500 }
-step "phase" { playbook { source = "child" } }
-output { tokens = run.tokens }
-`), 0o644)
+`, phaseUnder("max_tokens = 2500", "output { tokens = run.tokens }\n"))
 	ran := map[string]bool{}
 	local, remote := bothStopped(t, c, "cross", ref, "cross", "limits.max_tokens", func(engine string) {
 		_, err := os.Stat(log)
