@@ -58,12 +58,14 @@ import (
 //     call follows another (9 events a call), else alone, unanswered,
 //     once the task's walk waits (13). The parent counts it when the
 //     signal comes, as before, so a sibling's next call is refused once
-//     a cap closed; if a cap closed all the same (siblings spent more
-//     than they reserved), the parent tells the sub-run once, unasked,
-//     and it stops at its next step after that word (Closed). A call
-//     that spent more, or one that found out what a call of its step
-//     spends (a probe), waits for the parent's answer as before, so a
-//     sub-run whose call crossed a cap stops before its next step, as
+//     a cap closed. When a sub-run's settle, call or retry closes a cap
+//     (tell), the parent tells every sub-run it serves, once, unasked,
+//     before it answers the one that asked: each stops at its next step
+//     after that word (Closed), and one whose call was under way before
+//     the step after it, as a sibling's settle that was waited for did.
+//     A call that spent more, or one that found out what a call of its
+//     step spends (a probe), waits for the parent's answer as before, so
+//     a sub-run whose call crossed a cap stops before its next step, as
 //     locally. A sub-run waits until its parent has every signal it sent
 //     before it ends or continues as new (flush): a call's spend reaches
 //     the parent before the sub-run's end does. Cutting the reservation's
@@ -274,8 +276,8 @@ func (e *runEngine) takeSignals() {
 // serve serves signal m of sub-run id: what a call spent is counted at
 // once; a reservation is admitted in a task of its own, which may wait
 // for room while the sub-run's other signals are served. Settles the
-// sub-run did not wait for are answered only when a cap closed, once;
-// a call or retry, not at all once the history is too long (tooLong).
+// sub-run did not wait for are not answered; a call or retry, not at all
+// once the history is too long (tooLong).
 func (e *runEngine) serve(c workflow.Context, k *kid, m relayMsg) {
 	id := k.id
 	var closed *interp.Denial
@@ -294,19 +296,18 @@ func (e *runEngine) serve(c workflow.Context, k *kid, m relayMsg) {
 		}
 	}
 	switch {
-	case closed != nil && m.Reserve == nil && m.Retry == nil && m.Settle == nil && !k.told:
-		// A reservation or retry with it is refused: that tells it.
-		k.told = true
-		e.answer(c, id, relayReply{Denied: closed})
 	case m.Settle != nil:
-		var d *interp.Denial
+		d := closed
 		if ln := k.loans[m.ID]; ln != nil {
 			delete(k.loans, m.ID)
 			d = ln.Settle(m.Settle.Tokens, m.Settle.CostUSD)
 		}
+		e.tell(c, k, d)
 		e.answer(c, id, relayReply{ID: settledID(m.ID), Denied: d})
 	case m.Retry != nil:
-		e.answer(c, id, relayReply{ID: m.ID, Denied: k.ld.Retry(*m.Retry)})
+		d := k.ld.Retry(*m.Retry)
+		e.tell(c, k, d)
+		e.answer(c, id, relayReply{ID: m.ID, Denied: d})
 	case m.Reserve != nil:
 		est := *m.Reserve
 		e.hub.spawn(func() {
@@ -327,9 +328,38 @@ func (e *runEngine) serve(c workflow.Context, k *kid, m relayMsg) {
 					r.Within = &w
 				}
 			}
+			e.tell(c, k, d)
 			// A sub-run that ended meanwhile takes no signal.
 			e.answer(c, id, r)
 		})
+	default:
+		e.tell(c, nil, closed)
+	}
+}
+
+// tell signals every sub-run this run serves, and has not told yet,
+// trip d, unasked, before k (which asked) is answered with it (nil k:
+// none asked): a cap of this run's closed, and they stop at their next
+// step, or, when a call of theirs is under way, before the step after
+// it, rather than at their next call. Only since relaySettleVersion;
+// nil d: nothing closed.
+func (e *runEngine) tell(c workflow.Context, k *kid, d *interp.Denial) {
+	if d == nil || !e.lend.later {
+		return
+	}
+	var sent []workflow.Future
+	for _, id := range slices.Sorted(maps.Keys(e.lend.kids)) {
+		if o := e.lend.kids[id]; o != k && !o.told {
+			o.told = true
+			sent = append(sent, workflow.SignalExternalWorkflow(c, id, "", SignalReserved, relayReply{Denied: d}))
+		}
+	}
+	if k != nil {
+		k.told = true
+	}
+	// A sub-run that ended meanwhile takes none.
+	for _, f := range sent {
+		_ = e.get(c, f, nil)
 	}
 }
 

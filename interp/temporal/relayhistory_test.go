@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -208,4 +209,76 @@ step "after" { shell { command = ["sh", "-c", "echo after >> `+log+`"] } }
 		t.Errorf("local %s: %s; Temporal %s: %s", local.OutputJSON, local.Reason, remote.OutputJSON, remote.Reason)
 	}
 	t.Logf("%s: %s", remote.OutputJSON, remote.Reason)
+}
+
+// A sub-run whose call is under way when a sibling's call crosses their
+// parent's cap stops before its next step, as locally, though the
+// parent no longer answers a call that spent within its reservation:
+// the parent tells every sub-run it serves of the trip, unasked, before
+// it answers the one that crossed it. "big" and "slow" run at once
+// after "warm" found out what a call spends (1,000 tokens); slow's call
+// waits until big's has started, big's spends 4,000 and crosses the
+// parent's max_tokens of 4,500, and slow's ends only once big's sub-run
+// has stopped. Neither runs its step after the call, on either engine.
+func TestSiblingStopsBeforeNextStepWhenACapCloses(t *testing.T) {
+	c := server(t)
+	startWorker(t, c, "sibling", t.TempDir())
+	dir := t.TempDir()
+	log, started, stopped := filepath.Join(dir, "log"), filepath.Join(dir, "started"), filepath.Join(dir, "stopped")
+	wait := func(f string) string {
+		return `i=0; while [ ! -e ` + f + ` ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done;`
+	}
+	script := `p=$(cat); case "$p" in *slow*) touch ` + started + `; ` + wait(stopped) + ` n=1000;; *big*) ` + wait(started) +
+		` n=4000;; *) n=1000;; esac; printf '{"text": "ok", "usage": {"input_tokens": %d}}' $n`
+	driver := `
+driver "modal" {
+  type    = "command"
+  command = ["sh", "-c", ` + strconv.Quote(script) + `]
+  output  = "json"
+}
+agent "a" { driver = driver.modal }
+`
+	ref := subRunFiles(dir, driver, `
+input "mode" { type = string }
+step "do" { agent "a" { prompt = "Mode ${inputs.mode}." } }
+step "after" { shell { command = ["sh", "-c", "echo after-${inputs.mode} >> `+log+`"] } }
+finally {
+  step "tidy" { shell { command = ["sh", "-c", "[ ${inputs.mode} != big ] || touch `+stopped+`"] } }
+}
+`, `
+limits { max_tokens = 4500 }
+step "warm" {
+  playbook {
+    source = "child"
+    inputs = { mode = "warm" }
+  }
+}
+step "both" {
+  for_each    = "['big', 'slow']"
+  concurrency = 2
+  step "phase" {
+    playbook {
+      source = "child"
+      inputs = { mode = item }
+    }
+  }
+}
+output { tokens = run.tokens }
+`)
+	logs := map[string]string{}
+	local, remote := bothStopped(t, c, "sibling", ref, "sibling", "limits.max_tokens", func(engine string) {
+		data, _ := os.ReadFile(log)
+		logs[engine] = string(data)
+		for _, f := range []string{log, started, stopped} {
+			os.Remove(f)
+		}
+	})
+	for engine, l := range logs {
+		if l != "after-warm\n" {
+			t.Errorf("%s: the steps after the calls that ran: %q, want only warm's", engine, l)
+		}
+	}
+	if string(local.OutputJSON) != string(remote.OutputJSON) {
+		t.Errorf("spent: local %s, Temporal %s", local.OutputJSON, remote.OutputJSON)
+	}
 }
