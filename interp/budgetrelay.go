@@ -25,8 +25,10 @@ type BudgetRelay interface {
 }
 
 // RemoteBudget is the budget of the run above a sub-run on an engine,
-// as the sub-run reaches it (BudgetRelay.Above). Both calls wait on the
-// world: the walk calls them inside its host's block.
+// as the sub-run reaches it (BudgetRelay.Above). Reserve, Settle and
+// Retry may wait on the world: the walk calls them inside its host's
+// block. Closed and Within wait for nothing: they read what the run
+// above told (Closed under the ledger's lock).
 type RemoteBudget interface {
 	// Reserve asks the run above to admit a call that may spend est, as
 	// it admits one of its own (waiting while the call does not fit and
