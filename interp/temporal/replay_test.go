@@ -46,7 +46,12 @@ var replayRuns = []struct {
 // (budgetrelay.go; only the run with sub-runs, whose history that
 // changes), "relay-settle" since a sub-run's call within its reservation
 // is settled without waiting for the parent (the same run, and a sub-run
-// of it, whose own history that changes: RUN~CHILD.json).
+// of it, whose own history that changes: RUN~CHILD.json). "relay-mixed"
+// is such a sub-run that began on an apl before relay-settle while its
+// parent answered with the newer one (workers upgraded one at a time):
+// it was recorded by a build whose sub-runs skipped relay-settle, and
+// failed to replay (a nil map) before the sub-run ignored the newer
+// answer's Within.
 //
 // APL_RECORD_HISTORIES=VERSION records the runs anew as VERSION first.
 func TestRecordedHistoriesReplay(t *testing.T) {
