@@ -246,6 +246,11 @@ func (b *budget) closedTrip() *trip {
 // Spending a cap exactly is not crossing it, but leaves nothing for
 // another call (admit).
 func (b *budget) crossed() *trip {
+	if top := b.top(); top.remote != nil && top.closed == nil {
+		if d := top.remote.Closed(); d != nil {
+			top.closeAbove(d)
+		}
+	}
 	b.levels(func(l *budget) bool {
 		if l.closed != nil {
 			return true

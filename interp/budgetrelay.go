@@ -25,8 +25,10 @@ type BudgetRelay interface {
 }
 
 // RemoteBudget is the budget of the run above a sub-run on an engine,
-// as the sub-run reaches it (BudgetRelay.Above). Both calls wait on the
-// world: the walk calls them inside its host's block.
+// as the sub-run reaches it (BudgetRelay.Above). Reserve, Settle and
+// Retry may wait on the world: the walk calls them inside its host's
+// block. Closed and Within wait for nothing: they read what the run
+// above told (Closed under the ledger's lock).
 type RemoteBudget interface {
 	// Reserve asks the run above to admit a call that may spend est, as
 	// it admits one of its own (waiting while the call does not fit and
@@ -36,8 +38,19 @@ type RemoteBudget interface {
 	// Settle tells the run above what the call it admitted as id spent,
 	// and returns the trip of a cap there that the spend crossed, or that
 	// was closed already: nothing more starts in this run then, as in a
-	// local sub-run, which sees its parent's caps crossed at once.
+	// local sub-run, which sees its parent's caps crossed at once. An
+	// engine may send it without waiting for the answer: it returns the
+	// trip known so far, and Closed a later one.
 	Settle(id string, tokens int, cost float64) *Denial
+	// Closed is the trip of a cap of the run above that it told this
+	// run without being asked (a spend Settle did not wait for crossed
+	// it); nil for none. The walk looks whenever it decides whether
+	// anything may start.
+	Closed() *Denial
+	// Within is what the call admitted as id may spend, per figure,
+	// without its spend crossing a cap of the run above or of one above
+	// it by itself (Loan.Within); a negative figure: any.
+	Within(id string) CallSpend
 	// Retry asks the run above to count a retry (what: the retry, for a
 	// refusal's message) against its max_retries; it returns the trip
 	// that refused it.
@@ -121,6 +134,57 @@ func (ln *Loan) Settle(tokens int, cost float64) *Denial {
 		return ln.ld.b.denial(t)
 	}
 	return nil
+}
+
+// Within is what the loan's call may spend, per figure, without its
+// spend crossing a cap of this run's or above by itself: what was
+// reserved for it where a level caps the figure (nothing, for a probe),
+// and no more than the run above says, when that is remote; a negative
+// figure: no level caps it. A cap is crossed only once a call spends
+// more than it reserved (calls are admitted only while their
+// reservations fit), so a sub-run on an engine need not wait to hear
+// whether a call within it crossed one.
+func (ln *Loan) Within() CallSpend {
+	res := ln.res
+	w := CallSpend{Tokens: -1, CostUSD: -1}
+	res.budget.l.mu.Lock()
+	res.budget.levels(func(v *budget) bool {
+		if v.maxTokens > 0 {
+			w.Tokens = 0
+			if !res.probe {
+				w.Tokens = res.est.tokens
+			}
+		}
+		if v.maxCost > 0 {
+			w.CostUSD = 0
+			if !res.probe {
+				w.CostUSD = res.est.cost
+			}
+		}
+		return true
+	})
+	res.budget.l.mu.Unlock()
+	if res.remote != nil {
+		a := res.remote.Within(res.remoteID)
+		w = CallSpend{Tokens: tighter(w.Tokens, a.Tokens), CostUSD: tighter(w.CostUSD, a.CostUSD)}
+	}
+	return w
+}
+
+// tighter is the smaller of two bounds, where a negative one is none.
+func tighter[N int | float64](a, b N) N {
+	switch {
+	case a < 0:
+		return b
+	case b < 0:
+		return a
+	}
+	return min(a, b)
+}
+
+// Fits says whether spend is within w (Loan.Within).
+func (w CallSpend) Fits(spend CallSpend) bool {
+	return (w.Tokens < 0 || spend.Tokens <= w.Tokens) && (w.CostUSD < 0 || spend.CostUSD <= w.CostUSD)
 }
 
 // Release lets the loan go with nothing spent: its sub-run ended before

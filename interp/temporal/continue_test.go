@@ -4,9 +4,7 @@ package temporal
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -82,27 +80,7 @@ func TestContinueAsNewKeepsParentBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "child"), 0o755)
-	os.WriteFile(filepath.Join(dir, "child", "main.hcl"), []byte(`playbook "child" {}
-`+priced+`
-step "each" {
-  for_each    = "range(20)"
-  concurrency = 1
-  step "do" {
-    max_tokens = 1000
-    agent "a" { prompt = "Do ${item}." }
-  }
-}
-`), 0o644)
-	ref := filepath.Join(dir, "parent.hcl")
-	decl, _, _ := strings.Cut(priced, "agent ")
-	os.WriteFile(ref, []byte(`playbook "p" {}
-`+decl+`
-limits { max_tokens = 15500 }
-step "phase" { playbook { source = "child" } }
-output { tokens = run.tokens }
-`), 0o644)
+	ref := subRunFiles(t.TempDir(), priced, callsInOrder(20, 1000, ""), phaseUnder("max_tokens = 15500", "output { tokens = run.tokens }\n"))
 	local, remote := bothStopped(t, c, "cont-caps", ref, "cont-caps", "limits.max_tokens", nil)
 	for engine, res := range map[string]*interp.Result{"local": local, "Temporal": remote} {
 		if res.Metrics.TotalTokens != 15000 {

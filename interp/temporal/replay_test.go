@@ -25,11 +25,14 @@ import (
 var replayRuns = []struct {
 	name, ref string
 	answers   map[string]string
+	// children are sub-runs (STEP-ITEM-ATTEMPT) whose histories are kept
+	// too, as RUN~CHILD.json.
+	children []string
 }{
-	{"foreach", "testdata/foreach.hcl", nil},
-	{"sub", "testdata/sub/main.hcl", nil},
-	{"ask", "testdata/ask.hcl", map[string]string{"approve": "yes", "notes": "fixed"}},
-	{"held", "testdata/held/main.hcl", map[string]string{"decide": "yes", "phase/decide": "yes"}},
+	{"foreach", "testdata/foreach.hcl", nil, nil},
+	{"sub", "testdata/sub/main.hcl", nil, []string{"run-a-1"}},
+	{"ask", "testdata/ask.hcl", map[string]string{"approve": "yes", "notes": "fixed"}, nil},
+	{"held", "testdata/held/main.hcl", map[string]string{"decide": "yes", "phase/decide": "yes"}, nil},
 }
 
 // A worker replays the histories of runs recorded by earlier versions
@@ -41,7 +44,14 @@ var replayRuns = []struct {
 // a question holds the for_each around it (subask.go), "relay" since a
 // sub-run reserves from its parent's budget as its calls go
 // (budgetrelay.go; only the run with sub-runs, whose history that
-// changes).
+// changes), "relay-settle" since a sub-run's call within its reservation
+// is settled without waiting for the parent (the same run, and a sub-run
+// of it, whose own history that changes: RUN~CHILD.json). "relay-mixed"
+// is such a sub-run that began on an apl before relay-settle while its
+// parent answered with the newer one (workers upgraded one at a time):
+// it was recorded by a build whose sub-runs skipped relay-settle, and
+// failed to replay (a nil map) before the sub-run ignored the newer
+// answer's Within.
 //
 // APL_RECORD_HISTORIES=VERSION records the runs anew as VERSION first.
 func TestRecordedHistoriesReplay(t *testing.T) {
@@ -54,7 +64,7 @@ func TestRecordedHistoriesReplay(t *testing.T) {
 	}
 	for _, f := range files {
 		// The run's id is the workflow's, which names its children.
-		id := strings.TrimSuffix(filepath.Base(f), ".json")
+		id := strings.ReplaceAll(strings.TrimSuffix(filepath.Base(f), ".json"), "~", "/")
 		t.Run(id, func(t *testing.T) {
 			data, err := os.Open(f)
 			if err != nil {
@@ -93,6 +103,9 @@ func recordHistories(t *testing.T, version string) {
 		id := version + "-" + r.name
 		runTemporal(t, c, "record", pb, r.ref, interp.Options{RunID: id, Answers: r.answers, AgentCommand: []string{agentCmd}})
 		writeHistory(t, c, id, filepath.Join("testdata/histories", id+".json"))
+		for _, child := range r.children {
+			writeHistory(t, c, id+"/"+child, filepath.Join("testdata/histories", id+"~"+child+".json"))
+		}
 	}
 }
 

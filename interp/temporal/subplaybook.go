@@ -44,6 +44,10 @@ type runEngine struct {
 	// reserves this run's calls from its parent's (budgetrelay.go).
 	lend lending
 	up   *aboveBudget
+	// name is the run's playbook; relayLimit the worker's
+	// Config.RelayLimit (budgetrelay.go).
+	name       string
+	relayLimit int
 }
 
 var _ interp.Engine = (*runEngine)(nil)
@@ -95,7 +99,7 @@ func (e *runEngine) SubRun(ctx context.Context, sub interp.SubRun) (*interp.Resu
 	var out RunOutput
 	cc, done := e.stoppable(c)
 	defer done()
-	k := e.serving(childID, sub.Budget)
+	k := e.serving(c, childID, sub.Step, sub.Budget)
 	err = e.getChild(c, k, workflow.ExecuteChildWorkflow(workflow.WithChildOptions(cc, opts), WorkflowName, in), sub, &out)
 	if err != nil {
 		var te *temporal.TimeoutError

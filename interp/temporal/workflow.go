@@ -136,6 +136,11 @@ type Config struct {
 	// busy (a for_each's concurrency may pass it). Default: 1,000, half
 	// Temporal's limit.
 	MaxPending int
+	// RelayLimit is how many events a run's workflow history may hold
+	// while a sub-run that reserves from its budget runs (the run cannot
+	// continue as new then) before the sub-run's calls and retries are
+	// refused (budgetrelay.go). Default: 40,000; negative: no limit.
+	RelayLimit int
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -173,6 +178,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxPending <= 0 {
 		c.MaxPending = defaultMaxPending
+	}
+	if c.RelayLimit == 0 {
+		c.RelayLimit = defaultRelayLimit
 	}
 	return c, nil
 }
@@ -303,7 +311,8 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 		workflow.GetVersion(ctx, spendVersion, workflow.DefaultVersion, 1) == 1 {
 		sp = &spendMemo{ctx: ctx}
 	}
-	re := &runEngine{engine: e, acts: acts, funcs: acts.funcs(), drivers: drivers, events: events, in: in, path: &path, state: state}
+	re := &runEngine{engine: e, acts: acts, funcs: acts.funcs(), drivers: drivers, events: events, in: in, path: &path, state: state,
+		name: pb.Name, relayLimit: w.cfg.RelayLimit}
 	re.relay(ctx)
 	opts := interp.Options{
 		Workdir: in.Home.Workdir, RunsDir: tmp, RunID: in.RunID, Inputs: inputs, Mode: in.Mode,
@@ -328,6 +337,8 @@ func (w *runner) Run(ctx workflow.Context, in RunInput) (RunOutput, error) {
 	// A sub-run's trip signalled after the walk's last look is taken: it
 	// changes nothing now (the sub-run's result told it too).
 	re.TrippedBelow()
+	// What the walk's calls spent reaches the parent before its end does.
+	re.flush()
 	if k != nil && k.interrupted && ctx.Err() == nil && errors.Is(err, interp.ErrInterrupted) {
 		return RunOutput{}, w.continueAsNew(ctx, in, k, path.Ends, events, rdir.dir)
 	}
