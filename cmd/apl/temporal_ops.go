@@ -49,7 +49,7 @@ func (c *cancelCmd) Run(e *env) error {
 		return temporalError(c.TemporalAddress, c.Namespace, err)
 	}
 	if c.Terminate {
-		fmt.Fprintf(e.stderr, "run %s terminated: its workflow ended at once; steps under way were not stopped, and no on_failure or finally step ran\n", c.RunRef)
+		fmt.Fprintf(e.stderr, "run %s terminated: its workflow ended at once, without a result, and no on_failure or finally step ran; a worker still running one of its steps stops it at the step's next heartbeat\n", c.RunRef)
 		return nil
 	}
 	fmt.Fprintf(e.stderr, "run %s: cancel requested; its steps under way stop and it ends interrupted (no on_failure or finally steps), as a local run stopped with Ctrl-C\n", c.RunRef)
@@ -140,11 +140,23 @@ func temporalShow(e *env, f temporalFlags, id string, asJSON bool) error {
 	}
 	defer cl.Close()
 	ctx := context.Background()
-	s, err := temporal.Show(ctx, cl, id)
+	wst, err := temporal.WorkflowStatus(ctx, cl, id)
+	switch {
+	case err != nil:
+		return temporalError(f.TemporalAddress, f.Namespace, err)
+	case wst == "":
+		return exitWith(exitUsage, fmt.Errorf("no run %q on Temporal at %s (namespace %s)", id, f.TemporalAddress, f.Namespace))
+	}
+	s, evs, qerr, err := readTemporalRun(ctx, cl, id, wst == "running", 0)
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
-	evs, qerr := temporal.AllEvents(ctx, cl, id)
+	// Why a run that goes on waits, if it does: for a worker of its
+	// queue, or its home worker.
+	var stalled []string
+	if wst == "running" {
+		stalled = temporal.Stalled(ctx, cl, id)
+	}
 	if qerr != nil {
 		if asJSON {
 			return printJSON(e.stdout, s)
@@ -156,14 +168,19 @@ func temporalShow(e *env, f temporalFlags, id string, asJSON bool) error {
 		if s.Home != nil {
 			fmt.Fprintf(e.stdout, "works in: %s\n", s.Home)
 		}
-		fmt.Fprintln(e.stdout, "path:")
-		for _, p := range s.Path {
-			fmt.Fprintf(e.stdout, "  %s\n", p)
+		if len(s.Path) > 0 {
+			fmt.Fprintln(e.stdout, "path:")
+			for _, p := range s.Path {
+				fmt.Fprintf(e.stdout, "  %s\n", p)
+			}
 		}
 		if len(s.Output) > 0 && string(s.Output) != "{}" {
 			fmt.Fprintf(e.stdout, "output: %s\n", s.Output)
 		}
-		fmt.Fprintf(e.stderr, "apl: its steps are not shown: no worker answered (%v)\n", qerr)
+		for _, n := range stalled {
+			fmt.Fprintf(e.stdout, "waits: %s\n", n)
+		}
+		fmt.Fprintf(e.stderr, "apl: its steps are not shown: no worker answered for the run\n")
 		return nil
 	}
 	// Its artifacts stay on the worker (apl logs): an empty directory.
@@ -191,6 +208,9 @@ func temporalShow(e *env, f temporalFlags, id string, asJSON bool) error {
 	writeShow(e.stdout, rs.runShow)
 	if s.Home != nil {
 		fmt.Fprintf(e.stdout, "\nworks in: %s\n", s.Home)
+	}
+	for _, n := range stalled {
+		fmt.Fprintf(e.stdout, "waits: %s\n", n)
 	}
 	return nil
 }

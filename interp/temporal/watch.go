@@ -17,6 +17,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // PollInterval is how often a client following a run asks it for its
@@ -40,10 +41,10 @@ const FromNow = -1
 func Watch(ctx context.Context, c client.Client, id string, from int, obs interp.Observer) (*interp.Result, []string, error) {
 	f := &follower{c: c, id: id, next: from, obs: obs}
 	if from == FromNow {
+		// The first poll finds where now is. A run that no worker
+		// answers for (its workers are gone) is followed all the same:
+		// the notes say what it waits for.
 		f.next = math.MaxInt
-		if err := f.poll(ctx); err != nil {
-			return nil, nil, fmt.Errorf("run %s on Temporal: %w", id, err)
-		}
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -124,9 +125,11 @@ func watchStalls(ctx context.Context, c client.Client, id string, notes chan<- s
 }
 
 // Stalled says why run id waits for a worker, if it does: no worker
-// polls the task queue it was started on, or a step's worker went
-// silent (the step waits on its home worker's queue for that worker to
-// serve again: home.go).
+// polls the task queue it was started on; a step's worker went silent
+// (the step waits on its home worker's queue for that worker to serve
+// again: home.go); or a step has waited HomeWait on its home worker's
+// queue without being taken, which a worker that stopped (SIGTERM)
+// leaves as it is, and a worker busy with --max-steps steps too.
 func Stalled(ctx context.Context, c client.Client, id string) []string {
 	d, err := c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
@@ -136,20 +139,43 @@ func Stalled(ctx context.Context, c client.Client, id string) []string {
 	queue := d.GetExecutionConfig().GetTaskQueue().GetName()
 	if tq, err := c.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW); err == nil && len(tq.GetPollers()) == 0 {
 		out = append(out, fmt.Sprintf("no worker polls task queue %s: run %s waits for one (apl worker --task-queue %s)", queue, id, queue))
+	} else if wt := d.GetPendingWorkflowTask(); wt.GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED && waited(wt.GetScheduledTime()) {
+		// The server lists a worker that stopped among the queue's
+		// pollers for minutes: the walk's next task, not taken, tells.
+		out = append(out, fmt.Sprintf("no worker of task queue %s has taken run %s's next turn for over %s: its workers stopped, or are all busy; it goes on when one serves (apl worker --task-queue %s)",
+			queue, id, HomeWait, queue))
 	}
 	for _, pa := range d.GetPendingActivities() {
-		if pa.GetState() != enumspb.PENDING_ACTIVITY_STATE_SCHEDULED || pa.GetAttempt() < 2 || pa.GetLastFailure() == nil {
+		if pa.GetState() != enumspb.PENDING_ACTIVITY_STATE_SCHEDULED {
 			continue
 		}
 		home, ok := strings.CutPrefix(pa.GetActivityOptions().GetTaskQueue().GetName(), queue+"@")
 		if !ok {
 			continue
 		}
-		out = append(out, fmt.Sprintf("a step waits for worker %s, the run's home (%s): it runs again when that worker serves again; if it is gone, restart it in its checkout (apl worker --name %s)",
-			home, pa.GetLastFailure().GetMessage(), home))
+		restart := fmt.Sprintf("if it is gone, restart it in its checkout (apl worker --name %s)", home)
+		switch {
+		case pa.GetAttempt() >= 2 && pa.GetLastFailure() != nil:
+			out = append(out, fmt.Sprintf("a step waits for worker %s, the run's home (%s): it runs again when that worker serves again; %s",
+				home, pa.GetLastFailure().GetMessage(), restart))
+		case waited(pa.GetScheduledTime()):
+			// As for the walk's task: how long the step has waited tells.
+			out = append(out, fmt.Sprintf("a step has waited over %s for worker %s, the run's home, to take it: that worker stopped, or runs as many steps as its --max-steps allows; %s",
+				HomeWait, home, restart))
+		}
 	}
 	return out
 }
+
+// waited reports whether a task scheduled at t has waited HomeWait.
+func waited(t *timestamppb.Timestamp) bool {
+	return t != nil && time.Since(t.AsTime()) >= HomeWait
+}
+
+// HomeWait is how long a step waits on its home worker's queue, or the
+// walk's next task on the run's queue, not taken, before Stalled says so.
+// A worker that serves takes one in milliseconds when it has room.
+var HomeWait = 5 * time.Second
 
 // follower reads a run's events and questions.
 type follower struct {
