@@ -238,7 +238,17 @@ func runState(s temporal.Shown, evs []interp.Event) *interp.State {
 		return rec
 	}
 	for _, ev := range evs {
-		num := func(k string) float64 { f, _ := ev.Details[k].(float64); return f }
+		num := func(k string) float64 {
+			// Counts come as ints (the client puts their types back),
+			// the rest as float64s.
+			switch v := ev.Details[k].(type) {
+			case int:
+				return float64(v)
+			case float64:
+				return v
+			}
+			return 0
+		}
 		switch ev.Type {
 		case interp.EventRunStarted:
 			if st.Meta.StartedAt.IsZero() {
@@ -251,6 +261,7 @@ func runState(s temporal.Shown, evs []interp.Event) *interp.State {
 		case interp.EventRunCompleted, interp.EventRunFailed, interp.EventRunInterrupted:
 			st.Metrics.DurationS = num(interp.DetailDuration)
 			st.Metrics.TotalTokens = int(num(interp.DetailTokens))
+			st.Metrics.AgentCalls = int(num(interp.DetailAgentCalls))
 			if c, ok := ev.Details[interp.DetailCost].(float64); ok {
 				st.Metrics.TotalCostUSD = &c
 			}
@@ -267,6 +278,11 @@ func runState(s temporal.Shown, evs []interp.Event) *interp.State {
 			}
 			it.Status = map[string]string{interp.EventItemStarted: interp.StepRunning, interp.EventItemCompleted: interp.StepCompleted,
 				interp.EventItemFailed: interp.StepFailed, interp.EventItemBlocked: "blocked"}[ev.Type]
+			if st, ok := strings.CutPrefix(ev.Message, "finished: "); ok && ev.Type == interp.EventItemCompleted {
+				// An item that ended with a finish status has it, as
+				// its local record does.
+				it.Status = st
+			}
 		case interp.EventStepStarted, interp.EventStepCompleted, interp.EventStepFailed, interp.EventStepSkipped, interp.EventStepReused:
 			if ev.Item != "" || strings.Contains(ev.Step, "/") {
 				continue

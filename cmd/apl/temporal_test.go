@@ -290,3 +290,29 @@ func TestRunTemporalReplay(t *testing.T) {
 		}
 	}
 }
+
+// apl show --engine temporal tells a run from its events as apl show
+// tells a local run from its state: an item that finished with a status
+// counts under it, and the run's agent calls and tokens, which come as
+// ints once the client has put their types back, are kept.
+func TestTemporalShowKeepsItemStatusesAndCounts(t *testing.T) {
+	evs := []interp.Event{
+		{Type: interp.EventRunStarted, Message: "run r1 of loop"},
+		{Type: interp.EventStepStarted, Step: "tasks"},
+		{Type: interp.EventItemStarted, Step: "tasks", Item: "a"},
+		{Type: interp.EventItemCompleted, Step: "tasks", Item: "a", Message: "finished: verified"},
+		{Type: interp.EventItemStarted, Step: "tasks", Item: "b"},
+		{Type: interp.EventItemCompleted, Step: "tasks", Item: "b"},
+		{Type: interp.EventStepCompleted, Step: "tasks", Details: map[string]any{interp.DetailDuration: 0.5, interp.DetailTokens: 120}},
+		{Type: interp.EventRunCompleted, Details: map[string]any{interp.DetailStatus: "completed", interp.DetailDuration: 0.6,
+			interp.DetailTokens: 120, interp.DetailAgentCalls: 3}},
+	}
+	st := runState(temporal.Shown{RunID: "r1", Playbook: "loop.hcl", Status: interp.StatusCompleted, Output: json.RawMessage("{}")}, evs)
+	var b bytes.Buffer
+	writeShow(&b, showRun(t.TempDir(), st))
+	for _, want := range []string{"took 0.6s · 3 agent calls · 120 tokens", "tasks: completed (0.5s · 1 attempt · 120 tokens)", "items: 1 completed, 1 verified"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("apl show says\n%s\nwant %q in it", b.String(), want)
+		}
+	}
+}
