@@ -35,6 +35,10 @@ func dialTemporal(address, namespace string) (client.Client, error) {
 	return c, nil
 }
 
+// temporalAsker asks a question a run on the cluster waits on, as
+// asker asks a local run's: nil when there is no terminal to ask at.
+var temporalAsker = asker
+
 // quietLogger logs the Temporal SDK's warnings and errors only, to
 // stderr.
 func quietLogger() log.Logger {
@@ -46,7 +50,9 @@ func quietLogger() log.Logger {
 // place (dialRuns).
 type temporalRuns interface {
 	Start(ctx context.Context, pb *lang.Playbook, ref string, opts interp.Options, with ...temporal.StartOption) (string, error)
-	Watch(ctx context.Context, id string, from int, obs interp.Observer) (*interp.Result, error)
+	// Watch follows run id from event from on (temporal.Follow); next
+	// is the index of its event after the last one given to obs.
+	Watch(ctx context.Context, id string, from int, obs interp.Observer) (res *interp.Result, next int, err error)
 	Answer(ctx context.Context, id, key, choice string) (from int, err error)
 	StartedWith(ctx context.Context, id string) (temporal.RunInput, error)
 	Close()
@@ -73,9 +79,9 @@ func (r clusterRuns) Start(ctx context.Context, pb *lang.Playbook, ref string, o
 	return temporal.Start(ctx, r.c, r.queue, pb, ref, opts, with...)
 }
 
-func (r clusterRuns) Watch(ctx context.Context, id string, from int, obs interp.Observer) (*interp.Result, error) {
-	res, _, err := temporal.Watch(ctx, r.c, id, from, obs)
-	return res, err
+func (r clusterRuns) Watch(ctx context.Context, id string, from int, obs interp.Observer) (*interp.Result, int, error) {
+	res, _, next, err := temporal.Follow(ctx, r.c, id, from, obs)
+	return res, next, err
 }
 
 func (r clusterRuns) Answer(ctx context.Context, id, key, choice string) (int, error) {
@@ -100,9 +106,10 @@ func temporalResume(id string, f temporalFlags) string {
 
 // runTemporal runs the playbook as a workflow and follows it as a local
 // run is followed: its progress lines on stderr as its steps go, its
-// report when it ends. A run that waits for a person is reported as a
-// local run that pauses is (exit 4); the workflow goes on waiting for
-// apl resume --answer. The workers run the commands and agents, in their
+// questions asked at the terminal, its report when it ends. A run that
+// waits for a person with no terminal to ask at is reported as a local
+// run that pauses is (exit 4); the workflow goes on waiting for apl
+// resume --answer. The workers run the commands and agents, in their
 // own project directories; the run keeps no directory here.
 func (c *runCmd) runTemporal(e *env, inputs map[string]cty.Value, agentCmd []string) error {
 	opts := c.runOptions
@@ -149,20 +156,51 @@ func (c *runCmd) runTemporal(e *env, inputs map[string]cty.Value, agentCmd []str
 	case err != nil:
 		return temporalError(opts.TemporalAddress, opts.Namespace, err)
 	}
-	return followTemporal(ctx, e, runs, c.pb, id, 0, opts.temporalFlags, opts.progressOptions, opts.JSON)
+	return followTemporal(ctx, e, runs, c.pb, id, 0, opts.temporalFlags, opts.progressOptions, opts.JSON, opts.NonInteractive)
 }
 
 // followTemporal prints run id's events from index from on as they come,
-// and reports the run when it ends or waits for a person.
-func followTemporal(ctx context.Context, e *env, runs temporalRuns, pb *lang.Playbook, id string, from int, f temporalFlags, po progressOptions, asJSON bool) error {
+// and reports the run when it ends or waits for a person. At a terminal
+// (and without --non-interactive) a question the run waits on is asked
+// there, as a local run asks it: the answer is sent to the run, which is
+// followed on from the first event the question held back.
+func followTemporal(ctx context.Context, e *env, runs temporalRuns, pb *lang.Playbook, id string, from int, f temporalFlags, po progressOptions, asJSON, nonInteractive bool) error {
 	prog := newProgress(e.stderr, po, pb)
-	res, err := runs.Watch(ctx, id, from, prog)
+	ask := temporalAsker(e.stderr, nonInteractive, prog)
+	var (
+		res *interp.Result
+		err error
+	)
+	for {
+		res, from, err = runs.Watch(ctx, id, from, prog)
+		if err != nil || res.Status != interp.StatusWaiting || res.Waiting == nil || ask == nil {
+			break
+		}
+		w := res.Waiting
+		choice, aerr := ask.Ask(ctx, interp.Question{Step: w.Step, Item: w.Item, Question: w.Question, Options: w.Options, Text: w.Text})
+		if aerr != nil {
+			// Ctrl-C at the prompt stops following, below; no answer
+			// (stdin closed) leaves the run waiting, reported as such.
+			break
+		}
+		_, aerr = runs.Answer(ctx, id, w.Key(), choice)
+		var ended *temporal.EndedError
+		switch {
+		case errors.As(aerr, &ended):
+			// Cancelled meanwhile: following it gives its end.
+		case aerr != nil && ctx.Err() == nil:
+			prog.close()
+			return exitWith(exitInternal, fmt.Errorf("answering %s of run %s: %w", w.Key(), id, aerr))
+		}
+	}
 	prog.close()
 	resume := temporalResume(id, f)
+	if ctx.Err() != nil {
+		// Ctrl-C, at a question's prompt too: the run goes on, or waits
+		// for the answer, on the cluster.
+		return exitWith(exitInterrupted, fmt.Errorf("stopped following run %s; it goes on on the cluster; follow it again with: %s", id, resume))
+	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return exitWith(exitInterrupted, fmt.Errorf("stopped following run %s; it goes on on the cluster; follow it again with: %s", id, resume))
-		}
 		var (
 			term   *temporalsdk.TerminatedError
 			cancel *temporalsdk.CanceledError
@@ -244,7 +282,7 @@ func (c *resumeCmd) resumeTemporal(e *env) error {
 			from = n
 		}
 	}
-	return followTemporal(ctx, e, runs, pb, id, from, c.temporalFlags, c.progressOptions, c.JSON)
+	return followTemporal(ctx, e, runs, pb, id, from, c.temporalFlags, c.progressOptions, c.JSON, c.NonInteractive)
 }
 
 func (c *workerCmd) Run(e *env) error {

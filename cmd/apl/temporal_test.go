@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,19 +43,21 @@ func (f *fakeRuns) Start(_ context.Context, pb *lang.Playbook, ref string, opts 
 	return opts.RunID, err
 }
 
-func (f *fakeRuns) Watch(ctx context.Context, id string, from int, obs interp.Observer) (*interp.Result, error) {
+func (f *fakeRuns) Watch(ctx context.Context, id string, from int, obs interp.Observer) (*interp.Result, int, error) {
 	f.from = append(f.from, from)
 	if f.interrupt {
 		syscall.Kill(os.Getpid(), syscall.SIGINT)
 		<-ctx.Done()
-		return nil, ctx.Err()
+		return nil, 0, ctx.Err()
 	}
 	for _, e := range f.events[0] {
 		obs.Event(e)
 	}
 	res := f.results[0]
 	f.events, f.results = f.events[1:], f.results[1:]
-	return res, nil
+	// The run's events are numbered as they come: the next one is 10
+	// past the first of these.
+	return res, max(from, 0) + 10, nil
 }
 
 func (f *fakeRuns) Answer(_ context.Context, id, key, choice string) (int, error) {
@@ -314,5 +317,54 @@ func TestTemporalShowKeepsItemStatusesAndCounts(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("apl show says\n%s\nwant %q in it", b.String(), want)
 		}
+	}
+}
+
+// At a terminal, apl run --engine temporal asks the question the run
+// waits on there, as a local run does, sends the answer to the run and
+// follows it on, from the first event after those it had shown (what
+// came while the question was on the screen is shown after it);
+// --non-interactive leaves the run waiting, with exit 4.
+func TestRunTemporalAsksAtTheTerminal(t *testing.T) {
+	was := temporalAsker
+	t.Cleanup(func() { temporalAsker = was })
+	temporalAsker = func(w io.Writer, nonInteractive bool, p *progress) interp.Asker {
+		if nonInteractive {
+			return nil
+		}
+		return &termAsker{out: w, in: strings.NewReader("3\nyes\n"), hold: p.hold}
+	}
+	after := []interp.Event{
+		{Type: interp.EventHumanDecision, Step: "approve", Message: "Ship v1.2?: yes (answer given to resume)"},
+		{Type: interp.EventRunCompleted, Message: "run completed", Details: map[string]any{interp.DetailStatus: "completed", interp.DetailDuration: 1.5, interp.DetailAgentCalls: 0}},
+	}
+	f := &fakeRuns{events: [][]interp.Event{firstEvents, after}, results: []*interp.Result{waitingAtApprove, completed}}
+	onCluster(t, f)
+	code, out, errs := runApl("run", askPlaybook, "--engine", "temporal", "--temporal-address", "tc:7233", "--run-id", "r1")
+	if code != exitOK {
+		t.Errorf("exit %d, want %d\n%s", code, exitOK, errs)
+	}
+	if len(f.answered) != 1 || f.answered[0] != "approve=yes" {
+		t.Errorf("answered %q, want approve=yes", f.answered)
+	}
+	if len(f.from) != 2 || f.from[0] != 0 || f.from[1] != 10 {
+		t.Errorf("followed from %v, want 0, then 10 (the event after the question)", f.from)
+	}
+	if !strings.HasPrefix(out, "completed: run r1 (temporal workflow r1)\n") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	for _, want := range []string{
+		"\napprove: Ship v1.2?\n  1) yes\n  2) no\nchoice> \"3\" is not one of the options.\n",
+		"choice> Decision: Ship v1.2?: yes (answer given to resume)\ncompleted in 1.5s\n",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr has no %q:\n%s", want, errs)
+		}
+	}
+
+	f = &fakeRuns{events: [][]interp.Event{firstEvents}, results: []*interp.Result{waitingAtApprove}}
+	onCluster(t, f)
+	if code, _, errs := runApl("run", askPlaybook, "--engine", "temporal", "--temporal-address", "tc:7233", "--run-id", "r1", "--non-interactive"); code != exitWaiting || len(f.answered) > 0 {
+		t.Errorf("--non-interactive: exit %d, answered %q\n%s", code, f.answered, errs)
 	}
 }
