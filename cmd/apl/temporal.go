@@ -19,6 +19,7 @@ import (
 	"github.com/apl-lang/apl/lang"
 	"github.com/zclconf/go-cty/cty"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	temporalsdk "go.temporal.io/sdk/temporal"
@@ -30,7 +31,7 @@ import (
 func dialTemporal(address, namespace string) (client.Client, error) {
 	c, err := client.Dial(client.Options{HostPort: address, Namespace: namespace, Logger: quietLogger()})
 	if err != nil {
-		return nil, exitWith(exitUsage, fmt.Errorf("temporal %s: %w", address, err))
+		return nil, exitWith(exitUsage, fmt.Errorf("no Temporal server answers at %s (--temporal-address, APL_TEMPORAL_ADDRESS; temporal server start-dev serves localhost:7233): %w", address, err))
 	}
 	return c, nil
 }
@@ -55,6 +56,8 @@ type temporalRuns interface {
 	Watch(ctx context.Context, id string, from int, obs interp.Observer) (res *interp.Result, next int, err error)
 	Answer(ctx context.Context, id, key, choice string) (from int, err error)
 	StartedWith(ctx context.Context, id string) (temporal.RunInput, error)
+	// Status is the workflow's status (temporal.WorkflowStatus).
+	Status(ctx context.Context, id string) (string, error)
 	Close()
 }
 
@@ -90,6 +93,10 @@ func (r clusterRuns) Answer(ctx context.Context, id, key, choice string) (int, e
 
 func (r clusterRuns) StartedWith(ctx context.Context, id string) (temporal.RunInput, error) {
 	return temporal.StartedWith(ctx, r.c, id)
+}
+
+func (r clusterRuns) Status(ctx context.Context, id string) (string, error) {
+	return temporal.WorkflowStatus(ctx, r.c, id)
 }
 
 func (r clusterRuns) Close() { r.c.Close() }
@@ -152,7 +159,11 @@ func (c *runCmd) runTemporal(e *env, inputs map[string]cty.Value, agentCmd []str
 	var dup *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case errors.As(err, &dup):
-		return exitWith(exitUsage, fmt.Errorf("run %s already exists on Temporal at %s (namespace %s); choose another --run-id", ropts.RunID, opts.TemporalAddress, opts.Namespace))
+		follow := ""
+		if st, _ := runs.Status(ctx, ropts.RunID); st == "running" {
+			follow = "; it goes on: follow it with " + temporalResume(ropts.RunID, opts.temporalFlags)
+		}
+		return exitWith(exitUsage, fmt.Errorf("run %s already exists on Temporal at %s (namespace %s); choose another --run-id%s", ropts.RunID, opts.TemporalAddress, opts.Namespace, follow))
 	case err != nil:
 		return temporalError(opts.TemporalAddress, opts.Namespace, err)
 	}
@@ -313,6 +324,10 @@ func (c *workerCmd) Run(e *env) error {
 		return err
 	}
 	defer cl.Close()
+	// Refused before it says it serves: the worker would fail at once.
+	if _, err := cl.WorkflowService().DescribeNamespace(context.Background(), &workflowservice.DescribeNamespaceRequest{Namespace: c.Namespace}); err != nil {
+		return temporalError(c.TemporalAddress, c.Namespace, err)
+	}
 	if cfg.Guard, err = startGuard(); err != nil {
 		return exitWith(exitInternal, err)
 	}

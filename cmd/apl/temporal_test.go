@@ -79,6 +79,8 @@ func (f *fakeRuns) StartedWith(_ context.Context, id string) (temporal.RunInput,
 	return temporal.Input(pb, askPlaybook, interp.Options{RunID: id})
 }
 
+func (f *fakeRuns) Status(context.Context, string) (string, error) { return "running", nil }
+
 func (f *fakeRuns) Close() {}
 
 const askPlaybook = "../../interp/temporal/testdata/ask.hcl"
