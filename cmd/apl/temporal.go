@@ -51,9 +51,9 @@ func quietLogger() log.Logger {
 // place (dialRuns).
 type temporalRuns interface {
 	Start(ctx context.Context, pb *lang.Playbook, ref string, opts interp.Options, with ...temporal.StartOption) (string, error)
-	// Watch follows run id from event from on (temporal.Follow); next
-	// is the index of its event after the last one given to obs.
-	Watch(ctx context.Context, id string, from int, obs interp.Observer) (res *interp.Result, next int, err error)
+	// Follow follows run id from its event from on (temporal.FromNow:
+	// from the next).
+	Follow(id string, from int) runFollower
 	Answer(ctx context.Context, id, key, choice string) (from int, err error)
 	StartedWith(ctx context.Context, id string) (temporal.RunInput, error)
 	// Status is the workflow's status (temporal.WorkflowStatus).
@@ -82,9 +82,22 @@ func (r clusterRuns) Start(ctx context.Context, pb *lang.Playbook, ref string, o
 	return temporal.Start(ctx, r.c, r.queue, pb, ref, opts, with...)
 }
 
-func (r clusterRuns) Watch(ctx context.Context, id string, from int, obs interp.Observer) (*interp.Result, int, error) {
-	res, _, next, err := temporal.Follow(ctx, r.c, id, from, obs)
-	return res, next, err
+func (r clusterRuns) Follow(id string, from int) runFollower {
+	return clusterFollower{temporal.NewFollower(r.c, id, from)}
+}
+
+// runFollower follows one run: each Watch goes on from where the last
+// one stopped (temporal.Follower), until the run ends or waits for a
+// person.
+type runFollower interface {
+	Watch(ctx context.Context, obs interp.Observer) (*interp.Result, error)
+}
+
+type clusterFollower struct{ f *temporal.Follower }
+
+func (f clusterFollower) Watch(ctx context.Context, obs interp.Observer) (*interp.Result, error) {
+	res, _, err := f.f.Watch(ctx, obs)
+	return res, err
 }
 
 func (r clusterRuns) Answer(ctx context.Context, id, key, choice string) (int, error) {
@@ -174,16 +187,17 @@ func (c *runCmd) runTemporal(e *env, inputs map[string]cty.Value, agentCmd []str
 // and reports the run when it ends or waits for a person. At a terminal
 // (and without --non-interactive) a question the run waits on is asked
 // there, as a local run asks it: the answer is sent to the run, which is
-// followed on from the first event the question held back.
+// followed on from where the question stopped following it.
 func followTemporal(ctx context.Context, e *env, runs temporalRuns, pb *lang.Playbook, id string, from int, f temporalFlags, po progressOptions, asJSON, nonInteractive bool) error {
 	prog := newProgress(e.stderr, po, pb)
 	ask := temporalAsker(e.stderr, nonInteractive, prog)
+	follow := runs.Follow(id, from)
 	var (
 		res *interp.Result
 		err error
 	)
 	for {
-		res, from, err = runs.Watch(ctx, id, from, prog)
+		res, err = follow.Watch(ctx, prog)
 		if err != nil || res.Status != interp.StatusWaiting || res.Waiting == nil || ask == nil {
 			break
 		}

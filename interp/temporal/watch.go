@@ -39,27 +39,36 @@ const FromNow = -1
 // local run's; it goes on waiting on the cluster for SendAnswer. The
 // path is RunOutput.Path for a run that ended, else the steps seen.
 func Watch(ctx context.Context, c client.Client, id string, from int, obs interp.Observer) (*interp.Result, []string, error) {
-	res, path, _, err := Follow(ctx, c, id, from, obs)
-	return res, path, err
+	return NewFollower(c, id, from).Watch(ctx, obs)
 }
 
-// Follow is Watch, which also returns the index of the run's next event:
-// a client that answers the question the run waits on follows it on from
-// there, and so shows what came while the question was on its screen.
-func Follow(ctx context.Context, c client.Client, id string, from int, obs interp.Observer) (res *interp.Result, path []string, next int, err error) {
-	f := &follower{c: c, id: id, next: from, obs: obs}
-	res, path, err = f.follow(ctx)
-	return res, path, f.next, err
-}
+// A Follower follows one run. Each Watch goes on from where the last one
+// stopped, for the run and for its sub-runs: a client that answers the
+// question the run waits on watches again, and so shows what came while
+// the question was on its screen, and nothing twice.
+type Follower struct{ f *follower }
 
-func (f *follower) follow(ctx context.Context) (*interp.Result, []string, error) {
-	c, id, from, obs := f.c, f.id, f.next, f.obs
+// NewFollower follows run id from its event from on (FromNow: from the
+// next).
+func NewFollower(c client.Client, id string, from int) *Follower {
+	f := &follower{c: c, id: id, next: from}
 	if from == FromNow {
 		// The first poll finds where now is. A run that no worker
 		// answers for (its workers are gone) is followed all the same:
 		// the notes say what it waits for.
 		f.next = math.MaxInt
 	}
+	return &Follower{f}
+}
+
+// Watch is the package's Watch, from where the last one stopped.
+func (w *Follower) Watch(ctx context.Context, obs interp.Observer) (*interp.Result, []string, error) {
+	w.f.obs = obs
+	return w.f.follow(ctx)
+}
+
+func (f *follower) follow(ctx context.Context) (*interp.Result, []string, error) {
+	c, id, obs := f.c, f.id, f.obs
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type ended struct {
