@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/apl-lang/apl/interp"
+	"github.com/apl-lang/apl/lang"
+	"go.temporal.io/sdk/client"
 )
 
 // A client that answers a sub-run's questions as they come (apl run at a
@@ -18,23 +20,14 @@ import (
 // once, those of a sub-run that ended while the question was on the
 // screen included.
 func TestFollowerShowsSubRunEventsOnce(t *testing.T) {
-	c := server(t)
-	startWorker(t, c, "follow", t.TempDir())
-	ref := "testdata/subask"
-	pb, diags := loader().Load(ref)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	id, err := Start(ctx, c, "follow", pb, ref, interp.Options{RunID: "follow-subask"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, c, _, id := startSubask(t, "follow", "follow-subask")
 	var seen eventLines
 	f := NewFollower(c, id, 0)
 	answers := map[string]string{"release/approve": "yes", "release/notes": "fixes the login bug"}
-	var res *interp.Result
+	var (
+		res *interp.Result
+		err error
+	)
 	for range 3 {
 		if res, _, err = f.Watch(ctx, &seen); err != nil {
 			t.Fatal(err)
@@ -67,4 +60,25 @@ func TestFollowerShowsSubRunEventsOnce(t *testing.T) {
 			t.Errorf("%q seen %d times, want once; the events:\n%s", want, n, strings.Join(seen, "\n"))
 		}
 	}
+}
+
+// startSubask starts testdata/subask (a sub-playbook that asks twice) as
+// run id on a worker of queue, and returns a context that ends with the
+// test (two minutes at most), the client and the playbook.
+func startSubask(t *testing.T, queue, id string) (context.Context, client.Client, *lang.Playbook, string) {
+	t.Helper()
+	c := server(t)
+	startWorker(t, c, queue, t.TempDir())
+	ref := "testdata/subask"
+	pb, diags := loader().Load(ref)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	id, err := Start(ctx, c, queue, pb, ref, interp.Options{RunID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, c, pb, id
 }

@@ -219,22 +219,34 @@ type follower struct {
 
 // poll gets the events since the last poll, page by page, and the
 // questions the run waits on. Its sub-runs' events are held back until
-// this run's events since are read again: an event of this run that came
-// before a sub-run's is given before it (an item the parent started
-// before a sub-run tripped a cap is not told after the trip).
+// this run's events since are read again, and all are given in the order
+// they happened (by their times on the cluster; the run's own first on a
+// tie): an event of this run that came before a sub-run's is given before
+// it (an item the parent started before a sub-run tripped a cap is not
+// told after the trip), and a sub-run's last steps before the parent's
+// step that ran it ends.
 func (f *follower) poll(ctx context.Context) error {
-	p, err := f.read(ctx)
-	if err != nil {
-		return err
+	obs := f.obs
+	var own heldEvents
+	if obs != nil {
+		f.obs = &own
 	}
-	if f.followSubs(ctx, p.Children) {
+	p, err := f.read(ctx)
+	if err == nil && f.followSubs(ctx, p.Children) {
 		if again, err := f.read(ctx); err == nil {
 			p = again
 		}
-		for _, e := range f.held {
-			f.obs.Event(e)
+	}
+	if f.obs = obs; obs != nil {
+		all := append(own, f.held...)
+		slices.SortStableFunc(all, func(a, b interp.Event) int { return a.Time.Compare(b.Time) })
+		for _, e := range all {
+			obs.Event(e)
 		}
 		f.held = f.held[:0]
+	}
+	if err != nil {
+		return err
 	}
 	if f.sub {
 		return nil
