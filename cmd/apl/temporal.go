@@ -209,10 +209,15 @@ func followTemporal(ctx context.Context, e *env, runs temporalRuns, pb *lang.Pla
 			break
 		}
 		_, aerr = runs.Answer(ctx, id, w.Key(), choice)
-		var ended *temporal.EndedError
+		var (
+			ended *temporal.EndedError
+			na    *temporal.NotAskedError
+		)
 		switch {
 		case errors.As(aerr, &ended):
 			// Cancelled meanwhile: following it gives its end.
+		case errors.As(aerr, &na):
+			prog.println(fmt.Sprintf("apl: %s was answered elsewhere meanwhile (apl ui, apl resume --answer); %s is not sent", w.Key(), choice))
 		case aerr != nil && ctx.Err() == nil:
 			prog.close()
 			return exitWith(exitInternal, fmt.Errorf("answering %s of run %s: %w", w.Key(), id, aerr))

@@ -374,6 +374,16 @@ func TestRunTemporalAsksAtTheTerminal(t *testing.T) {
 		}
 	}
 
+	// Answered elsewhere (apl ui) while the question was on the screen:
+	// said, and the run is followed on.
+	f = &fakeRuns{events: [][]interp.Event{firstEvents, after}, results: []*interp.Result{waitingAtApprove, completed},
+		err: &temporal.NotAskedError{RunID: "r1", Key: "approve"}}
+	onCluster(t, f)
+	code, _, errs = runApl("run", askPlaybook, "--engine", "temporal", "--temporal-address", "tc:7233", "--run-id", "r1")
+	if want := "apl: approve was answered elsewhere meanwhile (apl ui, apl resume --answer); yes is not sent\n"; code != exitOK || !strings.Contains(errs, want) {
+		t.Errorf("answered elsewhere: exit %d, stderr\n%s\nwant %q in it", code, errs, want)
+	}
+
 	f = &fakeRuns{events: [][]interp.Event{firstEvents}, results: []*interp.Result{waitingAtApprove}}
 	onCluster(t, f)
 	if code, _, errs := runApl("run", askPlaybook, "--engine", "temporal", "--temporal-address", "tc:7233", "--run-id", "r1", "--non-interactive"); code != exitWaiting || len(f.answered) > 0 {
