@@ -151,8 +151,9 @@ func watchStalls(ctx context.Context, c client.Client, id string, notes chan<- s
 // polls the task queue it was started on; a step's worker went silent
 // (the step waits on its home worker's queue for that worker to serve
 // again: home.go); or a step has waited HomeWait on its home worker's
-// queue without being taken, which a worker that stopped (SIGTERM)
-// leaves as it is, and a worker busy with --max-steps steps too.
+// queue without being taken, or the walk's next task TurnWait on the
+// run's queue, which a worker that stopped (SIGTERM) leaves as it is, and
+// a worker busy with --max-steps steps too.
 func Stalled(ctx context.Context, c client.Client, id string) []string {
 	d, err := c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
@@ -162,11 +163,11 @@ func Stalled(ctx context.Context, c client.Client, id string) []string {
 	queue := d.GetExecutionConfig().GetTaskQueue().GetName()
 	if tq, err := c.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW); err == nil && len(tq.GetPollers()) == 0 {
 		out = append(out, fmt.Sprintf("no worker polls task queue %s: run %s waits for one (apl worker --task-queue %s)", queue, id, queue))
-	} else if wt := d.GetPendingWorkflowTask(); wt.GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED && waited(wt.GetScheduledTime()) {
+	} else if wt := d.GetPendingWorkflowTask(); wt.GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED && waited(wt.GetScheduledTime(), TurnWait) {
 		// The server lists a worker that stopped among the queue's
 		// pollers for minutes: the walk's next task, not taken, tells.
 		out = append(out, fmt.Sprintf("no worker of task queue %s has taken run %s's next turn for over %s: its workers stopped, or are all busy; it goes on when one serves (apl worker --task-queue %s)",
-			queue, id, HomeWait, queue))
+			queue, id, TurnWait, queue))
 	}
 	for _, pa := range d.GetPendingActivities() {
 		if pa.GetState() != enumspb.PENDING_ACTIVITY_STATE_SCHEDULED {
@@ -181,7 +182,7 @@ func Stalled(ctx context.Context, c client.Client, id string) []string {
 		case pa.GetAttempt() >= 2 && pa.GetLastFailure() != nil:
 			out = append(out, fmt.Sprintf("a step waits for worker %s, the run's home (%s): it runs again when that worker serves again; %s",
 				home, pa.GetLastFailure().GetMessage(), restart))
-		case waited(pa.GetScheduledTime()):
+		case waited(pa.GetScheduledTime(), HomeWait):
 			// As for the walk's task: how long the step has waited tells.
 			out = append(out, fmt.Sprintf("a step has waited over %s for worker %s, the run's home, to take it: that worker stopped, or runs as many steps as its --max-steps allows; %s",
 				HomeWait, home, restart))
@@ -190,15 +191,21 @@ func Stalled(ctx context.Context, c client.Client, id string) []string {
 	return out
 }
 
-// waited reports whether a task scheduled at t has waited HomeWait.
-func waited(t *timestamppb.Timestamp) bool {
-	return t != nil && time.Since(t.AsTime()) >= HomeWait
+// waited reports whether a task scheduled at t has waited d.
+func waited(t *timestamppb.Timestamp, d time.Duration) bool {
+	return t != nil && time.Since(t.AsTime()) >= d
 }
 
-// HomeWait is how long a step waits on its home worker's queue, or the
-// walk's next task on the run's queue, not taken, before Stalled says so.
-// A worker that serves takes one in milliseconds when it has room.
-var HomeWait = 5 * time.Second
+// HomeWait is how long a step waits on its home worker's queue, not
+// taken, before Stalled says so; TurnWait is how long the walk's next
+// task waits on the run's queue. A worker that serves takes one in
+// milliseconds when it has room. TurnWait is longer than the 5 seconds
+// a walk's task waits for the worker that walked it last (Temporal's
+// sticky queue) before any worker of the queue may take it.
+var (
+	HomeWait = 5 * time.Second
+	TurnWait = 10 * time.Second
+)
 
 // follower reads a run's events and questions.
 type follower struct {
