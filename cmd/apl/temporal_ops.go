@@ -31,14 +31,11 @@ func (c *cancelCmd) Run(e *env) error {
 	}
 	defer cl.Close()
 	ctx := context.Background()
-	where := fmt.Sprintf("Temporal at %s (namespace %s)", c.TemporalAddress, c.Namespace)
-	switch st, err := temporal.WorkflowStatus(ctx, cl, c.RunRef); {
+	switch st, err := knownRun(ctx, cl, c.temporalFlags, c.RunRef); {
 	case err != nil:
-		return temporalError(c.TemporalAddress, c.Namespace, err)
-	case st == "":
-		return exitWith(exitUsage, fmt.Errorf("no run %q on %s", c.RunRef, where))
+		return err
 	case st != "running":
-		return exitWith(exitUsage, fmt.Errorf("run %s on %s has ended (its workflow is %s): there is nothing to stop", c.RunRef, where, st))
+		return exitWith(exitUsage, fmt.Errorf("run %s on Temporal at %s (namespace %s) has ended (its workflow is %s): there is nothing to stop", c.RunRef, c.TemporalAddress, c.Namespace, st))
 	}
 	if c.Terminate {
 		err = cl.TerminateWorkflow(ctx, c.RunRef, "", c.Reason)
@@ -140,12 +137,9 @@ func temporalShow(e *env, f temporalFlags, id string, asJSON bool) error {
 	}
 	defer cl.Close()
 	ctx := context.Background()
-	wst, err := temporal.WorkflowStatus(ctx, cl, id)
-	switch {
-	case err != nil:
-		return temporalError(f.TemporalAddress, f.Namespace, err)
-	case wst == "":
-		return exitWith(exitUsage, fmt.Errorf("no run %q on Temporal at %s (namespace %s)", id, f.TemporalAddress, f.Namespace))
+	wst, err := knownRun(ctx, cl, f, id)
+	if err != nil {
+		return err
 	}
 	s, evs, qerr, err := readTemporalRun(ctx, cl, id, wst == "running", 0)
 	if err != nil {
@@ -213,6 +207,20 @@ func temporalShow(e *env, f temporalFlags, id string, asJSON bool) error {
 		fmt.Fprintf(e.stdout, "waits: %s\n", n)
 	}
 	return nil
+}
+
+// knownRun is the status of run id's workflow on the cluster f names;
+// a run the namespace does not have is a usage error that says where it
+// was looked for.
+func knownRun(ctx context.Context, cl client.Client, f temporalFlags, id string) (string, error) {
+	st, err := temporal.WorkflowStatus(ctx, cl, id)
+	switch {
+	case err != nil:
+		return "", temporalError(f.TemporalAddress, f.Namespace, err)
+	case st == "":
+		return "", exitWith(exitUsage, fmt.Errorf("no run %q on Temporal at %s (namespace %s)", id, f.TemporalAddress, f.Namespace))
+	}
+	return st, nil
 }
 
 // temporalRunShow is apl show --json of a run on Temporal: a local run's
@@ -320,6 +328,9 @@ func (c *logsCmd) temporalLogs(e *env) error {
 	}
 	defer cl.Close()
 	ctx := context.Background()
+	if _, err := knownRun(ctx, cl, c.temporalFlags, c.RunRef); err != nil {
+		return err
+	}
 	s, err := temporal.Show(ctx, cl, c.RunRef)
 	if err != nil {
 		return exitWith(exitUsage, err)
