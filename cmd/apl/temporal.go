@@ -312,6 +312,10 @@ func (c *resumeCmd) resumeTemporal(e *env) error {
 			from = n
 		}
 	}
+	if len(keys) == 0 && !c.Quiet {
+		// Its events so far are not shown: say which run this is.
+		fmt.Fprintf(e.stderr, "following run %s of %s on Temporal from now on\n", id, pb.Name)
+	}
 	return followTemporal(ctx, e, runs, pb, id, from, c.temporalFlags, c.progressOptions, c.JSON, c.NonInteractive)
 }
 

@@ -192,6 +192,9 @@ func TestResumeTemporalAnswers(t *testing.T) {
 	if code, _, errs = runApl("resume", "r1", "--engine", "temporal", "--temporal-address", "tc:7233"); code != exitWaiting || f.from[0] != temporal.FromNow {
 		t.Errorf("exit %d, from %v\n%s", code, f.from, errs)
 	}
+	if want := "following run r1 of ask on Temporal from now on\n"; !strings.HasPrefix(errs, want) {
+		t.Errorf("stderr does not begin with %q:\n%s", want, errs)
+	}
 }
 
 // apl resume --engine temporal follows a run with the playbook it started
