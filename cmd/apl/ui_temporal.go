@@ -216,6 +216,12 @@ func (t *temporalUIRuns) Open(id string) (*ui.Run, error) {
 	if qerr != nil {
 		st.Meta.Reason = strings.TrimPrefix(st.Meta.Reason+"; its steps are not shown: no worker answered for the run", "; ")
 	}
+	if running {
+		// What it waits for, if it waits for a worker, as apl show says.
+		for _, n := range temporal.Stalled(ctx, t.c, id) {
+			st.Meta.Reason = strings.TrimPrefix(st.Meta.Reason+"; "+n, "; ")
+		}
+	}
 	st.Meta.PlaybookRef = cmp.Or(st.Meta.PlaybookRef, s.Playbook)
 	st.Waiting = nil
 	if (s.Status == interp.StatusWaiting || s.Status == interp.StatusRunning) && qerr == nil {
