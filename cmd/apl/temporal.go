@@ -19,6 +19,7 @@ import (
 	"github.com/apl-lang/apl/lang"
 	"github.com/zclconf/go-cty/cty"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	temporalsdk "go.temporal.io/sdk/temporal"
@@ -30,10 +31,14 @@ import (
 func dialTemporal(address, namespace string) (client.Client, error) {
 	c, err := client.Dial(client.Options{HostPort: address, Namespace: namespace, Logger: quietLogger()})
 	if err != nil {
-		return nil, exitWith(exitUsage, fmt.Errorf("temporal %s: %w", address, err))
+		return nil, exitWith(exitUsage, fmt.Errorf("no Temporal server answers at %s (--temporal-address, APL_TEMPORAL_ADDRESS; temporal server start-dev serves localhost:7233): %w", address, err))
 	}
 	return c, nil
 }
+
+// temporalAsker asks a question a run on the cluster waits on, as
+// asker asks a local run's: nil when there is no terminal to ask at.
+var temporalAsker = asker
 
 // quietLogger logs the Temporal SDK's warnings and errors only, to
 // stderr.
@@ -46,9 +51,13 @@ func quietLogger() log.Logger {
 // place (dialRuns).
 type temporalRuns interface {
 	Start(ctx context.Context, pb *lang.Playbook, ref string, opts interp.Options, with ...temporal.StartOption) (string, error)
-	Watch(ctx context.Context, id string, from int, obs interp.Observer) (*interp.Result, error)
+	// Follow follows run id from its event from on (temporal.FromNow:
+	// from the next).
+	Follow(id string, from int) runFollower
 	Answer(ctx context.Context, id, key, choice string) (from int, err error)
 	StartedWith(ctx context.Context, id string) (temporal.RunInput, error)
+	// Status is the workflow's status (temporal.WorkflowStatus).
+	Status(ctx context.Context, id string) (string, error)
 	Close()
 }
 
@@ -73,8 +82,21 @@ func (r clusterRuns) Start(ctx context.Context, pb *lang.Playbook, ref string, o
 	return temporal.Start(ctx, r.c, r.queue, pb, ref, opts, with...)
 }
 
-func (r clusterRuns) Watch(ctx context.Context, id string, from int, obs interp.Observer) (*interp.Result, error) {
-	res, _, err := temporal.Watch(ctx, r.c, id, from, obs)
+func (r clusterRuns) Follow(id string, from int) runFollower {
+	return clusterFollower{temporal.NewFollower(r.c, id, from)}
+}
+
+// runFollower follows one run: each Watch goes on from where the last
+// one stopped (temporal.Follower), until the run ends or waits for a
+// person.
+type runFollower interface {
+	Watch(ctx context.Context, obs interp.Observer) (*interp.Result, error)
+}
+
+type clusterFollower struct{ f *temporal.Follower }
+
+func (f clusterFollower) Watch(ctx context.Context, obs interp.Observer) (*interp.Result, error) {
+	res, _, err := f.f.Watch(ctx, obs)
 	return res, err
 }
 
@@ -84,6 +106,10 @@ func (r clusterRuns) Answer(ctx context.Context, id, key, choice string) (int, e
 
 func (r clusterRuns) StartedWith(ctx context.Context, id string) (temporal.RunInput, error) {
 	return temporal.StartedWith(ctx, r.c, id)
+}
+
+func (r clusterRuns) Status(ctx context.Context, id string) (string, error) {
+	return temporal.WorkflowStatus(ctx, r.c, id)
 }
 
 func (r clusterRuns) Close() { r.c.Close() }
@@ -100,9 +126,10 @@ func temporalResume(id string, f temporalFlags) string {
 
 // runTemporal runs the playbook as a workflow and follows it as a local
 // run is followed: its progress lines on stderr as its steps go, its
-// report when it ends. A run that waits for a person is reported as a
-// local run that pauses is (exit 4); the workflow goes on waiting for
-// apl resume --answer. The workers run the commands and agents, in their
+// questions asked at the terminal, its report when it ends. A run that
+// waits for a person with no terminal to ask at is reported as a local
+// run that pauses is (exit 4); the workflow goes on waiting for apl
+// resume --answer. The workers run the commands and agents, in their
 // own project directories; the run keeps no directory here.
 func (c *runCmd) runTemporal(e *env, inputs map[string]cty.Value, agentCmd []string) error {
 	opts := c.runOptions
@@ -145,24 +172,65 @@ func (c *runCmd) runTemporal(e *env, inputs map[string]cty.Value, agentCmd []str
 	var dup *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case errors.As(err, &dup):
-		return exitWith(exitUsage, fmt.Errorf("run %s already exists on Temporal at %s (namespace %s); choose another --run-id", ropts.RunID, opts.TemporalAddress, opts.Namespace))
+		follow := ""
+		if st, _ := runs.Status(ctx, ropts.RunID); st == "running" {
+			follow = "; it goes on: follow it with " + temporalResume(ropts.RunID, opts.temporalFlags)
+		}
+		return exitWith(exitUsage, fmt.Errorf("run %s already exists on Temporal at %s (namespace %s); choose another --run-id%s", ropts.RunID, opts.TemporalAddress, opts.Namespace, follow))
 	case err != nil:
 		return temporalError(opts.TemporalAddress, opts.Namespace, err)
 	}
-	return followTemporal(ctx, e, runs, c.pb, id, 0, opts.temporalFlags, opts.progressOptions, opts.JSON)
+	return followTemporal(ctx, e, runs, c.pb, id, 0, opts.temporalFlags, opts.progressOptions, opts.JSON, opts.NonInteractive)
 }
 
 // followTemporal prints run id's events from index from on as they come,
-// and reports the run when it ends or waits for a person.
-func followTemporal(ctx context.Context, e *env, runs temporalRuns, pb *lang.Playbook, id string, from int, f temporalFlags, po progressOptions, asJSON bool) error {
+// and reports the run when it ends or waits for a person. At a terminal
+// (and without --non-interactive) a question the run waits on is asked
+// there, as a local run asks it: the answer is sent to the run, which is
+// followed on from where the question stopped following it.
+func followTemporal(ctx context.Context, e *env, runs temporalRuns, pb *lang.Playbook, id string, from int, f temporalFlags, po progressOptions, asJSON, nonInteractive bool) error {
 	prog := newProgress(e.stderr, po, pb)
-	res, err := runs.Watch(ctx, id, from, prog)
+	ask := temporalAsker(e.stderr, nonInteractive, prog)
+	follow := runs.Follow(id, from)
+	var (
+		res *interp.Result
+		err error
+	)
+	for {
+		res, err = follow.Watch(ctx, prog)
+		if err != nil || res.Status != interp.StatusWaiting || res.Waiting == nil || ask == nil {
+			break
+		}
+		w := res.Waiting
+		choice, aerr := ask.Ask(ctx, interp.Question{Step: w.Step, Item: w.Item, Question: w.Question, Options: w.Options, Text: w.Text})
+		if aerr != nil {
+			// Ctrl-C at the prompt stops following, below; no answer
+			// (stdin closed) leaves the run waiting, reported as such.
+			break
+		}
+		_, aerr = runs.Answer(ctx, id, w.Key(), choice)
+		var (
+			ended *temporal.EndedError
+			na    *temporal.NotAskedError
+		)
+		switch {
+		case errors.As(aerr, &ended):
+			// Cancelled meanwhile: following it gives its end.
+		case errors.As(aerr, &na):
+			prog.println(fmt.Sprintf("apl: %s was answered elsewhere meanwhile (apl ui, apl resume --answer); %s is not sent", w.Key(), choice))
+		case aerr != nil && ctx.Err() == nil:
+			prog.close()
+			return exitWith(exitInternal, fmt.Errorf("answering %s of run %s: %w", w.Key(), id, aerr))
+		}
+	}
 	prog.close()
 	resume := temporalResume(id, f)
+	if ctx.Err() != nil {
+		// Ctrl-C, at a question's prompt too: the run goes on, or waits
+		// for the answer, on the cluster.
+		return exitWith(exitInterrupted, fmt.Errorf("stopped following run %s; it goes on on the cluster; follow it again with: %s", id, resume))
+	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return exitWith(exitInterrupted, fmt.Errorf("stopped following run %s; it goes on on the cluster; follow it again with: %s", id, resume))
-		}
 		var (
 			term   *temporalsdk.TerminatedError
 			cancel *temporalsdk.CanceledError
@@ -244,7 +312,11 @@ func (c *resumeCmd) resumeTemporal(e *env) error {
 			from = n
 		}
 	}
-	return followTemporal(ctx, e, runs, pb, id, from, c.temporalFlags, c.progressOptions, c.JSON)
+	if len(keys) == 0 && !c.Quiet {
+		// Its events so far are not shown: say which run this is.
+		fmt.Fprintf(e.stderr, "following run %s of %s on Temporal from now on\n", id, pb.Name)
+	}
+	return followTemporal(ctx, e, runs, pb, id, from, c.temporalFlags, c.progressOptions, c.JSON, c.NonInteractive)
 }
 
 func (c *workerCmd) Run(e *env) error {
@@ -275,6 +347,10 @@ func (c *workerCmd) Run(e *env) error {
 		return err
 	}
 	defer cl.Close()
+	// Refused before it says it serves: the worker would fail at once.
+	if _, err := cl.WorkflowService().DescribeNamespace(context.Background(), &workflowservice.DescribeNamespaceRequest{Namespace: c.Namespace}); err != nil {
+		return temporalError(c.TemporalAddress, c.Namespace, err)
+	}
 	if cfg.Guard, err = startGuard(); err != nil {
 		return exitWith(exitInternal, err)
 	}

@@ -25,7 +25,7 @@ type temporalFlags struct {
 
 // temporalRunFlags are apl run's flags for a run on Temporal.
 type temporalRunFlags struct {
-	SendEnv []string `name:"env" sep:"none" placeholder:"NAME" help:"With --engine temporal, send this variable's value here with the run (NAME, or NAME=VALUE): its commands and agents get it on top of their worker's environment. Repeatable. The values are kept in the workflow's history: keep credentials in the workers' environment. A local run has this environment already."`
+	SendEnv []string `name:"env" sep:"none" placeholder:"NAME" help:"With --engine temporal, send this variable's value here with the run (NAME, or NAME=VALUE): its commands and agents get it on top of their worker's environment. Repeatable. The values are kept in the workflow's history: keep credentials in the workers' environment. A local run has this environment already: there NAME=VALUE sets the variable for the run, and NAME changes nothing."`
 }
 
 // workerCmd serves runs started with apl run --engine temporal.

@@ -31,14 +31,11 @@ func (c *cancelCmd) Run(e *env) error {
 	}
 	defer cl.Close()
 	ctx := context.Background()
-	where := fmt.Sprintf("Temporal at %s (namespace %s)", c.TemporalAddress, c.Namespace)
-	switch st, err := temporal.WorkflowStatus(ctx, cl, c.RunRef); {
+	switch st, err := knownRun(ctx, cl, c.temporalFlags, c.RunRef); {
 	case err != nil:
-		return temporalError(c.TemporalAddress, c.Namespace, err)
-	case st == "":
-		return exitWith(exitUsage, fmt.Errorf("no run %q on %s", c.RunRef, where))
+		return err
 	case st != "running":
-		return exitWith(exitUsage, fmt.Errorf("run %s on %s has ended (its workflow is %s): there is nothing to stop", c.RunRef, where, st))
+		return exitWith(exitUsage, fmt.Errorf("run %s on Temporal at %s (namespace %s) has ended (its workflow is %s): there is nothing to stop", c.RunRef, c.TemporalAddress, c.Namespace, st))
 	}
 	if c.Terminate {
 		err = cl.TerminateWorkflow(ctx, c.RunRef, "", c.Reason)
@@ -49,7 +46,7 @@ func (c *cancelCmd) Run(e *env) error {
 		return temporalError(c.TemporalAddress, c.Namespace, err)
 	}
 	if c.Terminate {
-		fmt.Fprintf(e.stderr, "run %s terminated: its workflow ended at once; steps under way were not stopped, and no on_failure or finally step ran\n", c.RunRef)
+		fmt.Fprintf(e.stderr, "run %s terminated: its workflow ended at once, without a result, and no on_failure or finally step ran; a worker still running one of its steps stops it at the step's next heartbeat\n", c.RunRef)
 		return nil
 	}
 	fmt.Fprintf(e.stderr, "run %s: cancel requested; its steps under way stop and it ends interrupted (no on_failure or finally steps), as a local run stopped with Ctrl-C\n", c.RunRef)
@@ -140,11 +137,20 @@ func temporalShow(e *env, f temporalFlags, id string, asJSON bool) error {
 	}
 	defer cl.Close()
 	ctx := context.Background()
-	s, err := temporal.Show(ctx, cl, id)
+	wst, err := knownRun(ctx, cl, f, id)
+	if err != nil {
+		return err
+	}
+	s, evs, qerr, err := readTemporalRun(ctx, cl, id, wst == "running", 0)
 	if err != nil {
 		return exitWith(exitUsage, err)
 	}
-	evs, qerr := temporal.AllEvents(ctx, cl, id)
+	// Why a run that goes on waits, if it does: for a worker of its
+	// queue, or its home worker.
+	var stalled []string
+	if wst == "running" {
+		stalled = temporal.Stalled(ctx, cl, id)
+	}
 	if qerr != nil {
 		if asJSON {
 			return printJSON(e.stdout, s)
@@ -156,14 +162,19 @@ func temporalShow(e *env, f temporalFlags, id string, asJSON bool) error {
 		if s.Home != nil {
 			fmt.Fprintf(e.stdout, "works in: %s\n", s.Home)
 		}
-		fmt.Fprintln(e.stdout, "path:")
-		for _, p := range s.Path {
-			fmt.Fprintf(e.stdout, "  %s\n", p)
+		if len(s.Path) > 0 {
+			fmt.Fprintln(e.stdout, "path:")
+			for _, p := range s.Path {
+				fmt.Fprintf(e.stdout, "  %s\n", p)
+			}
 		}
 		if len(s.Output) > 0 && string(s.Output) != "{}" {
 			fmt.Fprintf(e.stdout, "output: %s\n", s.Output)
 		}
-		fmt.Fprintf(e.stderr, "apl: its steps are not shown: no worker answered (%v)\n", qerr)
+		for _, n := range stalled {
+			fmt.Fprintf(e.stdout, "waits: %s\n", n)
+		}
+		fmt.Fprintf(e.stderr, "apl: its steps are not shown: no worker answered for the run\n")
 		return nil
 	}
 	// Its artifacts stay on the worker (apl logs): an empty directory.
@@ -192,7 +203,24 @@ func temporalShow(e *env, f temporalFlags, id string, asJSON bool) error {
 	if s.Home != nil {
 		fmt.Fprintf(e.stdout, "\nworks in: %s\n", s.Home)
 	}
+	for _, n := range stalled {
+		fmt.Fprintf(e.stdout, "waits: %s\n", n)
+	}
 	return nil
+}
+
+// knownRun is the status of run id's workflow on the cluster f names;
+// a run the namespace does not have is a usage error that says where it
+// was looked for.
+func knownRun(ctx context.Context, cl client.Client, f temporalFlags, id string) (string, error) {
+	st, err := temporal.WorkflowStatus(ctx, cl, id)
+	switch {
+	case err != nil:
+		return "", temporalError(f.TemporalAddress, f.Namespace, err)
+	case st == "":
+		return "", exitWith(exitUsage, fmt.Errorf("no run %q on Temporal at %s (namespace %s)", id, f.TemporalAddress, f.Namespace))
+	}
+	return st, nil
 }
 
 // temporalRunShow is apl show --json of a run on Temporal: a local run's
@@ -218,7 +246,17 @@ func runState(s temporal.Shown, evs []interp.Event) *interp.State {
 		return rec
 	}
 	for _, ev := range evs {
-		num := func(k string) float64 { f, _ := ev.Details[k].(float64); return f }
+		num := func(k string) float64 {
+			// Counts come as ints (the client puts their types back),
+			// the rest as float64s.
+			switch v := ev.Details[k].(type) {
+			case int:
+				return float64(v)
+			case float64:
+				return v
+			}
+			return 0
+		}
 		switch ev.Type {
 		case interp.EventRunStarted:
 			if st.Meta.StartedAt.IsZero() {
@@ -231,6 +269,7 @@ func runState(s temporal.Shown, evs []interp.Event) *interp.State {
 		case interp.EventRunCompleted, interp.EventRunFailed, interp.EventRunInterrupted:
 			st.Metrics.DurationS = num(interp.DetailDuration)
 			st.Metrics.TotalTokens = int(num(interp.DetailTokens))
+			st.Metrics.AgentCalls = int(num(interp.DetailAgentCalls))
 			if c, ok := ev.Details[interp.DetailCost].(float64); ok {
 				st.Metrics.TotalCostUSD = &c
 			}
@@ -247,6 +286,11 @@ func runState(s temporal.Shown, evs []interp.Event) *interp.State {
 			}
 			it.Status = map[string]string{interp.EventItemStarted: interp.StepRunning, interp.EventItemCompleted: interp.StepCompleted,
 				interp.EventItemFailed: interp.StepFailed, interp.EventItemBlocked: "blocked"}[ev.Type]
+			if st, ok := strings.CutPrefix(ev.Message, "finished: "); ok && ev.Type == interp.EventItemCompleted {
+				// An item that ended with a finish status has it, as
+				// its local record does.
+				it.Status = st
+			}
 		case interp.EventStepStarted, interp.EventStepCompleted, interp.EventStepFailed, interp.EventStepSkipped, interp.EventStepReused:
 			if ev.Item != "" || strings.Contains(ev.Step, "/") {
 				continue
@@ -284,6 +328,9 @@ func (c *logsCmd) temporalLogs(e *env) error {
 	}
 	defer cl.Close()
 	ctx := context.Background()
+	if _, err := knownRun(ctx, cl, c.temporalFlags, c.RunRef); err != nil {
+		return err
+	}
 	s, err := temporal.Show(ctx, cl, c.RunRef)
 	if err != nil {
 		return exitWith(exitUsage, err)

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,8 @@ type fakeRuns struct {
 	err      error
 	// interrupt makes Watch wait for Ctrl-C, which it sends itself.
 	interrupt bool
+	// watched counts the Watch calls.
+	watched int
 	// started is the workflow input of the last Start.
 	started temporal.RunInput
 	// input, when set, is what the run started with; the ask playbook's
@@ -42,8 +45,18 @@ func (f *fakeRuns) Start(_ context.Context, pb *lang.Playbook, ref string, opts 
 	return opts.RunID, err
 }
 
-func (f *fakeRuns) Watch(ctx context.Context, id string, from int, obs interp.Observer) (*interp.Result, error) {
+func (f *fakeRuns) Follow(id string, from int) runFollower {
 	f.from = append(f.from, from)
+	return fakeFollower{f}
+}
+
+// fakeFollower gives each Watch the fake cluster's next events and
+// result.
+type fakeFollower struct{ f *fakeRuns }
+
+func (w fakeFollower) Watch(ctx context.Context, obs interp.Observer) (*interp.Result, error) {
+	f := w.f
+	f.watched++
 	if f.interrupt {
 		syscall.Kill(os.Getpid(), syscall.SIGINT)
 		<-ctx.Done()
@@ -75,6 +88,8 @@ func (f *fakeRuns) StartedWith(_ context.Context, id string) (temporal.RunInput,
 	}
 	return temporal.Input(pb, askPlaybook, interp.Options{RunID: id})
 }
+
+func (f *fakeRuns) Status(context.Context, string) (string, error) { return "running", nil }
 
 func (f *fakeRuns) Close() {}
 
@@ -176,6 +191,9 @@ func TestResumeTemporalAnswers(t *testing.T) {
 	onCluster(t, f)
 	if code, _, errs = runApl("resume", "r1", "--engine", "temporal", "--temporal-address", "tc:7233"); code != exitWaiting || f.from[0] != temporal.FromNow {
 		t.Errorf("exit %d, from %v\n%s", code, f.from, errs)
+	}
+	if want := "following run r1 of ask on Temporal from now on\n"; !strings.HasPrefix(errs, want) {
+		t.Errorf("stderr does not begin with %q:\n%s", want, errs)
 	}
 }
 
@@ -288,5 +306,90 @@ func TestRunTemporalReplay(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errs, tt.want) {
 			t.Errorf("%s %s: exit %d, stderr %q, want %q", tt.flag, tt.file, code, errs, tt.want)
 		}
+	}
+}
+
+// apl show --engine temporal tells a run from its events as apl show
+// tells a local run from its state: an item that finished with a status
+// counts under it, and the run's agent calls and tokens, which come as
+// ints once the client has put their types back, are kept.
+func TestTemporalShowKeepsItemStatusesAndCounts(t *testing.T) {
+	evs := []interp.Event{
+		{Type: interp.EventRunStarted, Message: "run r1 of loop"},
+		{Type: interp.EventStepStarted, Step: "tasks"},
+		{Type: interp.EventItemStarted, Step: "tasks", Item: "a"},
+		{Type: interp.EventItemCompleted, Step: "tasks", Item: "a", Message: "finished: verified"},
+		{Type: interp.EventItemStarted, Step: "tasks", Item: "b"},
+		{Type: interp.EventItemCompleted, Step: "tasks", Item: "b"},
+		{Type: interp.EventStepCompleted, Step: "tasks", Details: map[string]any{interp.DetailDuration: 0.5, interp.DetailTokens: 120}},
+		{Type: interp.EventRunCompleted, Details: map[string]any{interp.DetailStatus: "completed", interp.DetailDuration: 0.6,
+			interp.DetailTokens: 120, interp.DetailAgentCalls: 3}},
+	}
+	st := runState(temporal.Shown{RunID: "r1", Playbook: "loop.hcl", Status: interp.StatusCompleted, Output: json.RawMessage("{}")}, evs)
+	var b bytes.Buffer
+	writeShow(&b, showRun(t.TempDir(), st))
+	for _, want := range []string{"took 0.6s · 3 agent calls · 120 tokens", "tasks: completed (0.5s · 1 attempt · 120 tokens)", "items: 1 completed, 1 verified"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("apl show says\n%s\nwant %q in it", b.String(), want)
+		}
+	}
+}
+
+// At a terminal, apl run --engine temporal asks the question the run
+// waits on there, as a local run does, sends the answer to the run and
+// follows it on from where it stopped following (what came while the
+// question was on the screen is shown after it, and nothing twice);
+// --non-interactive leaves the run waiting, with exit 4.
+func TestRunTemporalAsksAtTheTerminal(t *testing.T) {
+	was := temporalAsker
+	t.Cleanup(func() { temporalAsker = was })
+	temporalAsker = func(w io.Writer, nonInteractive bool, p *progress) interp.Asker {
+		if nonInteractive {
+			return nil
+		}
+		return &termAsker{out: w, in: strings.NewReader("3\nyes\n"), hold: p.hold}
+	}
+	after := []interp.Event{
+		{Type: interp.EventHumanDecision, Step: "approve", Message: "Ship v1.2?: yes (answer given to resume)"},
+		{Type: interp.EventRunCompleted, Message: "run completed", Details: map[string]any{interp.DetailStatus: "completed", interp.DetailDuration: 1.5, interp.DetailAgentCalls: 0}},
+	}
+	f := &fakeRuns{events: [][]interp.Event{firstEvents, after}, results: []*interp.Result{waitingAtApprove, completed}}
+	onCluster(t, f)
+	code, out, errs := runApl("run", askPlaybook, "--engine", "temporal", "--temporal-address", "tc:7233", "--run-id", "r1")
+	if code != exitOK {
+		t.Errorf("exit %d, want %d\n%s", code, exitOK, errs)
+	}
+	if len(f.answered) != 1 || f.answered[0] != "approve=yes" {
+		t.Errorf("answered %q, want approve=yes", f.answered)
+	}
+	if len(f.from) != 1 || f.from[0] != 0 || f.watched != 2 {
+		t.Errorf("followed from %v, watched %d times; want one follower from 0, watched again after the answer", f.from, f.watched)
+	}
+	if !strings.HasPrefix(out, "completed: run r1 (temporal workflow r1)\n") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	for _, want := range []string{
+		"\napprove: Ship v1.2?\n  1) yes\n  2) no\nchoice> \"3\" is not one of the options.\n",
+		"choice> Decision: Ship v1.2?: yes (answer given to resume)\ncompleted in 1.5s\n",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr has no %q:\n%s", want, errs)
+		}
+	}
+
+	// Answered elsewhere (apl ui) while the question was on the screen:
+	// said, and the run is followed on.
+	f = &fakeRuns{events: [][]interp.Event{firstEvents, after}, results: []*interp.Result{waitingAtApprove, completed},
+		err: &temporal.NotAskedError{RunID: "r1", Key: "approve"}}
+	onCluster(t, f)
+	code, _, errs = runApl("run", askPlaybook, "--engine", "temporal", "--temporal-address", "tc:7233", "--run-id", "r1")
+	if want := "apl: approve was answered elsewhere meanwhile (apl ui, apl resume --answer); yes is not sent\n"; code != exitOK || !strings.Contains(errs, want) {
+		t.Errorf("answered elsewhere: exit %d, stderr\n%s\nwant %q in it", code, errs, want)
+	}
+
+	f = &fakeRuns{events: [][]interp.Event{firstEvents}, results: []*interp.Result{waitingAtApprove}}
+	onCluster(t, f)
+	if code, _, errs := runApl("run", askPlaybook, "--engine", "temporal", "--temporal-address", "tc:7233", "--run-id", "r1", "--non-interactive"); code != exitWaiting || len(f.answered) > 0 {
+		t.Errorf("--non-interactive: exit %d, answered %q\n%s", code, f.answered, errs)
 	}
 }

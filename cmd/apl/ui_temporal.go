@@ -201,20 +201,8 @@ func (t *temporalUIRuns) Open(id string) (*ui.Run, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), queryWait)
 	defer cancel()
-	// Its steps are read from its events, as apl show --engine temporal
-	// reads them, which a worker answers for.
-	qctx, qcancel := context.WithTimeout(ctx, workerWait)
-	evs, qerr := temporal.AllEvents(qctx, t.c, id)
-	qcancel()
-	var s temporal.Shown
-	if qerr != nil && running {
-		// Show would ask the workers again: what the cluster keeps.
-		in, err := temporal.StartedWith(ctx, t.c, id)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", t.where, err)
-		}
-		s = temporal.Shown{RunID: id, Playbook: in.Ref, Status: interp.StatusRunning}
-	} else if s, err = temporal.Show(ctx, t.c, id); err != nil {
+	s, evs, qerr, err := readTemporalRun(ctx, t.c, id, running, workerWait)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t.where, err)
 	}
 	st := runState(s, evs)
@@ -227,6 +215,12 @@ func (t *temporalUIRuns) Open(id string) (*ui.Run, error) {
 	st.Meta.RunID, st.Meta.Status, st.Meta.Reason = id, s.Status, s.Reason
 	if qerr != nil {
 		st.Meta.Reason = strings.TrimPrefix(st.Meta.Reason+"; its steps are not shown: no worker answered for the run", "; ")
+	}
+	if running {
+		// What it waits for, if it waits for a worker, as apl show says.
+		for _, n := range temporal.Stalled(ctx, t.c, id) {
+			st.Meta.Reason = strings.TrimPrefix(st.Meta.Reason+"; "+n, "; ")
+		}
 	}
 	st.Meta.PlaybookRef = cmp.Or(st.Meta.PlaybookRef, s.Playbook)
 	st.Waiting = nil
@@ -244,6 +238,30 @@ func (t *temporalUIRuns) Open(id string) (*ui.Run, error) {
 	sum := ui.Summary{ID: id, Playbook: cmp.Or(st.Meta.Playbook, st.Meta.PlaybookRef), Ref: st.Meta.PlaybookRef, Status: st.Meta.Status, Reason: st.Meta.Reason,
 		StartedAt: st.Meta.StartedAt, DurationS: st.Metrics.DurationS, Tokens: st.Metrics.TotalTokens, CostUSD: st.Metrics.TotalCostUSD, Waiting: st.Waiting}
 	return &ui.Run{Summary: sum, State: st, Dir: dir}, nil
+}
+
+// readTemporalRun reads run id as apl show and apl ui show it: how it
+// goes from the cluster, and its events, which a worker answers for
+// (qerr says why none did, within wait when it is not 0: a worker
+// replays an ended run's whole history to answer, which takes seconds on
+// a loaded machine). A running run that no worker answers for is its
+// status and playbook alone: Show would ask the workers again.
+func readTemporalRun(ctx context.Context, c client.Client, id string, running bool, wait time.Duration) (s temporal.Shown, evs []interp.Event, qerr, err error) {
+	qctx, qcancel := ctx, context.CancelFunc(func() {})
+	if wait > 0 {
+		qctx, qcancel = context.WithTimeout(ctx, wait)
+	}
+	evs, qerr = temporal.AllEvents(qctx, c, id)
+	qcancel()
+	if qerr != nil && running {
+		in, err := temporal.StartedWith(ctx, c, id)
+		if err != nil {
+			return s, nil, qerr, err
+		}
+		return temporal.Shown{RunID: id, Playbook: in.Ref, Status: interp.StatusRunning, Path: []string{}}, nil, qerr, nil
+	}
+	s, err = temporal.Show(ctx, c, id)
+	return s, evs, qerr, err
 }
 
 // firstQuestion is the first question run id waits on, its own or a

@@ -343,6 +343,20 @@ step "only" {
 	// cluster keeps, and says why it has no more.
 	u.stopWorker()
 	contains("the run's page with no worker up", get("/run/t1"), `id="status">completed`, "its steps are not shown: no worker answered for the run")
+
+	// A run on a queue no worker polls: its page says what it waits for,
+	// as apl show does.
+	if err := os.WriteFile("lone.hcl", []byte(uiAskPlaybook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lone, diags := u.e.loader.Load("lone.hcl")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if _, err := temporal.Start(ctx, cl, "nobody", lone, "lone.hcl", interp.Options{RunID: "t2"}); err != nil {
+		t.Fatal(err)
+	}
+	contains("the page of a run no worker serves", get("/run/t2"), `id="status">running`, "no worker polls task queue nobody: run t2 waits for one")
 }
 
 // spendPlaybook's one agent step reports 1,234 tokens and $0.002.

@@ -137,19 +137,8 @@ func TestAskSignal(t *testing.T) {
 // it, and the answer reaches the sub-run. The run ends as a local run
 // given the same answers.
 func TestSubRunAskSignal(t *testing.T) {
-	c := server(t)
-	startWorker(t, c, "subask", t.TempDir())
+	ctx, c, pb, id := startSubask(t, "subask", "subask-signal")
 	ref := "testdata/subask"
-	pb, diags := loader().Load(ref)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	id, err := Start(ctx, c, "subask", pb, ref, interp.Options{RunID: "subask-signal"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	res, _, err := Watch(ctx, c, id, 0, nil)
 	if err != nil {
 		t.Fatal(err)

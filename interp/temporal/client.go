@@ -92,17 +92,29 @@ func (w *homeWorker) Run(interruptCh <-chan any) error {
 		<-interruptCh
 		w.acts.stopping.Store(true)
 		if n := w.acts.inFlight.Load(); n > 0 && w.logf != nil {
-			w.logf("stopping: %d steps in flight; waiting up to %s for them to finish", n, w.stopTimeout)
+			them := "them"
+			if n == 1 {
+				them = "it"
+			}
+			w.logf("stopping: %s in flight; waiting up to %s for %s to finish", steps(n), w.stopTimeout, them)
 		}
 		close(relay)
 	}()
 	err := w.Worker.Run(relay)
 	w.home.Stop()
 	if w.acts.stopping.Load() && w.logf != nil {
-		w.logf("stopped: %d steps in flight finished, %d handed back to run again when worker %s serves again",
-			w.acts.finished.Load(), w.acts.handedBack.Load(), w.acts.home.Worker)
+		w.logf("stopped: %s in flight finished, %d handed back to run again when worker %s serves again",
+			steps(w.acts.finished.Load()), w.acts.handedBack.Load(), w.acts.home.Worker)
 	}
 	return err
+}
+
+// steps is "1 step", "2 steps".
+func steps(n int64) string {
+	if n == 1 {
+		return "1 step"
+	}
+	return fmt.Sprintf("%d steps", n)
 }
 
 func (w *homeWorker) Stop() {

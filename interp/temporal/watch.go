@@ -17,6 +17,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // PollInterval is how often a client following a run asks it for its
@@ -38,13 +39,36 @@ const FromNow = -1
 // local run's; it goes on waiting on the cluster for SendAnswer. The
 // path is RunOutput.Path for a run that ended, else the steps seen.
 func Watch(ctx context.Context, c client.Client, id string, from int, obs interp.Observer) (*interp.Result, []string, error) {
-	f := &follower{c: c, id: id, next: from, obs: obs}
+	return NewFollower(c, id, from).Watch(ctx, obs)
+}
+
+// A Follower follows one run. Each Watch goes on from where the last one
+// stopped, for the run and for its sub-runs: a client that answers the
+// question the run waits on watches again, and so shows what came while
+// the question was on its screen, and nothing twice.
+type Follower struct{ f *follower }
+
+// NewFollower follows run id from its event from on (FromNow: from the
+// next).
+func NewFollower(c client.Client, id string, from int) *Follower {
+	f := &follower{c: c, id: id, next: from}
 	if from == FromNow {
+		// The first poll finds where now is. A run that no worker
+		// answers for (its workers are gone) is followed all the same:
+		// the notes say what it waits for.
 		f.next = math.MaxInt
-		if err := f.poll(ctx); err != nil {
-			return nil, nil, fmt.Errorf("run %s on Temporal: %w", id, err)
-		}
 	}
+	return &Follower{f}
+}
+
+// Watch is the package's Watch, from where the last one stopped.
+func (w *Follower) Watch(ctx context.Context, obs interp.Observer) (*interp.Result, []string, error) {
+	w.f.obs = obs
+	return w.f.follow(ctx)
+}
+
+func (f *follower) follow(ctx context.Context) (*interp.Result, []string, error) {
+	c, id, obs := f.c, f.id, f.obs
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type ended struct {
@@ -124,9 +148,12 @@ func watchStalls(ctx context.Context, c client.Client, id string, notes chan<- s
 }
 
 // Stalled says why run id waits for a worker, if it does: no worker
-// polls the task queue it was started on, or a step's worker went
-// silent (the step waits on its home worker's queue for that worker to
-// serve again: home.go).
+// polls the task queue it was started on; a step's worker went silent
+// (the step waits on its home worker's queue for that worker to serve
+// again: home.go); or a step has waited HomeWait on its home worker's
+// queue without being taken, or the walk's next task TurnWait on the
+// run's queue, which a worker that stopped (SIGTERM) leaves as it is, and
+// a worker busy with --max-steps steps too.
 func Stalled(ctx context.Context, c client.Client, id string) []string {
 	d, err := c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
@@ -136,20 +163,49 @@ func Stalled(ctx context.Context, c client.Client, id string) []string {
 	queue := d.GetExecutionConfig().GetTaskQueue().GetName()
 	if tq, err := c.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW); err == nil && len(tq.GetPollers()) == 0 {
 		out = append(out, fmt.Sprintf("no worker polls task queue %s: run %s waits for one (apl worker --task-queue %s)", queue, id, queue))
+	} else if wt := d.GetPendingWorkflowTask(); wt.GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED && waited(wt.GetScheduledTime(), TurnWait) {
+		// The server lists a worker that stopped among the queue's
+		// pollers for minutes: the walk's next task, not taken, tells.
+		out = append(out, fmt.Sprintf("no worker of task queue %s has taken run %s's next turn for over %s: its workers stopped, or are all busy; it goes on when one serves (apl worker --task-queue %s)",
+			queue, id, TurnWait, queue))
 	}
 	for _, pa := range d.GetPendingActivities() {
-		if pa.GetState() != enumspb.PENDING_ACTIVITY_STATE_SCHEDULED || pa.GetAttempt() < 2 || pa.GetLastFailure() == nil {
+		if pa.GetState() != enumspb.PENDING_ACTIVITY_STATE_SCHEDULED {
 			continue
 		}
 		home, ok := strings.CutPrefix(pa.GetActivityOptions().GetTaskQueue().GetName(), queue+"@")
 		if !ok {
 			continue
 		}
-		out = append(out, fmt.Sprintf("a step waits for worker %s, the run's home (%s): it runs again when that worker serves again; if it is gone, restart it in its checkout (apl worker --name %s)",
-			home, pa.GetLastFailure().GetMessage(), home))
+		restart := fmt.Sprintf("if it is gone, restart it in its checkout (apl worker --name %s)", home)
+		switch {
+		case pa.GetAttempt() >= 2 && pa.GetLastFailure() != nil:
+			out = append(out, fmt.Sprintf("a step waits for worker %s, the run's home (%s): it runs again when that worker serves again; %s",
+				home, pa.GetLastFailure().GetMessage(), restart))
+		case waited(pa.GetScheduledTime(), HomeWait):
+			// As for the walk's task: how long the step has waited tells.
+			out = append(out, fmt.Sprintf("a step has waited over %s for worker %s, the run's home, to take it: that worker stopped, or runs as many steps as its --max-steps allows; %s",
+				HomeWait, home, restart))
+		}
 	}
 	return out
 }
+
+// waited reports whether a task scheduled at t has waited d.
+func waited(t *timestamppb.Timestamp, d time.Duration) bool {
+	return t != nil && time.Since(t.AsTime()) >= d
+}
+
+// HomeWait is how long a step waits on its home worker's queue, not
+// taken, before Stalled says so; TurnWait is how long the walk's next
+// task waits on the run's queue. A worker that serves takes one in
+// milliseconds when it has room. TurnWait is longer than the 5 seconds
+// a walk's task waits for the worker that walked it last (Temporal's
+// sticky queue) before any worker of the queue may take it.
+var (
+	HomeWait = 5 * time.Second
+	TurnWait = 10 * time.Second
+)
 
 // follower reads a run's events and questions.
 type follower struct {
@@ -170,22 +226,34 @@ type follower struct {
 
 // poll gets the events since the last poll, page by page, and the
 // questions the run waits on. Its sub-runs' events are held back until
-// this run's events since are read again: an event of this run that came
-// before a sub-run's is given before it (an item the parent started
-// before a sub-run tripped a cap is not told after the trip).
+// this run's events since are read again, and all are given in the order
+// they happened (by their times on the cluster; the run's own first on a
+// tie): an event of this run that came before a sub-run's is given before
+// it (an item the parent started before a sub-run tripped a cap is not
+// told after the trip), and a sub-run's last steps before the parent's
+// step that ran it ends.
 func (f *follower) poll(ctx context.Context) error {
-	p, err := f.read(ctx)
-	if err != nil {
-		return err
+	obs := f.obs
+	var own heldEvents
+	if obs != nil {
+		f.obs = &own
 	}
-	if f.followSubs(ctx, p.Children) {
+	p, err := f.read(ctx)
+	if err == nil && f.followSubs(ctx, p.Children) {
 		if again, err := f.read(ctx); err == nil {
 			p = again
 		}
-		for _, e := range f.held {
-			f.obs.Event(e)
+	}
+	if f.obs = obs; obs != nil {
+		all := append(own, f.held...)
+		slices.SortStableFunc(all, func(a, b interp.Event) int { return a.Time.Compare(b.Time) })
+		for _, e := range all {
+			obs.Event(e)
 		}
 		f.held = f.held[:0]
+	}
+	if err != nil {
+		return err
 	}
 	if f.sub {
 		return nil
