@@ -17,12 +17,19 @@ type Asker interface {
 	Ask(ctx context.Context, q Question) (string, error)
 }
 
-// AskerHow is an Asker that says how its answers come, for the event
-// log and the trace (an Asker that is not one answers "at the terminal").
+// AskerHow is an Asker that says how the answer to q came, once Ask
+// has returned it, for the event log and the trace (an Asker that is not
+// one answers AnsweredAtTerminal).
 type AskerHow interface {
 	Asker
-	How() string
+	How(q Question) string
 }
+
+// How an answer came, as the event log and the trace say it.
+const (
+	AnsweredAtTerminal  = "answered at the terminal"
+	AnswerGivenToResume = "answer given to resume"
+)
 
 // PersonAsker is an Asker whose Ask waits, as long as it takes, for a
 // person to answer: at a terminal, or on an engine until an answer is
@@ -115,9 +122,9 @@ func (r *run) ask(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty
 	answer, how := "", ""
 	start := r.now()
 	if v, ok := r.opts.Answers[StepKey(s.Name, q.Item)]; ok && q.Item != "" {
-		answer, how = v, "answer given to resume"
+		answer, how = v, AnswerGivenToResume
 	} else if v, ok := r.opts.Answers[s.Name]; ok {
-		answer, how = v, "answer given to resume"
+		answer, how = v, AnswerGivenToResume
 	} else if r.opts.Asker != nil {
 		var letGo func()
 		if p, ok := r.opts.Asker.(PersonAsker); ok && p.WaitsForPerson() {
@@ -137,9 +144,9 @@ func (r *run) ask(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty
 		if err != nil {
 			return cty.NilVal, nil, err
 		}
-		how = "answered at the terminal"
+		how = AnsweredAtTerminal
 		if h, ok := r.opts.Asker.(AskerHow); ok {
-			how = h.How()
+			how = h.How(q)
 		}
 	} else {
 		return cty.NilVal, &Waiting{Step: s.Name, Item: q.Item, Question: q.Question, Options: q.Options, Text: q.Text}, nil

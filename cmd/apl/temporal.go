@@ -54,7 +54,10 @@ type temporalRuns interface {
 	// Follow follows run id from its event from on (temporal.FromNow:
 	// from the next).
 	Follow(id string, from int) runFollower
-	Answer(ctx context.Context, id, key, choice string) (from int, err error)
+	// Answer answers run id's question at key with choice; how says how
+	// it was given when not with apl resume --answer
+	// (interp.AnsweredAtTerminal), for the run's event log.
+	Answer(ctx context.Context, id, key, choice, how string) (from int, err error)
 	StartedWith(ctx context.Context, id string) (temporal.RunInput, error)
 	// Status is the workflow's status (temporal.WorkflowStatus).
 	Status(ctx context.Context, id string) (string, error)
@@ -100,8 +103,8 @@ func (f clusterFollower) Watch(ctx context.Context, obs interp.Observer) (*inter
 	return res, err
 }
 
-func (r clusterRuns) Answer(ctx context.Context, id, key, choice string) (int, error) {
-	return temporal.SendAnswer(ctx, r.c, id, key, choice)
+func (r clusterRuns) Answer(ctx context.Context, id, key, choice, how string) (int, error) {
+	return temporal.SendAnswerAs(ctx, r.c, id, key, choice, how)
 }
 
 func (r clusterRuns) StartedWith(ctx context.Context, id string) (temporal.RunInput, error) {
@@ -208,7 +211,7 @@ func followTemporal(ctx context.Context, e *env, runs temporalRuns, pb *lang.Pla
 			// (stdin closed) leaves the run waiting, reported as such.
 			break
 		}
-		_, aerr = runs.Answer(ctx, id, w.Key(), choice)
+		_, aerr = runs.Answer(ctx, id, w.Key(), choice, interp.AnsweredAtTerminal)
 		var (
 			ended *temporal.EndedError
 			na    *temporal.NotAskedError
@@ -294,7 +297,7 @@ func (c *resumeCmd) resumeTemporal(e *env) error {
 	from := temporal.FromNow
 	keys := slices.Sorted(maps.Keys(answers))
 	for _, k := range keys {
-		n, err := runs.Answer(ctx, id, k, answers[k])
+		n, err := runs.Answer(ctx, id, k, answers[k], "")
 		var (
 			we    *interp.WaitingError
 			ended *temporal.EndedError

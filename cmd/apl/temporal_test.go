@@ -26,6 +26,7 @@ type fakeRuns struct {
 	events   [][]interp.Event
 	results  []*interp.Result
 	answered []string
+	how      []string // how each answer was given (Answer)
 	from     []int
 	err      error
 	// interrupt makes Watch wait for Ctrl-C, which it sends itself.
@@ -70,11 +71,12 @@ func (w fakeFollower) Watch(ctx context.Context, obs interp.Observer) (*interp.R
 	return res, nil
 }
 
-func (f *fakeRuns) Answer(_ context.Context, id, key, choice string) (int, error) {
+func (f *fakeRuns) Answer(_ context.Context, id, key, choice, how string) (int, error) {
 	if f.err != nil {
 		return 0, f.err
 	}
 	f.answered = append(f.answered, key+"="+choice)
+	f.how = append(f.how, how)
 	return 7, nil
 }
 
@@ -176,8 +178,8 @@ func TestResumeTemporalAnswers(t *testing.T) {
 	if code != exitOK {
 		t.Errorf("exit %d\n%s", code, errs)
 	}
-	if len(f.answered) != 1 || f.answered[0] != "approve=yes" || len(f.from) != 1 || f.from[0] != 7 {
-		t.Errorf("answered %q, followed from %v", f.answered, f.from)
+	if len(f.answered) != 1 || f.answered[0] != "approve=yes" || len(f.from) != 1 || f.from[0] != 7 || f.how[0] != "" {
+		t.Errorf("answered %q (how %q), followed from %v", f.answered, f.how, f.from)
 	}
 	if !strings.HasPrefix(out, "completed: run r1 (temporal workflow r1)\n") || !strings.Contains(out, `"shipped": "shipped v1.2: all good"`) {
 		t.Errorf("stdout:\n%s", out)
@@ -359,8 +361,8 @@ func TestRunTemporalAsksAtTheTerminal(t *testing.T) {
 	if code != exitOK {
 		t.Errorf("exit %d, want %d\n%s", code, exitOK, errs)
 	}
-	if len(f.answered) != 1 || f.answered[0] != "approve=yes" {
-		t.Errorf("answered %q, want approve=yes", f.answered)
+	if len(f.answered) != 1 || f.answered[0] != "approve=yes" || f.how[0] != interp.AnsweredAtTerminal {
+		t.Errorf("answered %q (how %q), want approve=yes %s", f.answered, f.how, interp.AnsweredAtTerminal)
 	}
 	if len(f.from) != 1 || f.from[0] != 0 || f.watched != 2 {
 		t.Errorf("followed from %v, watched %d times; want one follower from 0, watched again after the answer", f.from, f.watched)

@@ -28,6 +28,10 @@ const (
 type Answer struct {
 	Key    string
 	Choice string
+	// How is how the answer was given, for the run's event log
+	// (interp.AnsweredAtTerminal); empty, as an older client sends it:
+	// interp.AnswerGivenToResume.
+	How string `json:",omitempty"`
 }
 
 // Question is a question a run waits on (QueryWaiting).
@@ -42,6 +46,7 @@ type Question struct {
 type question struct {
 	Question
 	answer *string
+	how    string
 }
 
 // answers reports whether an answer given as key answers w: it names w
@@ -63,6 +68,9 @@ type signalAsker struct {
 	// memo, when set, keeps the run's status in its workflow's memo:
 	// waiting while a question waits, for lists (list.go).
 	memo bool
+	// how is how each answer Ask returned came, by its question, until
+	// How tells it.
+	how map[string]string
 }
 
 // setStatus puts status in the workflow's memo ("" while the run goes on).
@@ -112,11 +120,17 @@ func (a *signalAsker) take(c workflow.Context, ans Answer) {
 			continue
 		}
 		choice := ans.Choice
-		q.answer, used = &choice, true
+		q.answer, q.how, used = &choice, ans.How, true
 	}
 	if !used {
 		workflow.GetLogger(c).Warn(fmt.Sprintf("answer to %s: the run waits on no such question", ans.Key))
 	}
+}
+
+// questionKey names q as apl resume --answer does: STEP or STEP[ITEM].
+// One question of a step and item waits at a time.
+func questionKey(q interp.Question) string {
+	return interp.Waiting{Step: q.Step, Item: q.Item}.Key()
 }
 
 // WaitsForPerson implements interp.PersonAsker: a question waits until
@@ -129,9 +143,18 @@ func (a *signalAsker) WaitsForPerson() bool {
 	return workflow.GetVersion(c, askHoldVersion, workflow.DefaultVersion, 1) == 1
 }
 
-// How implements interp.AskerHow: a person answers with apl resume
-// --answer, as for a local run.
-func (a *signalAsker) How() string { return "answer given to resume" }
+// How implements interp.AskerHow: as the answer's signal says (at the
+// terminal of the client that follows the run), or with apl resume
+// --answer (or apl ui), as for a local run.
+func (a *signalAsker) How(q interp.Question) string {
+	k := questionKey(q)
+	how := a.how[k]
+	delete(a.how, k)
+	if how == "" {
+		return interp.AnswerGivenToResume
+	}
+	return how
+}
 
 // Ask implements interp.Asker: it waits, on the workflow's clock, for the
 // answer, or until ctx's deadline (the step's timeout).
@@ -172,6 +195,12 @@ func (a *signalAsker) Ask(ctx context.Context, q interp.Question) (string, error
 	}
 	if pq.answer == nil {
 		return "", ctx.Err()
+	}
+	if pq.how != "" {
+		if a.how == nil {
+			a.how = map[string]string{}
+		}
+		a.how[questionKey(q)] = pq.how
 	}
 	return *pq.answer, nil
 }

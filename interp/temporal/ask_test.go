@@ -22,6 +22,55 @@ func (l *eventLines) Event(e interp.Event) {
 	*l = append(*l, strings.TrimSpace(fmt.Sprintf("%s %s %s %s", e.Type, e.Step, e.Item, e.Message)))
 }
 
+// The run's event log says how each answer came: at the terminal of the
+// client that follows the run (the answer's signal says so), or given
+// with apl resume --answer, as a local run's log says it.
+func TestAskSignalSaysHowTheAnswerCame(t *testing.T) {
+	c := server(t)
+	startWorker(t, c, "ask-how", t.TempDir())
+	ref := "testdata/ask.hcl"
+	pb, diags := loader().Load(ref)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	id, err := Start(ctx, c, "ask-how", pb, ref, interp.Options{RunID: "ask-how"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events eventLines
+	from := 0
+	for _, a := range []struct{ key, choice, how string }{
+		{"approve", "yes", interp.AnsweredAtTerminal},
+		{"notes", "all good", ""},
+	} {
+		res, _, err := Watch(ctx, c, id, from, &events)
+		if err != nil || res.Status != interp.StatusWaiting || res.Waiting.Step != a.key {
+			t.Fatalf("before answering %s: %v %+v", a.key, err, res)
+		}
+		if from, err = SendAnswerAs(ctx, c, id, a.key, a.choice, a.how); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, _, err := Watch(ctx, c, id, from, &events); err != nil || res.Status != interp.StatusCompleted {
+		t.Fatalf("run ended %v %+v", err, res)
+	}
+	var decisions []string
+	for _, e := range events {
+		if strings.HasPrefix(e, interp.EventHumanDecision) {
+			decisions = append(decisions, e)
+		}
+	}
+	want := []string{
+		interp.EventHumanDecision + " approve  Ship v1.2?: yes (answered at the terminal)",
+		interp.EventHumanDecision + " notes  Release notes?: all good (answer given to resume)",
+	}
+	if !slices.Equal(decisions, want) {
+		t.Errorf("decisions:\n%s\nwant\n%s", strings.Join(decisions, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // An ask step on Temporal: the run waits for the signal, a client sees
 // the question and its options, a choice that is not one of them is
 // refused with a clear error, the answer goes on with the run, and the

@@ -470,6 +470,13 @@ func (e *NotAskedError) Error() string {
 // run has taken the answer, with the index of the run's first event
 // since it was sent: Watch from there to follow the run on.
 func SendAnswer(ctx context.Context, c client.Client, id, key, choice string) (from int, err error) {
+	return SendAnswerAs(ctx, c, id, key, choice, "")
+}
+
+// SendAnswerAs is SendAnswer for an answer given otherwise than with apl
+// resume --answer: how says how (interp.AnsweredAtTerminal), for the
+// run's event log.
+func SendAnswerAs(ctx context.Context, c client.Client, id, key, choice, how string) (from int, err error) {
 	all, next, err := allAsked(ctx, c, id)
 	if err != nil {
 		return 0, err
@@ -493,7 +500,7 @@ func SendAnswer(ctx context.Context, c client.Client, id, key, choice string) (f
 			continue
 		}
 		signalled[q.workflow] = true
-		ans := Answer{Key: strings.TrimPrefix(key, q.prefix), Choice: choice}
+		ans := Answer{Key: strings.TrimPrefix(key, q.prefix), Choice: choice, How: how}
 		if err := c.SignalWorkflow(ctx, q.workflow, "", SignalAnswer, ans); err != nil {
 			return 0, fmt.Errorf("run %s on Temporal: %w", q.workflow, err)
 		}
