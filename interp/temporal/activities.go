@@ -16,6 +16,7 @@ import (
 	"github.com/apl-lang/apl/builtins"
 	"github.com/apl-lang/apl/builtins/agent"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 )
 
 // Payloads larger than inlineMax go to the blob store; history holds
@@ -206,6 +207,14 @@ func (a *activities) step(ctx context.Context, fn func() (payload, error)) (payl
 	if cerr := ctx.Err(); cerr != nil {
 		if a.stopping.Load() {
 			a.handedBack.Add(1)
+		}
+		msg := fmt.Sprintf("step stopped on worker %s: %v", a.home.Worker, cerr)
+		if temporal.IsCanceledError(context.Cause(ctx)) {
+			// The run stopped it (its time limit, apl cancel): no fault
+			// of the worker's, so the SDK logs it below errors. Its cause
+			// keeps it a cancellation for the server.
+			return payload{}, temporal.NewApplicationErrorWithOptions(msg, "stopped", temporal.ApplicationErrorOptions{
+				Cause: cerr, Category: temporal.ApplicationErrorCategoryBenign})
 		}
 		return payload{}, fmt.Errorf("step stopped on worker %s: %w", a.home.Worker, cerr)
 	}
