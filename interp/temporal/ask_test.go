@@ -3,13 +3,11 @@
 package temporal
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apl-lang/apl/interp"
 )
@@ -26,19 +24,7 @@ func (l *eventLines) Event(e interp.Event) {
 // client that follows the run (the answer's signal says so), or given
 // with apl resume --answer, as a local run's log says it.
 func TestAskSignalSaysHowTheAnswerCame(t *testing.T) {
-	c := server(t)
-	startWorker(t, c, "ask-how", t.TempDir())
-	ref := "testdata/ask.hcl"
-	pb, diags := loader().Load(ref)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	id, err := Start(ctx, c, "ask-how", pb, ref, interp.Options{RunID: "ask-how"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, c, _, id := startAsking(t, "testdata/ask.hcl", "ask-how", "ask-how")
 	var events eventLines
 	from := 0
 	for _, a := range []struct{ key, choice, how string }{
@@ -77,21 +63,9 @@ func TestAskSignalSaysHowTheAnswerCame(t *testing.T) {
 // run ends as a local run answered the same way, having sent the same
 // events.
 func TestAskSignal(t *testing.T) {
-	c := server(t)
-	startWorker(t, c, "ask", t.TempDir())
 	ref := "testdata/ask.hcl"
-	pb, diags := loader().Load(ref)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-
+	ctx, c, pb, id := startAsking(t, ref, "ask", "ask-signal")
 	var remote eventLines
-	id, err := Start(ctx, c, "ask", pb, ref, interp.Options{RunID: "ask-signal"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	res, _, err := Watch(ctx, c, id, 0, &remote)
 	if err != nil {
 		t.Fatal(err)

@@ -63,13 +63,18 @@ func TestFollowerShowsSubRunEventsOnce(t *testing.T) {
 }
 
 // startSubask starts testdata/subask (a sub-playbook that asks twice) as
-// run id on a worker of queue, and returns a context that ends with the
-// test (two minutes at most), the client and the playbook.
+// run id on a worker of queue (startAsking).
 func startSubask(t *testing.T, queue, id string) (context.Context, client.Client, *lang.Playbook, string) {
+	return startAsking(t, "testdata/subask", queue, id)
+}
+
+// startAsking starts the playbook at ref as run id on a worker of queue,
+// on a server of its own, and returns a context that ends with the test
+// (two minutes at most), the client, the playbook and the run's id.
+func startAsking(t *testing.T, ref, queue, id string) (context.Context, client.Client, *lang.Playbook, string) {
 	t.Helper()
 	c := server(t)
 	startWorker(t, c, queue, t.TempDir())
-	ref := "testdata/subask"
 	pb, diags := loader().Load(ref)
 	if diags.HasErrors() {
 		t.Fatal(diags)

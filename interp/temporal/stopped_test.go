@@ -1,3 +1,8 @@
+//go:build !race
+
+// The in-process Temporal server is too slow under the race detector
+// (temporal_test.go).
+
 package temporal
 
 import (
