@@ -179,7 +179,7 @@ func (c *runCmd) runTemporal(e *env, inputs map[string]cty.Value, agentCmd []str
 		if st, _ := runs.Status(ctx, ropts.RunID); st == "running" {
 			follow = "; it goes on: follow it with " + temporalResume(ropts.RunID, opts.temporalFlags)
 		}
-		return exitWith(exitUsage, fmt.Errorf("run %s already exists on Temporal at %s (namespace %s); choose another --run-id%s", ropts.RunID, opts.TemporalAddress, opts.Namespace, follow))
+		return exitWith(exitUsage, fmt.Errorf("run %s already exists on %s; choose another --run-id%s", ropts.RunID, opts.where(), follow))
 	case err != nil:
 		return temporalError(opts.TemporalAddress, opts.Namespace, err)
 	}

@@ -51,6 +51,11 @@ type cancelCmd struct {
 	temporalFlags `embed:""`
 }
 
+// where names the cluster and namespace f points at, for messages.
+func (f temporalFlags) where() string {
+	return fmt.Sprintf("Temporal at %s (namespace %s)", f.TemporalAddress, f.Namespace)
+}
+
 // hintTemporal adds to a local run that is not there whether it is a
 // run on Temporal, when a Temporal cluster is configured
 // (APL_TEMPORAL_ADDRESS or --temporal-address): it asks the cluster.
@@ -62,7 +67,7 @@ func hintTemporal(err error, ref string, f temporalFlags) error {
 	if os.Getenv("APL_TEMPORAL_ADDRESS") == "" && f.TemporalAddress == defaultTemporalAddress {
 		return err
 	}
-	where := fmt.Sprintf("Temporal at %s (namespace %s)", f.TemporalAddress, f.Namespace)
+	where := f.where()
 	status, lerr := lookupTemporal(f, ref)
 	switch {
 	case lerr != nil:

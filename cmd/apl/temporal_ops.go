@@ -35,7 +35,7 @@ func (c *cancelCmd) Run(e *env) error {
 	case err != nil:
 		return err
 	case st != "running":
-		return exitWith(exitUsage, fmt.Errorf("run %s on Temporal at %s (namespace %s) has ended (its workflow is %s): there is nothing to stop", c.RunRef, c.TemporalAddress, c.Namespace, st))
+		return exitWith(exitUsage, fmt.Errorf("run %s on %s has ended (its workflow is %s): there is nothing to stop", c.RunRef, c.where(), st))
 	}
 	if c.Terminate {
 		err = cl.TerminateWorkflow(ctx, c.RunRef, "", c.Reason)
@@ -113,7 +113,7 @@ func temporalRunsList(e *env, f temporalFlags, playbook string, asJSON bool) err
 		return printJSON(e.stdout, runs)
 	}
 	if len(runs) == 0 {
-		fmt.Fprintf(e.stderr, "apl: no runs on Temporal at %s (namespace %s) yet\n", f.TemporalAddress, f.Namespace)
+		fmt.Fprintf(e.stderr, "apl: no runs on %s yet\n", f.where())
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
@@ -218,7 +218,7 @@ func knownRun(ctx context.Context, cl client.Client, f temporalFlags, id string)
 	case err != nil:
 		return "", temporalError(f.TemporalAddress, f.Namespace, err)
 	case st == "":
-		return "", exitWith(exitUsage, fmt.Errorf("no run %q on Temporal at %s (namespace %s)", id, f.TemporalAddress, f.Namespace))
+		return "", exitWith(exitUsage, fmt.Errorf("no run %q on %s", id, f.where()))
 	}
 	return st, nil
 }

@@ -39,7 +39,7 @@ func (e *env) uiTemporal(f temporalFlags, opts *ui.Options) (close func(), err e
 		cl.Close()
 		return nil, exitWith(exitInternal, err)
 	}
-	t := &temporalUIRuns{c: cl, where: fmt.Sprintf("Temporal at %s (namespace %s)", f.TemporalAddress, f.Namespace),
+	t := &temporalUIRuns{c: cl, where: f.where(),
 		cache: cache, dirs: map[string]fetchedDir{}, loader: e.loader, playbooks: map[string]*lang.Playbook{}}
 	// A cluster that is not there, or a namespace it does not have, is
 	// said now, not on the first page.

@@ -109,10 +109,12 @@ func TestSubRunTripStopsParentAtOnce(t *testing.T) {
 	startWorker(t, c, "trip", t.TempDir())
 	dir := t.TempDir()
 	log := filepath.Join(dir, "log")
-	os.MkdirAll(filepath.Join(dir, "child"), 0o755)
+	items := make([]string, 40)
+	for i := range items {
+		items[i] = fmt.Sprint(i)
+	}
 	// The second call does not fit in what the parent leaves: the trip.
-	os.WriteFile(filepath.Join(dir, "child", "main.hcl"), []byte(`playbook "child" {}
-`+priced+`
+	ref := subRunFiles(dir, priced, `
 step "spend" {
   for_each    = "[1, 2]"
   concurrency = 1
@@ -121,14 +123,7 @@ step "spend" {
 finally {
   step "linger" { shell { command = ["sh", "-c", "echo tripped >> `+log+`; sleep 1"] } }
 }
-`), 0o644)
-	items := make([]string, 40)
-	for i := range items {
-		items[i] = fmt.Sprint(i)
-	}
-	ref := filepath.Join(dir, "parent.hcl")
-	os.WriteFile(ref, []byte(`playbook "p" {}
-`+priced+`
+`, `
 limits { max_tokens = 1500 }
 step "items" {
   for_each    = "[`+strings.Join(items, ", ")+`]"
@@ -142,7 +137,7 @@ step "items" {
     shell { command = ["sh", "-c", "echo item >> `+log+`"] }
   }
 }
-`), 0o644)
+`)
 	pb, diags := loader().Load(ref)
 	if diags.HasErrors() {
 		t.Fatal(diags)
@@ -288,8 +283,7 @@ func TestSubRunsShareParentRetries(t *testing.T) {
 	startWorker(t, c, "retries", t.TempDir())
 	dir := t.TempDir()
 	log := filepath.Join(dir, "attempts")
-	os.MkdirAll(filepath.Join(dir, "child"), 0o755)
-	os.WriteFile(filepath.Join(dir, "child", "main.hcl"), []byte(`playbook "child" {}
+	ref := subRunFiles(dir, "", `
 input "name" { type = string }
 step "flaky" {
   retry {
@@ -298,9 +292,7 @@ step "flaky" {
   }
   shell { script = "echo ${inputs.name} >> `+log+`; exit 1" }
 }
-`), 0o644)
-	ref := filepath.Join(dir, "parent.hcl")
-	os.WriteFile(ref, []byte(`playbook "p" {}
+`, `
 limits { max_retries = 3 }
 step "items" {
   for_each    = "['a', 'b', 'c']"
@@ -312,7 +304,7 @@ step "items" {
     }
   }
 }
-`), 0o644)
+`)
 	// retries are the attempts after each sub-run's first.
 	retries := map[string]int{}
 	bothStopped(t, c, "retries", ref, "share-retries", "limits.max_retries", func(engine string) {
