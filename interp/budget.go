@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -296,6 +297,33 @@ func (r *run) stopped() *trip {
 		return breakerTrip(b.Reason)
 	}
 	return nil
+}
+
+// mayStart decides whether a step of frame f starts now. An item's step
+// does not once the run decided to end (stopped), which its walk also
+// asked before the step (walkItem); but a sub-run in this process
+// crosses a cap on a walk of its own, with no turn to wait for, and may
+// do so while the item evaluates the step's condition or waits for its
+// serial turn. So the decision is taken again under the lock every
+// spend takes, and the lock is held until release, which the step calls
+// once its start is announced: a cap is crossed either before the
+// decision, which sees it, or after the announcement, which every event
+// of the trip then follows.
+func (r *run) mayStart(ctx context.Context, f *frame) (release func(), ok bool) {
+	m := r.st.Meta
+	if f.item == nil || m.OnFailure || m.Finally {
+		return func() {}, true
+	}
+	if ctx.Err() != nil || r.stopped() != nil {
+		return nil, false
+	}
+	b := r.budget()
+	b.l.mu.Lock()
+	if b.crossed() != nil {
+		b.l.mu.Unlock()
+		return nil, false
+	}
+	return b.l.mu.Unlock, true
 }
 
 // CapRelay is an Engine whose sub-runs run apart from the run that runs

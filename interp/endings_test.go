@@ -79,3 +79,67 @@ func TestEveryEndingEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestItemWaitingForItsTurnStartsNothingAfterSubRunTrip: an item that
+// looked whether the run may go on, then waited for its serial step's
+// turn while a sub-run of another item crossed the run's token cap,
+// does not start that step once its turn comes.
+func TestItemWaitingForItsTurnStartsNothingAfterSubRunTrip(t *testing.T) {
+	dir := t.TempDir()
+	parent := `playbook "p" {}
+limits { max_tokens = 100 }
+agent "a" {}
+step "items" {
+  for_each    = "['a', 'b', 'c']"
+  concurrency = 3
+  step "work" {
+    when   = "item != 'b'"
+    serial = true
+    shell { command = ["sleep", "0.4"] }
+  }
+  step "phase" {
+    when = "item == 'b'"
+    playbook { source = "child" }
+  }
+}
+`
+	child := `playbook "child" {}
+agent "a" {}
+step "trigger" {
+  agent "a" { prompt = "Spend." }
+}
+`
+	pb, diags := lang.Load(endingstest.Write(t, dir, parent, child))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	rec := &endingstest.Events{}
+	res, err := interp.Start(context.Background(), pb, "p.hcl", interp.Options{Workdir: t.TempDir(), NoSync: true, Observer: rec,
+		Drivers: func(*lang.Agent) (agent.Driver, error) { return &endingDriver{}, nil }})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if res.Status != interp.StatusFailed || !strings.Contains(res.Reason, "limits.max_tokens") {
+		t.Fatalf("ended %s: %s; want failed at the token cap", res.Status, res.Reason)
+	}
+	tripped, works := false, 0
+	for _, ev := range rec.List() {
+		switch {
+		case ev.Type == interp.EventStepFailed && strings.HasSuffix(ev.Step, "trigger"):
+			tripped = true
+		case ev.Type == interp.EventStepStarted && ev.Step == "work":
+			works++
+			if tripped {
+				t.Errorf("work[%s] started after the sub-run crossed the cap", ev.Item)
+			}
+		}
+	}
+	if works != 1 {
+		t.Errorf("work started %d times; want once (the other item waited for its turn)", works)
+	}
+	if t.Failed() {
+		for _, ev := range rec.List() {
+			t.Logf("%s %s[%s] %s", ev.Type, ev.Step, ev.Item, ev.Message)
+		}
+	}
+}

@@ -70,6 +70,10 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 		defer turn.Receive()
 	}
 
+	release, ok := r.mayStart(ctx, f)
+	if !ok {
+		return interrupted
+	}
 	// A new attempt starts a new agent session; one that was cut off
 	// (undoAttempt) or failed, and is resumed, continues its own.
 	rec.newSession = rec.Status != StepPending
@@ -80,6 +84,7 @@ func (r *run) step(ctx context.Context, f *frame, s *lang.Step) outcome {
 	rec.StartedAt = &start
 	rec.CompletedAt = nil
 	r.event(r.stepEvent(f, s, Event{Type: EventStepStarted, Attempt: rec.Attempts, Message: r.progressNote(f, s.ProgressStart)}))
+	release()
 	// Losing this transition to a power cut costs nothing that resume
 	// would not redo, so it is written but not synced. A step without an
 	// action does nothing in flight: its start and end are one transition.
