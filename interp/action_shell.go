@@ -77,7 +77,10 @@ func (r *run) shellAction(ctx context.Context, f *frame, s *lang.Step, a *lang.S
 	}
 	base := artifactBase(f, s, rec.Runs)
 	before := bootTicks() // the process starts after this
-	spec.Started = func(pid int) { r.dir.procStarted(base, pid, before) }
+	spec.Started = func(pid int) {
+		r.dir.procStarted(base, pid, before)
+		r.host.waiting(r.st, &r.changes)
+	}
 	if out := r.opts.Output; out != nil {
 		step, item := s.Name, f.key()
 		spec.Live = func(stderr bool, line string) { out(step, item, stderr, r.redact.String(line)) }

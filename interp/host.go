@@ -58,6 +58,12 @@ type host interface {
 	// (called in the walk's turn) was called first. An engine host, whose walk must take the same path on
 	// every replay, never calls fn: it has no timers outside the walk.
 	after(d time.Duration, fn func()) (stop func())
+	// waiting is called, outside the walk's turn, while a step's
+	// process runs and its coroutine waits on it: the local host does
+	// the store's due compaction then (compactIfDue), in the walk's turn
+	// if no coroutine holds it, so that it runs beside the process and
+	// not between one step and the next. st and ch are the run's.
+	waiting(st *State, ch *changes)
 	// heartbeat calls beat every `every` until stop is called; beat runs
 	// outside the walk's turn, so it may only emit. It keeps a long agent
 	// call visibly alive.
@@ -79,6 +85,9 @@ type localHost struct {
 	observer Observer
 
 	baton sync.Mutex
+	// waitErr is a failure of the work done in waiting, which the walk's
+	// next checkpoint or snapshot returns.
+	waitErr error
 	// idle are after's timers that were stopped before they fired, to be
 	// armed again; used only in the walk's turn.
 	idle []*afterTimer
@@ -211,10 +220,31 @@ func (c goChannel) Send(v any)   { c <- v }
 func (c goChannel) Receive() any { return <-c }
 
 func (h *localHost) checkpoint(st *State, ch *changes, durable bool) error {
+	if err := h.waitErr; err != nil {
+		return err
+	}
 	return h.store.commit(st, ch, durable)
 }
 
-func (h *localHost) snapshot(st *State, ch *changes) error { return h.store.snapshot(st, ch) }
+func (h *localHost) snapshot(st *State, ch *changes) error {
+	if err := h.waitErr; err != nil {
+		return err
+	}
+	return h.store.snapshot(st, ch)
+}
+
+func (h *localHost) waiting(st *State, ch *changes) {
+	if h.store == nil || !h.store.compactDue || !h.baton.TryLock() {
+		// Nothing due, or a coroutine holds the walk's turn: the next
+		// commit compacts.
+		return
+	}
+	defer h.baton.Unlock()
+	if h.waitErr == nil {
+		// The walk learns of a failure at its next commit.
+		h.waitErr = h.store.compactIfDue(st, ch)
+	}
+}
 
 func (h *localHost) writeDocument(root string, f DocumentFile, data []byte) error {
 	return writeDocumentFile(root, f, data, h.sync)
@@ -367,6 +397,7 @@ func (h *engineHost) snapshot(st *State, _ *changes) error {
 	h.keep(st)
 	return nil
 }
+func (h *engineHost) waiting(*State, *changes)               {}
 func (h *engineHost) heartbeat(time.Duration, func()) func() { return func() {} }
 func (h *engineHost) after(time.Duration, func()) func()     { return func() {} }
 func (h *engineHost) emit(e Event)                           { h.local.emit(e) }

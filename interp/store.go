@@ -122,6 +122,10 @@ type store struct {
 	archiveChecked bool
 	// lockFile holds the state file's lock, when the state is shared.
 	lockFile *os.File
+	// compactDue is set when a commit found the journal due for a
+	// compaction and left it for the walk's next wait on a process
+	// (compactIfDue); the next commit compacts if none came.
+	compactDue bool
 	// group, when set, fsyncs durable commits in groups (Options.SyncAlways
 	// unset); nil: each durable commit is fsynced before it returns.
 	group *groupSyncer
@@ -180,11 +184,32 @@ func (s *store) commit(st *State, ch *changes, durable bool) error {
 		return err
 	}
 	// Compact after journaling, so that the journal that becomes the
-	// backup holds every transition up to the new snapshot.
+	// backup holds every transition up to the new snapshot. A compaction
+	// first waits one commit for a moment the walk waits on a process
+	// anyway (compactIfDue): between one step and the next it is the
+	// costliest thing a chain of quick commands does.
 	if s.sinceSnap >= compactEvery && s.journalBytes >= snapRatio*s.snapBytes {
+		if !s.compactDue {
+			s.compactDue = true
+			return nil
+		}
 		return s.writeSnapshot(st, ch, true)
 	}
 	return nil
+}
+
+// compactIfDue writes the snapshot a commit left due (compactDue). The
+// state's changes since that commit are journaled first, as snapshot
+// does, so that here too the journal that becomes the backup holds every
+// transition up to the new snapshot.
+func (s *store) compactIfDue(st *State, ch *changes) error {
+	if !s.compactDue || s.journal == nil {
+		return nil
+	}
+	if err := s.appendEntry(st, ch, false); err != nil {
+		return err
+	}
+	return s.writeSnapshot(st, ch, true)
 }
 
 // appendEntry writes one journal entry: the changes ch names, with the
@@ -372,7 +397,7 @@ func (s *store) writeSnapshot(st *State, ch *changes, grouped bool) error {
 		s.group.setFile(j)
 	}
 	atKillPoint("journal opened")
-	s.sinceSnap = 0
+	s.sinceSnap, s.compactDue = 0, false
 	s.snapBytes, s.journalBytes = len(data), 0
 	s.events = len(st.Events)
 	ch.reset()

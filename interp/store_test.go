@@ -51,7 +51,7 @@ func TestStoreJournalAndCompaction(t *testing.T) {
 	for _, tc := range []struct {
 		n      int
 		always bool
-	}{{1, true}, {compactEvery - 1, true}, {compactEvery + 1, true}, {3*compactEvery + 5, true}, {1, false}, {3*compactEvery + 5, false}} {
+	}{{1, true}, {compactEvery - 1, true}, {compactEvery + 2, true}, {3*compactEvery + 5, true}, {1, false}, {3*compactEvery + 5, false}} {
 		n := tc.n
 		t.Run(fmt.Sprintf("%d/always=%v", n, tc.always), func(t *testing.T) {
 			dir := t.TempDir()
@@ -336,4 +336,72 @@ func TestCompactionSyncedInTheGroup(t *testing.T) {
 	if diff := cmp.Diff(st, got, cmp.AllowUnexported(StepRecord{})); diff != "" {
 		t.Errorf("state read back differs (-want +got):\n%s", diff)
 	}
+}
+
+// TestCompactionWaitsForAProcess: a compaction that a commit finds due
+// is left for the walk's next wait on a process (waiting), which writes
+// it, the changes made since journaled first, unless a coroutine holds
+// the walk's turn; with no such wait, the next commit writes it.
+func TestCompactionWaitsForAProcess(t *testing.T) {
+	dir := t.TempDir()
+	s := newStore(filesFor(filepath.Join(dir, stateFile)), false, false)
+	h := &localHost{store: s}
+	st := newTestState()
+	if err := s.snapshot(st, &changes{}); err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	for ; !s.compactDue; i++ {
+		transition(t, s, st, i)
+	}
+	if s.sinceSnap == 0 {
+		t.Fatal("the commit that found the compaction due wrote it")
+	}
+	// The next step started, not yet committed (a quick command's start).
+	st.Steps["next"] = &StepRecord{Status: StepRunning, Attempts: 1}
+	var ch changes
+	ch.step("next")
+
+	h.baton.Lock() // another coroutine's turn
+	h.waiting(st, &ch)
+	h.baton.Unlock()
+	if !s.compactDue || s.sinceSnap == 0 {
+		t.Fatal("compacted while another coroutine held the walk's turn")
+	}
+	h.waiting(st, &ch)
+	if s.compactDue || s.sinceSnap != 0 {
+		t.Fatalf("waiting left the compaction due (since the snapshot: %d lines)", s.sinceSnap)
+	}
+	if err := h.checkpoint(st, &ch, false); err != nil {
+		t.Fatal(err)
+	}
+	s.close()
+	for _, torn := range []bool{false, true} {
+		if torn {
+			// The new snapshot lost: the backup pair holds the started step.
+			os.WriteFile(filepath.Join(dir, stateFile), []byte("{torn"), 0o644)
+		}
+		got, _, err := readState(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Steps["next"] == nil || got.Steps["next"].Status != StepRunning {
+			t.Errorf("torn=%v: the step started before the compaction is %+v", torn, got.Steps["next"])
+		}
+	}
+
+	// No wait on a process: the commit after the one that found it due
+	// compacts.
+	dir = t.TempDir()
+	s = newStore(filesFor(filepath.Join(dir, stateFile)), false, false)
+	st = newTestState()
+	s.snapshot(st, &changes{})
+	for i = 0; !s.compactDue; i++ {
+		transition(t, s, st, i)
+	}
+	transition(t, s, st, i)
+	if s.compactDue || s.sinceSnap != 0 {
+		t.Errorf("the next commit left the compaction due (since the snapshot: %d lines)", s.sinceSnap)
+	}
+	s.close()
 }
