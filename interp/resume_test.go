@@ -209,8 +209,10 @@ func TestResumeAfterKill(t *testing.T) {
 // TestResumeAfterKillInCompaction kills a run with SIGKILL at each point
 // of writing a compaction's snapshot (the run's first snapshot is call 1,
 // its compactions 2 and 3), resumes it, and checks every step ran exactly
-// once: the kill lands between two steps, so none was in flight, unless
-// the compaction came with a step's start.
+// once, but the step in flight: a compaction is written while the next
+// step's process runs (host.waiting), its start journaled first, and a
+// kill then may run that step again, as a kill at any moment a step runs
+// does.
 func TestResumeAfterKillInCompaction(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
@@ -240,10 +242,9 @@ func TestResumeAfterKillInCompaction(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// A step that ran past its start window (a loaded machine) had
-			// its start committed, which may have been the compaction's
-			// commit: then it was in flight, and its process, left behind
-			// by the kill, may append to the log yet.
+			// The step whose process ran while the compaction was written
+			// had its start journaled first: it was in flight, and its
+			// process, left behind by the kill, may append to the log yet.
 			inFlight := 0
 			for _, rec := range st.Steps {
 				if rec.Status == StepRunning {
