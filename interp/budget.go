@@ -299,19 +299,28 @@ func (r *run) stopped() *trip {
 	return nil
 }
 
-// mayStart decides whether a step of frame f starts now. An item's step
-// does not once the run decided to end (stopped), which its walk also
-// asked before the step (walkItem); but a sub-run in this process
-// crosses a cap on a walk of its own, with no turn to wait for, and may
-// do so while the item evaluates the step's condition or waits for its
-// serial turn. So the decision is taken again under the lock every
-// spend takes, and the lock is held until release, which the step calls
-// once its start is announced: a cap is crossed either before the
-// decision, which sees it, or after the announcement, which every event
-// of the trip then follows.
+// mayStart decides whether a step of frame f starts now: an item's step
+// does not once the run decided to end (holdStarts); any other does.
 func (r *run) mayStart(ctx context.Context, f *frame) (release func(), ok bool) {
+	if f.item == nil {
+		return func() {}, true
+	}
+	return r.holdStarts(ctx)
+}
+
+// holdStarts decides whether an item or an item's step starts now: not
+// once the run decided to end (stopped), which the scheduler and the
+// item's walk also asked a moment before. But a sub-run in this process
+// crosses a cap on a walk of its own, with no turn to wait for, and may
+// do so while an item evaluates its step's condition or waits for its
+// serial turn. So the decision is taken again under the lock every spend
+// takes, and the lock is held until release, which the caller calls once
+// the start is announced: a cap is crossed either before the decision,
+// which sees it, or after the announcement, which every event of the
+// trip then follows. The ending sections start what they have.
+func (r *run) holdStarts(ctx context.Context) (release func(), ok bool) {
 	m := r.st.Meta
-	if f.item == nil || m.OnFailure || m.Finally {
+	if m.OnFailure || m.Finally {
 		return func() {}, true
 	}
 	if ctx.Err() != nil || r.stopped() != nil {

@@ -187,6 +187,12 @@ func (sc *scheduler) startReady(ctx context.Context) {
 			held = append(held, it)
 			continue
 		}
+		done, ok := r.holdStarts(ctx)
+		if !ok {
+			// The run decided to end since the scheduler looked.
+			held = append(held, it)
+			break
+		}
 		sc.running++
 		sc.live++
 		for name, v := range it.rec.Limits {
@@ -195,6 +201,7 @@ func (sc *scheduler) startReady(ctx context.Context) {
 		it.rec.Status = StepRunning
 		r.changes.item(sc.step.Name, it.rec.Key)
 		r.event(Event{Type: EventItemStarted, Step: sc.step.Name, Item: it.rec.Key})
+		done()
 		release := func() {
 			it.released = true
 			sc.done.Send(itemDone{it: it, release: true})
