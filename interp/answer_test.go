@@ -119,3 +119,28 @@ func answering(t *testing.T, work, answer string) Options {
 	}
 	return Options{Workdir: work, NoSync: true, AgentCommand: []string{"cat", file}}
 }
+
+// TestWaitingQuestionKeepsItsDefault: a run waiting on a question with a
+// default says the default, in its result and its state, so that a
+// client that asks the question later (apl run --engine temporal at a
+// terminal) offers it as a local run does.
+func TestWaitingQuestionKeepsItsDefault(t *testing.T) {
+	pb := load(t, `
+playbook "p" {}
+step "confirm" {
+  ask {
+    question = "Publish?"
+    options  = ["yes", "no"]
+    default  = "no"
+  }
+}
+`)
+	res, _ := startWith(t, pb, Options{Workdir: t.TempDir()})
+	if res.Status != StatusWaiting || res.Waiting == nil || res.Waiting.Default != "no" {
+		t.Fatalf("status %s, waiting %+v; want waiting with default no", res.Status, res.Waiting)
+	}
+	st, _, err := ReadRun(res.Dir)
+	if err != nil || st.Waiting == nil || st.Waiting.Default != "no" {
+		t.Fatalf("state's waiting %+v (%v); want default no", st.Waiting, err)
+	}
+}

@@ -134,7 +134,7 @@ func (r *run) ask(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty
 		if errors.Is(err, ErrNoAnswer) {
 			// The item ends waiting, and its for_each steps with it:
 			// they stay held.
-			return cty.NilVal, &Waiting{Step: s.Name, Item: q.Item, Question: q.Question, Options: q.Options, Text: q.Text}, nil
+			return cty.NilVal, &Waiting{Step: s.Name, Item: q.Item, Question: q.Question, Options: q.Options, Text: q.Text, Default: q.Default}, nil
 		}
 		if letGo != nil {
 			// Once the decision is recorded: an item that starts then
@@ -149,7 +149,7 @@ func (r *run) ask(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty
 			how = h.How(q)
 		}
 	} else {
-		return cty.NilVal, &Waiting{Step: s.Name, Item: q.Item, Question: q.Question, Options: q.Options, Text: q.Text}, nil
+		return cty.NilVal, &Waiting{Step: s.Name, Item: q.Item, Question: q.Question, Options: q.Options, Text: q.Text, Default: q.Default}, nil
 	}
 	if !a.Text && !slices.Contains(q.Options, answer) {
 		return cty.NilVal, nil, fmt.Errorf("answer %q is not one of the options: %s", answer, strings.Join(q.Options, ", "))

@@ -177,6 +177,9 @@ type Waiting struct {
 	Options  []string `json:"options"`
 	// Text says the question takes a typed answer, not one of Options.
 	Text bool `json:"text,omitempty"`
+	// Default is the answer an empty one at a terminal takes; "" for
+	// none.
+	Default string `json:"default,omitempty"`
 }
 
 // Metrics aggregate the run.

@@ -604,6 +604,9 @@ func (e *stateEncoder) waiting(w *Waiting) {
 	if w.Text {
 		e.b = append(e.b, `,"text":true`...)
 	}
+	if w.Default != "" {
+		e.strField("default", w.Default)
+	}
 	e.b = append(e.b, '}')
 }
 

@@ -126,7 +126,7 @@ func encodingState(rng *rand.Rand) *State {
 		st.Metrics.TotalCostUSD = &f
 	}
 	if rng.IntN(3) == 0 {
-		st.Waiting = &Waiting{Step: str(), Item: str(), Question: str(), Options: strs(), Text: rng.IntN(2) == 0}
+		st.Waiting = &Waiting{Step: str(), Item: str(), Question: str(), Options: strs(), Text: rng.IntN(2) == 0, Default: str()}
 	}
 	if rng.IntN(2) == 0 {
 		st.Items = map[string]map[string]*ItemRecord{}

@@ -205,7 +205,7 @@ func followTemporal(ctx context.Context, e *env, runs temporalRuns, pb *lang.Pla
 			break
 		}
 		w := res.Waiting
-		choice, aerr := ask.Ask(ctx, interp.Question{Step: w.Step, Item: w.Item, Question: w.Question, Options: w.Options, Text: w.Text})
+		choice, aerr := ask.Ask(ctx, interp.Question{Step: w.Step, Item: w.Item, Question: w.Question, Options: w.Options, Text: w.Text, Default: w.Default})
 		if aerr != nil {
 			// Ctrl-C at the prompt stops following, below; no answer
 			// (stdin closed) leaves the run waiting, reported as such.

@@ -389,6 +389,22 @@ func TestRunTemporalAsksAtTheTerminal(t *testing.T) {
 		t.Errorf("answered elsewhere: exit %d, stderr\n%s\nwant %q in it", code, errs, want)
 	}
 
+	// The question's default is shown, and Enter takes it, as locally.
+	temporalAsker = func(w io.Writer, nonInteractive bool, p *progress) interp.Asker {
+		return &termAsker{out: w, in: strings.NewReader("\n"), hold: p.hold}
+	}
+	withDefault := *waitingAtApprove
+	w := approve
+	w.Default = "no"
+	withDefault.Waiting = &w
+	f = &fakeRuns{events: [][]interp.Event{firstEvents, after}, results: []*interp.Result{&withDefault, completed}}
+	onCluster(t, f)
+	code, _, errs = runApl("run", askPlaybook, "--engine", "temporal", "--temporal-address", "tc:7233", "--run-id", "r1")
+	if code != exitOK || len(f.answered) != 1 || f.answered[0] != "approve=no" || !strings.Contains(errs, "  2) no (default)\n") {
+		t.Errorf("with a default: exit %d, answered %q, stderr\n%s\nwant approve=no and the default shown", code, f.answered, errs)
+	}
+	temporalAsker = was
+
 	f = &fakeRuns{events: [][]interp.Event{firstEvents}, results: []*interp.Result{waitingAtApprove}}
 	onCluster(t, f)
 	if code, _, errs := runApl("run", askPlaybook, "--engine", "temporal", "--temporal-address", "tc:7233", "--run-id", "r1", "--non-interactive"); code != exitWaiting || len(f.answered) > 0 {
