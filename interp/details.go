@@ -29,6 +29,9 @@ const (
 	// the events that end it.
 	DetailStatus = "status"
 	DetailReason = "reason"
+	// DetailExitCode is a shell step's exit status, on the event that
+	// ends it (-1: its command did not start or was stopped).
+	DetailExitCode = "exit_code"
 )
 
 // stepDetails says what a step that just ended took: its time, tokens
@@ -42,6 +45,9 @@ func (r *run) stepDetails(f *frame, s *lang.Step, rec *StepRecord, failed bool) 
 		d[DetailCost] = *rec.CostUSD
 	}
 	r.runTotals(d, DetailRunTokens, DetailRunCost)
+	if _, shell := s.Action.(*lang.Shell); shell && rec.ExitCode != nil {
+		d[DetailExitCode] = *rec.ExitCode
+	}
 	if failed {
 		if a := r.attemptArtifacts(f, s, rec); len(a) > 0 {
 			d[DetailArtifacts] = a

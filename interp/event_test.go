@@ -51,3 +51,35 @@ func TestEventsAreReserved(t *testing.T) {
 		t.Errorf("event.go's Event* constants differ from lang.AplEvents (-lang +interp):\n%s", diff)
 	}
 }
+
+// TestShellStepEventsSayItsExitCode: the event that ends a shell step
+// says its command's exit status (apl show of a Temporal run, which has
+// only the events, shows it from there).
+func TestShellStepEventsSayItsExitCode(t *testing.T) {
+	pb := load(t, `
+playbook "p" {}
+step "ok" {
+  shell { command = ["true"] }
+}
+step "bad" {
+  shell { script = "exit 3" }
+}
+`)
+	res, rec := startWith(t, pb, Options{})
+	if res.Status != StatusFailed {
+		t.Fatalf("status %s", res.Status)
+	}
+	want := map[string]int{"ok": 0, "bad": 3}
+	for _, e := range rec.events {
+		if e.Type != EventStepCompleted && e.Type != EventStepFailed {
+			continue
+		}
+		if code, ok := e.Details[DetailExitCode].(int); !ok || code != want[e.Step] {
+			t.Errorf("%s %s: exit_code %v, want %d", e.Type, e.Step, e.Details[DetailExitCode], want[e.Step])
+		}
+		delete(want, e.Step)
+	}
+	if len(want) > 0 {
+		t.Errorf("no end event for %v", want)
+	}
+}

@@ -312,6 +312,10 @@ func runState(s temporal.Shown, evs []interp.Event) *interp.State {
 				if c, ok := ev.Details[interp.DetailCost].(float64); ok {
 					rec.CostUSD = &c
 				}
+				if _, ok := ev.Details[interp.DetailExitCode]; ok {
+					code := int(num(interp.DetailExitCode))
+					rec.ExitCode = &code
+				}
 			}
 		}
 	}

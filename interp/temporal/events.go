@@ -97,7 +97,7 @@ func (l *eventLog) page(from int) Events {
 
 // intDetails are the Event.Details that are ints; a client that gets
 // events as JSON gets numbers as float64s, and puts these back.
-var intDetails = []string{interp.DetailTokens, interp.DetailRunTokens, interp.DetailAgentCalls, "items", "attempt", "max"}
+var intDetails = []string{interp.DetailTokens, interp.DetailRunTokens, interp.DetailAgentCalls, interp.DetailExitCode, "items", "attempt", "max"}
 
 // fromWire puts back the types of an event's details that JSON lost, so
 // a client's printer reads them as it reads a local run's.
