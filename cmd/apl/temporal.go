@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/apl-lang/apl/builtins/agent"
 	"github.com/apl-lang/apl/interp"
@@ -186,6 +187,42 @@ func (c *runCmd) runTemporal(e *env, inputs map[string]cty.Value, agentCmd []str
 	return followTemporal(ctx, e, runs, c.pb, id, 0, opts.temporalFlags, opts.progressOptions, opts.JSON, opts.NonInteractive)
 }
 
+// askWatchEvery is how often a question's prompt asks the cluster
+// whether its run goes on.
+var askWatchEvery = time.Second
+
+// errRunEnded ends a question's prompt whose run ended meanwhile.
+var errRunEnded = errors.New("the run ended while its question was asked")
+
+// askWhileRunning asks q with ask until it is answered or, should run id
+// end on the cluster meanwhile (apl cancel elsewhere), ends the prompt
+// and returns errRunEnded.
+func askWhileRunning(ctx context.Context, ask interp.Asker, runs temporalRuns, id string, q interp.Question) (string, error) {
+	actx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go func() {
+		t := time.NewTicker(askWatchEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-actx.Done():
+				return
+			case <-t.C:
+			}
+			// "" is a run the cluster does not know (yet): not an end.
+			if st, err := runs.Status(actx, id); err == nil && st != "" && st != "running" {
+				stop(errRunEnded)
+				return
+			}
+		}
+	}()
+	choice, err := ask.Ask(actx, q)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), errRunEnded) {
+		return "", errRunEnded
+	}
+	return choice, err
+}
+
 // followTemporal prints run id's events from index from on as they come,
 // and reports the run when it ends or waits for a person. At a terminal
 // (and without --non-interactive) a question the run waits on is asked
@@ -205,7 +242,12 @@ func followTemporal(ctx context.Context, e *env, runs temporalRuns, pb *lang.Pla
 			break
 		}
 		w := res.Waiting
-		choice, aerr := ask.Ask(ctx, interp.Question{Step: w.Step, Item: w.Item, Question: w.Question, Options: w.Options, Text: w.Text, Default: w.Default})
+		choice, aerr := askWhileRunning(ctx, ask, runs, id, interp.Question{Step: w.Step, Item: w.Item, Question: w.Question, Options: w.Options, Text: w.Text, Default: w.Default})
+		if errors.Is(aerr, errRunEnded) {
+			// Following it on gives its end.
+			prog.println(fmt.Sprintf("apl: run %s ended on the cluster while %s was asked (apl cancel elsewhere); no answer is sent", id, w.Key()))
+			continue
+		}
 		if aerr != nil {
 			// Ctrl-C at the prompt stops following, below; no answer
 			// (stdin closed) leaves the run waiting, reported as such.

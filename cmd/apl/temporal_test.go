@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apl-lang/apl/interp"
 	"github.com/apl-lang/apl/interp/temporal"
@@ -38,6 +39,8 @@ type fakeRuns struct {
 	// input, when set, is what the run started with; the ask playbook's
 	// input otherwise.
 	input *temporal.RunInput
+	// status is the workflow's status (Status); "running" if unset.
+	status string
 }
 
 func (f *fakeRuns) Start(_ context.Context, pb *lang.Playbook, ref string, opts interp.Options, with ...temporal.StartOption) (string, error) {
@@ -91,7 +94,12 @@ func (f *fakeRuns) StartedWith(_ context.Context, id string) (temporal.RunInput,
 	return temporal.Input(pb, askPlaybook, interp.Options{RunID: id})
 }
 
-func (f *fakeRuns) Status(context.Context, string) (string, error) { return "running", nil }
+func (f *fakeRuns) Status(context.Context, string) (string, error) {
+	if f.status != "" {
+		return f.status, nil
+	}
+	return "running", nil
+}
 
 func (f *fakeRuns) Close() {}
 
@@ -409,5 +417,32 @@ func TestRunTemporalAsksAtTheTerminal(t *testing.T) {
 	onCluster(t, f)
 	if code, _, errs := runApl("run", askPlaybook, "--engine", "temporal", "--temporal-address", "tc:7233", "--run-id", "r1", "--non-interactive"); code != exitWaiting || len(f.answered) > 0 {
 		t.Errorf("--non-interactive: exit %d, answered %q\n%s", code, f.answered, errs)
+	}
+}
+
+// A question on the screen whose run is cancelled on the cluster
+// meanwhile (apl cancel elsewhere): the prompt ends, no answer is sent,
+// and the run's end is reported, as when it was cancelled while
+// followed.
+func TestRunTemporalQuestionEndsWithItsRun(t *testing.T) {
+	was, every := temporalAsker, askWatchEvery
+	t.Cleanup(func() { temporalAsker, askWatchEvery = was, every })
+	askWatchEvery = 10 * time.Millisecond
+	never, w := io.Pipe() // no one types
+	t.Cleanup(func() { w.Close() })
+	temporalAsker = func(out io.Writer, _ bool, p *progress) interp.Asker {
+		return &termAsker{out: out, in: never, hold: p.hold}
+	}
+	cancelled := &interp.Result{RunID: "r1", Status: interp.StatusInterrupted, Reason: "cancelled", OutputJSON: json.RawMessage("{}")}
+	f := &fakeRuns{events: [][]interp.Event{firstEvents, nil}, results: []*interp.Result{waitingAtApprove, cancelled}, status: "completed"}
+	onCluster(t, f)
+	code, _, errs := runApl("run", askPlaybook, "--engine", "temporal", "--temporal-address", "tc:7233", "--run-id", "r1")
+	if code != exitInterrupted || len(f.answered) > 0 {
+		t.Errorf("exit %d, answered %q; want %d and no answer\n%s", code, f.answered, exitInterrupted, errs)
+	}
+	for _, want := range []string{"choice> \napl: run r1 ended on the cluster while approve was asked", "run r1 was cancelled on the cluster: it ended interrupted"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr has no %q:\n%s", want, errs)
+		}
 	}
 }
