@@ -234,13 +234,12 @@ func (h *localHost) snapshot(st *State, ch *changes) error {
 }
 
 func (h *localHost) waiting(st *State, ch *changes) {
-	if h.store == nil || !h.store.compactDue || !h.baton.TryLock() {
-		// Nothing due, or a coroutine holds the walk's turn: the next
-		// commit compacts.
+	if h.store == nil || !h.baton.TryLock() {
+		// A coroutine holds the walk's turn: the next commit compacts.
 		return
 	}
 	defer h.baton.Unlock()
-	if h.waitErr == nil {
+	if h.waitErr == nil && h.store.compactDue {
 		// The walk learns of a failure at its next commit.
 		h.waitErr = h.store.compactIfDue(st, ch)
 	}

@@ -405,3 +405,35 @@ func TestCompactionWaitsForAProcess(t *testing.T) {
 	}
 	s.close()
 }
+
+// TestCompactionBesideConcurrentItems runs quick commands in many items
+// at once, so that compactions fall due while several processes run
+// (under -race, the check for one reads nothing another coroutine
+// writes), and reads the state back whole.
+func TestCompactionBesideConcurrentItems(t *testing.T) {
+	pb := load(t, `
+playbook "p" {}
+step "work" {
+  for_each    = "map(1..200, 'k' + string(#))"
+  key         = "item"
+  concurrency = 4
+  step "do" {
+    shell { command = ["true"] }
+  }
+}
+`)
+	res, _ := startWith(t, pb, Options{})
+	if res.Status != StatusCompleted {
+		t.Fatalf("status %s: %s", res.Status, res.Reason)
+	}
+	st, _, err := ReadRun(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(st.Items["work"]); n != 200 || st.Metrics.StepsRun < 200 {
+		t.Errorf("state read back: %d items, %d steps run; want 200 items, 200 steps or more", n, st.Metrics.StepsRun)
+	}
+	if _, err := os.Stat(filepath.Join(res.Dir, backupFile)); err != nil {
+		t.Errorf("no compaction happened: %v", err)
+	}
+}
