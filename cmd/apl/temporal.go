@@ -199,9 +199,14 @@ var errRunEnded = errors.New("the run ended while its question was asked")
 // and returns errRunEnded.
 func askWhileRunning(ctx context.Context, ask interp.Asker, runs temporalRuns, id string, q interp.Question) (string, error) {
 	actx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
+	every, watched := askWatchEvery, make(chan struct{})
+	defer func() {
+		stop(nil)
+		<-watched
+	}()
 	go func() {
-		t := time.NewTicker(askWatchEvery)
+		defer close(watched)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
