@@ -95,7 +95,7 @@ step "items" {
   step "work" {
     when   = "item != 'b'"
     serial = true
-    shell { command = ["sleep", "0.4"] }
+    shell { command = ["sleep", "1"] }
   }
   step "phase" {
     when = "item == 'b'"
@@ -122,17 +122,24 @@ step "trigger" {
 	if res.Status != interp.StatusFailed || !strings.Contains(res.Reason, "limits.max_tokens") {
 		t.Fatalf("ended %s: %s; want failed at the token cap", res.Status, res.Reason)
 	}
-	tripped, works := false, 0
+	tripped, works, worked := false, 0, false
 	for _, ev := range rec.List() {
 		switch {
 		case ev.Type == interp.EventStepFailed && strings.HasSuffix(ev.Step, "trigger"):
 			tripped = true
+		case ev.Type == interp.EventStepCompleted && ev.Step == "work" && !tripped:
+			worked = true
 		case ev.Type == interp.EventStepStarted && ev.Step == "work":
 			works++
 			if tripped {
 				t.Errorf("work[%s] started after the sub-run crossed the cap", ev.Item)
 			}
 		}
+	}
+	if worked {
+		// The first item's command ended before the sub-run tripped:
+		// the second took its turn before the trip, as it may.
+		t.Skip("the sub-run took over a second to trip (a loaded machine): no item waited through the trip")
 	}
 	if works != 1 {
 		t.Errorf("work started %d times; want once (the other item waited for its turn)", works)
