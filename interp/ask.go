@@ -76,6 +76,17 @@ type Question struct {
 	Example string
 }
 
+// Waiting is what a run that waits on q says of it.
+func (q Question) Waiting() Waiting {
+	return Waiting{Step: q.Step, Item: q.Item, Question: q.Question, Options: q.Options, Text: q.Text, Default: q.Default}
+}
+
+// Asked is the question w waits on, to ask again (a client at a
+// terminal).
+func (w Waiting) Asked() Question {
+	return Question{Step: w.Step, Item: w.Item, Question: w.Question, Options: w.Options, Text: w.Text, Default: w.Default}
+}
+
 // askAction gets a human decision: a given answer (apl resume --answer
 // STEP=CHOICE, or STEP[ITEM]=CHOICE inside a for_each), else the Asker,
 // else the run pauses as waiting. The choice is the step's output and is
@@ -134,7 +145,8 @@ func (r *run) ask(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty
 		if errors.Is(err, ErrNoAnswer) {
 			// The item ends waiting, and its for_each steps with it:
 			// they stay held.
-			return cty.NilVal, &Waiting{Step: s.Name, Item: q.Item, Question: q.Question, Options: q.Options, Text: q.Text, Default: q.Default}, nil
+			w := q.Waiting()
+			return cty.NilVal, &w, nil
 		}
 		if letGo != nil {
 			// Once the decision is recorded: an item that starts then
@@ -149,7 +161,8 @@ func (r *run) ask(ctx context.Context, f *frame, s *lang.Step, a *lang.Ask) (cty
 			how = h.How(q)
 		}
 	} else {
-		return cty.NilVal, &Waiting{Step: s.Name, Item: q.Item, Question: q.Question, Options: q.Options, Text: q.Text, Default: q.Default}, nil
+		w := q.Waiting()
+		return cty.NilVal, &w, nil
 	}
 	if !a.Text && !slices.Contains(q.Options, answer) {
 		return cty.NilVal, nil, fmt.Errorf("answer %q is not one of the options: %s", answer, strings.Join(q.Options, ", "))

@@ -247,7 +247,7 @@ func followTemporal(ctx context.Context, e *env, runs temporalRuns, pb *lang.Pla
 			break
 		}
 		w := res.Waiting
-		choice, aerr := askWhileRunning(ctx, ask, runs, id, interp.Question{Step: w.Step, Item: w.Item, Question: w.Question, Options: w.Options, Text: w.Text, Default: w.Default})
+		choice, aerr := askWhileRunning(ctx, ask, runs, id, w.Asked())
 		if errors.Is(aerr, errRunEnded) {
 			// Following it on gives its end.
 			prog.println(fmt.Sprintf("apl: run %s ended on the cluster while %s was asked (apl cancel elsewhere); no answer is sent", id, w.Key()))

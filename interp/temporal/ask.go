@@ -162,7 +162,7 @@ func (a *signalAsker) Ask(ctx context.Context, q interp.Question) (string, error
 	c, back := a.e.hold()
 	defer back()
 	a.asked++
-	pq := &question{Question: Question{N: a.asked, Waiting: interp.Waiting{Step: q.Step, Item: q.Item, Question: q.Question, Options: q.Options, Text: q.Text, Default: q.Default}}}
+	pq := &question{Question: Question{N: a.asked, Waiting: q.Waiting()}}
 	a.pending = append(a.pending, pq)
 	if len(a.pending) == 1 {
 		a.setStatus(c, interp.StatusWaiting)
